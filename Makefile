@@ -1,0 +1,54 @@
+# Thin wrapper around CMake presets; see README.md.
+#   make          build the dev preset (ASan+UBSan) into build/, binary at build/houston
+#   make test     install missing Debian packages, build, lint, run every test
+#   make demo     build and run the demo
+#   make release  optimised build into build-release/
+#   make bench    run the benchmarks (release build) and print ratios against their peers
+#   make format   clang-format every C file in place
+#   make lint     clang-format check, cppcheck and clang-tidy
+
+JOBS ?= $(shell nproc)
+SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
+
+.PHONY: all build deps test unit demo release bench format lint fuzz clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build/CMakeCache.txt:
+	cmake --preset dev
+
+build: build/CMakeCache.txt
+	cmake --build build -j $(JOBS)
+
+test: deps build lint
+	ctest --test-dir build --output-on-failure -j 1
+
+unit: build
+	ctest --test-dir build --output-on-failure -L 'unit|fuzz'
+
+demo: deps build
+	bash scripts/demo.sh
+
+build-release/CMakeCache.txt:
+	cmake --preset release
+
+release: build-release/CMakeCache.txt
+	cmake --build build-release -j $(JOBS)
+
+bench: deps release
+	bash bench/agent/run.sh
+
+format:
+	clang-format -i $(SOURCES)
+
+lint: build
+	bash scripts/lint.sh
+
+fuzz:
+	cmake --preset fuzz && cmake --build build-fuzz -j $(JOBS)
+
+clean:
+	rm -rf build build-release build-fuzz

@@ -1,0 +1,64 @@
+#include "agent/config.h"
+
+#include "common/util.h"
+#include "common/xid.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void hn_agent_config_defaults(struct hn_agent_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    hn_strlcpy(cfg->listen, "127.0.0.1:9400", sizeof(cfg->listen));
+    hn_strlcpy(cfg->nvml_lib, "libnvidia-ml.so.1", sizeof(cfg->nvml_lib));
+    hn_strlcpy(cfg->sysfs_root, "/sys", sizeof(cfg->sysfs_root));
+    hn_strlcpy(cfg->proc_root, "/proc", sizeof(cfg->proc_root));
+    hn_strlcpy(cfg->kmsg, "/dev/kmsg", sizeof(cfg->kmsg));
+    hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
+    if (gethostname(cfg->hostname, sizeof(cfg->hostname)) != 0)
+        hn_strlcpy(cfg->hostname, "localhost", sizeof(cfg->hostname));
+    cfg->hostname[sizeof(cfg->hostname) - 1] = '\0';
+    cfg->interval = 10.0;
+}
+
+static int set_str(char *dst, size_t size, const char *value, const char *key, char *err,
+                   unsigned errsize)
+{
+    if (hn_strlcpy(dst, value, size) >= size) {
+        snprintf(err, errsize, "%s: value longer than %zu bytes", key, size - 1);
+        return -1;
+    }
+    return 0;
+}
+
+int hn_agent_config_set(struct hn_agent_config *cfg, const char *key, const char *value, char *err,
+                        unsigned errsize)
+{
+    if (strcmp(key, "listen") == 0)
+        return set_str(cfg->listen, sizeof(cfg->listen), value, key, err, errsize);
+    if (strcmp(key, "nvml-lib") == 0)
+        return set_str(cfg->nvml_lib, sizeof(cfg->nvml_lib), value, key, err, errsize);
+    if (strcmp(key, "sysfs-root") == 0)
+        return set_str(cfg->sysfs_root, sizeof(cfg->sysfs_root), value, key, err, errsize);
+    if (strcmp(key, "proc-root") == 0)
+        return set_str(cfg->proc_root, sizeof(cfg->proc_root), value, key, err, errsize);
+    if (strcmp(key, "kmsg") == 0)
+        return set_str(cfg->kmsg, sizeof(cfg->kmsg), value, key, err, errsize);
+    if (strcmp(key, "xid-catalog") == 0)
+        return set_str(cfg->xid_catalog, sizeof(cfg->xid_catalog), value, key, err, errsize);
+    if (strcmp(key, "hostname") == 0)
+        return set_str(cfg->hostname, sizeof(cfg->hostname), value, key, err, errsize);
+    if (strcmp(key, "interval") == 0) {
+        double v;
+        if (hn_parse_double(value, &v) != 0 || v < 0.05 || v > 3600) {
+            snprintf(err, errsize, "interval: '%s' is not a number of seconds in [0.05, 3600]",
+                     value);
+            return -1;
+        }
+        cfg->interval = v;
+        return 0;
+    }
+    snprintf(err, errsize, "unknown setting '%s'", key);
+    return -1;
+}

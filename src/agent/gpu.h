@@ -1,0 +1,142 @@
+/*
+ * gpu.h - the GPU collector: every GPU through NVML, rendered as dcgm-exporter does.
+ *
+ * A struct hn_gpu_set owns the loaded NVML (agent/nvml.h), one struct hn_gpu per device with
+ * its handle (kept open between cycles), identity labels formatted once, and the last values
+ * read. hn_gpus_collect() refreshes the values without heap allocation; hn_gpus_render() writes
+ * the DCGM_FI_DEV_* families (names, types and labels as dcgm-exporter: gpu, UUID, pci_bus_id,
+ * device, modelName, Hostname, DCGM_FI_DRIVER_VERSION) and houston_gpu_* families for what
+ * dcgm-exporter does not export by default (per-link NVLink counters, clock-event reasons,
+ * recovery action, lost GPUs).
+ *
+ * A value NVML cannot give (NOT_SUPPORTED, function missing from an old driver) is NaN and
+ * not rendered; the first time a field is unsupported the log says so once. A GPU that
+ * returns GPU_IS_LOST is marked lost (houston_gpu_up 0) and retried each cycle.
+ *
+ * Xid events: hn_gpus_events_start() runs one thread blocked in nvmlEventSetWait_v2; events
+ * land in a small locked ring that hn_gpus_collect() drains. Everything else belongs to the
+ * collect thread.
+ */
+#ifndef HN_GPU_H
+#define HN_GPU_H
+
+#include "agent/collector.h"
+#include "agent/nvml.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HN_MAX_GPUS 64
+#define HN_XID_RING 64
+
+enum hn_gpu_field {
+    HN_F_SM_CLOCK,
+    HN_F_MEM_CLOCK,
+    HN_F_GPU_TEMP,
+    HN_F_MEMORY_TEMP,
+    HN_F_SLOWDOWN_TEMP,
+    HN_F_SHUTDOWN_TEMP,
+    HN_F_POWER,
+    HN_F_ENERGY,
+    HN_F_PCIE_REPLAY,
+    HN_F_PCIE_GEN,
+    HN_F_PCIE_WIDTH,
+    HN_F_GPU_UTIL,
+    HN_F_MEM_COPY_UTIL,
+    HN_F_ENC_UTIL,
+    HN_F_DEC_UTIL,
+    HN_F_XID,
+    HN_F_FB_FREE,
+    HN_F_FB_USED,
+    HN_F_FB_RESERVED,
+    HN_F_ECC_SBE_VOL,
+    HN_F_ECC_DBE_VOL,
+    HN_F_ECC_SBE_AGG,
+    HN_F_ECC_DBE_AGG,
+    HN_F_RETIRED_SBE,
+    HN_F_RETIRED_DBE,
+    HN_F_RETIRED_PENDING,
+    HN_F_REMAP_CORRECTABLE,
+    HN_F_REMAP_UNCORRECTABLE,
+    HN_F_REMAP_PENDING,
+    HN_F_REMAP_FAILURE,
+    HN_F_NVLINK_CRC_FLIT,
+    HN_F_NVLINK_CRC_DATA,
+    HN_F_NVLINK_REPLAY,
+    HN_F_NVLINK_RECOVERY,
+    HN_F_CLOCK_REASONS,
+    HN_F_POWER_VIOLATION,
+    HN_F_THERMAL_VIOLATION,
+    HN_F_RECOVERY_ACTION,
+    HN_F_NVLINKS_ACTIVE,
+    HN_F_XID_EVENTS,
+    HN_F_COUNT
+};
+
+enum hn_link_field {
+    HN_L_UP,
+    HN_L_REPLAY,
+    HN_L_RECOVERY,
+    HN_L_CRC_FLIT,
+    HN_L_CRC_DATA,
+    HN_L_COUNT
+};
+
+struct hn_gpu {
+    nvmlDevice_t dev;
+    unsigned index;
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+    char pci_bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+    char labels[768];  /* dcgm-exporter's label set (DCGM_FI_* series), formatted once */
+    char hlabels[768]; /* the same in snake_case (houston_gpu_* series), formatted once */
+    int lost;          /* the last cycle saw NVML_ERROR_GPU_IS_LOST */
+    unsigned nlinks;   /* NVLinks that answered at discovery */
+    double v[HN_F_COUNT];
+    double link[NVML_NVLINK_MAX_LINKS][HN_L_COUNT];
+    uint64_t xid_events; /* Xid events seen through NVML */
+    unsigned last_xid;
+};
+
+struct hn_xid_note {
+    unsigned gpu;
+    unsigned long long code;
+};
+
+struct hn_gpu_set {
+    struct hn_nvml nvml;
+    int open;
+    char lib[4096];
+    char hostname[256];
+    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+    unsigned count;
+    struct hn_gpu gpus[HN_MAX_GPUS];
+    uint64_t unsupported_logged[HN_MAX_GPUS]; /* one bit per field, says "once" */
+    uint64_t errors;                          /* NVML calls that failed unexpectedly */
+    uint64_t next_open_ns;                    /* retry time while NVML cannot be loaded */
+    char open_error[256];
+    /* Xid event thread */
+    nvmlEventSet_t events;
+    pthread_t thread;
+    int thread_running;
+    atomic_int stop;
+    pthread_mutex_t lock;
+    struct hn_xid_note ring[HN_XID_RING];
+    unsigned ring_len;
+    uint64_t ring_dropped;
+};
+
+/* Prepares the set; loads NVML and enumerates GPUs. A failure to load leaves the set usable
+ * (count 0, open 0, reason in open_error); hn_gpus_collect() retries every 60 s. */
+void hn_gpus_init(struct hn_gpu_set *s, const char *lib, const char *hostname);
+void hn_gpus_fini(struct hn_gpu_set *s);
+int hn_gpus_collect(struct hn_gpu_set *s);
+void hn_gpus_render(struct hn_gpu_set *s, struct hn_expo *e);
+/* Starts / stops the Xid event thread (no-op when NVML is not open). */
+int hn_gpus_events_start(struct hn_gpu_set *s);
+void hn_gpus_events_stop(struct hn_gpu_set *s);
+
+extern const struct hn_collector hn_collector_gpu;
+
+#endif

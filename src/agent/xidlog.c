@@ -1,0 +1,215 @@
+#include "agent/xidlog.h"
+
+#include "agent/config.h"
+#include "agent/kmsg.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/xid.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CODES 256 /* distinct (kind, code) pairs counted */
+#define MAX_DEVS  128 /* distinct PCI devices whose last event is kept */
+
+struct code_count {
+    int kind;
+    unsigned code;
+    uint64_t n;
+    int fatal;
+};
+
+struct dev_last {
+    char pci[32];
+    int kind;
+    unsigned code;
+    double ts; /* Unix time the agent saw it */
+};
+
+struct xidlog {
+    char path[4096];
+    struct hn_kmsg *k;
+    struct hn_xid_catalog *cat;
+    struct code_count codes[MAX_CODES];
+    unsigned ncodes;
+    uint64_t other;
+    struct dev_last devs[MAX_DEVS];
+    unsigned ndevs;
+    uint64_t fatal;
+    struct hn_complain complain;
+};
+
+static int xl_init(const struct hn_agent_config *cfg, void **state)
+{
+    struct xidlog *x = xcalloc(1, sizeof(*x));
+    char err[512];
+    hn_strlcpy(x->path, cfg->kmsg, sizeof(x->path));
+    x->cat = hn_xid_catalog_new(cfg->xid_catalog, err, sizeof(err));
+    if (!x->cat)
+        hn_warn("xid: %s; Xids are counted but not classified", err);
+    x->k = hn_kmsg_open(cfg->kmsg, HN_KMSG_FROM_START, err, sizeof(err));
+    if (!x->k)
+        hn_warn("xid: %s; retrying each cycle", err);
+    *state = x;
+    return 0;
+}
+
+static void count(struct xidlog *x, const struct hn_xid_event *ev)
+{
+    int fatal = 0;
+    if (ev->kind == HN_XID && x->cat)
+        fatal = hn_xid_is_fatal(hn_xid_lookup(x->cat, ev->code));
+    x->fatal += (uint64_t)fatal;
+    unsigned i;
+    for (i = 0; i < x->ncodes; i++) {
+        if (x->codes[i].kind == ev->kind && x->codes[i].code == ev->code)
+            break;
+    }
+    if (i == x->ncodes) {
+        if (x->ncodes == MAX_CODES) {
+            x->other++;
+            goto dev;
+        }
+        x->codes[x->ncodes++] = (struct code_count){ev->kind, ev->code, 0, fatal};
+    }
+    x->codes[i].n++;
+dev:
+    for (i = 0; i < x->ndevs; i++) {
+        if (strcmp(x->devs[i].pci, ev->pci) == 0)
+            break;
+    }
+    if (i == x->ndevs) {
+        if (x->ndevs == MAX_DEVS)
+            return;
+        x->ndevs++;
+        hn_strlcpy(x->devs[i].pci, ev->pci, sizeof(x->devs[i].pci));
+    }
+    x->devs[i].kind = ev->kind;
+    x->devs[i].code = ev->code;
+    x->devs[i].ts = hn_wall_s();
+    hn_warn("%s %u on %s: %s", ev->kind == HN_XID ? "Xid" : "SXid", ev->code, ev->pci, ev->msg);
+}
+
+static int xl_collect(void *state)
+{
+    struct xidlog *x = state;
+    if (!x->k) {
+        char err[512];
+        x->k = hn_kmsg_open(x->path, 0, err, sizeof(err));
+        if (!x->k) {
+            hn_complain(&x->complain, "xid: %s", err);
+            return -ENOENT;
+        }
+        hn_complain_clear(&x->complain, "xid: reading %s again", x->path);
+    }
+    struct hn_xid_event ev[16];
+    int n;
+    /* Bounded: at most 64 batches per cycle, so a flood cannot starve the other collectors. */
+    for (int batch = 0; batch < 64; batch++) {
+        n = hn_kmsg_read(x->k, ev, (int)HN_ARRAY_LEN(ev));
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n; i++)
+            count(x, &ev[i]);
+    }
+    if (n < 0) {
+        hn_complain(&x->complain, "xid: reading %s: %s", x->path, strerror(-n));
+        return n;
+    }
+    return 0;
+}
+
+static void xl_render(void *state, struct hn_expo *e)
+{
+    struct xidlog *x = state;
+    char labels[256];
+    size_t len;
+
+    hn_expo_family(e, "houston_xid_events_total",
+                   "Xid (GPU) and SXid (NVSwitch) reports read from the kernel log, by code.",
+                   HN_COUNTER);
+    for (unsigned i = 0; i < x->ncodes; i++) {
+        char code[16];
+        snprintf(code, sizeof(code), "%u", x->codes[i].code);
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "kind",
+                      x->codes[i].kind == HN_XID ? "xid" : "sxid");
+        hn_expo_label(labels, sizeof(labels), &len, "code", code);
+        hn_expo_label(labels, sizeof(labels), &len, "fatal", x->codes[i].fatal ? "1" : "0");
+        hn_expo_sample(e, "houston_xid_events_total", labels, (double)x->codes[i].n);
+    }
+    if (x->other) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "kind", "any");
+        hn_expo_label(labels, sizeof(labels), &len, "code", "other");
+        hn_expo_label(labels, sizeof(labels), &len, "fatal", "0");
+        hn_expo_sample(e, "houston_xid_events_total", labels, (double)x->other);
+    }
+    hn_expo_family(e, "houston_xid_fatal_events_total",
+                   "Xid reports whose catalog action is other than IGNORE or RESTART_APP.",
+                   HN_COUNTER);
+    hn_expo_sample(e, "houston_xid_fatal_events_total", NULL, (double)x->fatal);
+
+    if (x->ndevs) {
+        hn_expo_family(e, "houston_xid_last_code", "Code of the last Xid/SXid per PCI device.",
+                       HN_GAUGE);
+        for (unsigned i = 0; i < x->ndevs; i++) {
+            len = 0;
+            labels[0] = '\0';
+            hn_expo_label(labels, sizeof(labels), &len, "pci_bus_id", x->devs[i].pci);
+            hn_expo_label(labels, sizeof(labels), &len, "kind",
+                          x->devs[i].kind == HN_XID ? "xid" : "sxid");
+            hn_expo_sample(e, "houston_xid_last_code", labels, x->devs[i].code);
+        }
+        hn_expo_family(e, "houston_xid_last_timestamp_seconds",
+                       "Unix time the agent read the last Xid/SXid per PCI device.", HN_GAUGE);
+        for (unsigned i = 0; i < x->ndevs; i++) {
+            len = 0;
+            labels[0] = '\0';
+            hn_expo_label(labels, sizeof(labels), &len, "pci_bus_id", x->devs[i].pci);
+            hn_expo_label(labels, sizeof(labels), &len, "kind",
+                          x->devs[i].kind == HN_XID ? "xid" : "sxid");
+            hn_expo_sample(e, "houston_xid_last_timestamp_seconds", labels, x->devs[i].ts);
+        }
+    }
+
+    struct hn_kmsg_stats st;
+    memset(&st, 0, sizeof(st));
+    if (x->k)
+        hn_kmsg_get_stats(x->k, &st);
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } stats[] = {
+        {"houston_kmsg_lines_total", "Kernel log lines or records read.",
+         offsetof(struct hn_kmsg_stats, lines)},
+        {"houston_kmsg_malformed_total", "Kernel log records or Xid lines that did not parse.",
+         offsetof(struct hn_kmsg_stats, malformed)},
+        {"houston_kmsg_oversized_total", "Kernel log lines over 8 KiB, skipped.",
+         offsetof(struct hn_kmsg_stats, oversized)},
+        {"houston_kmsg_overruns_total",
+         "Times /dev/kmsg records were overwritten before the agent read them.",
+         offsetof(struct hn_kmsg_stats, overruns)},
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(stats); i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&st + stats[i].off, sizeof(v));
+        hn_expo_family(e, stats[i].name, stats[i].help, HN_COUNTER);
+        hn_expo_sample(e, stats[i].name, NULL, (double)v);
+    }
+}
+
+static void xl_fini(void *state)
+{
+    struct xidlog *x = state;
+    if (x->k)
+        hn_kmsg_close(x->k);
+    hn_xid_catalog_free(x->cat);
+    free(x);
+}
+
+const struct hn_collector hn_collector_xid = {"xid", xl_init, xl_collect, xl_render, xl_fini};

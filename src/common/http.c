@@ -1,0 +1,161 @@
+#include "common/http.h"
+
+#include "common/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define REPLY_MAX (64u << 20)
+
+struct hn_http {
+    struct MHD_Daemon *mhd;
+    const struct hn_http_route *routes;
+    size_t nroutes;
+    void *ctx;
+    unsigned port;
+};
+
+int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsigned *port)
+{
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        return -EINVAL;
+    size_t hl = (size_t)(colon - listen);
+    const char *h = listen;
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl >= hostsize)
+        return -EINVAL;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    uint64_t p;
+    if (hn_parse_u64(colon + 1, 10, &p) != 0 || p > 65535)
+        return -EINVAL;
+    *port = (unsigned)p;
+    return 0;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
+{
+    struct hn_http *h = cls;
+    (void)version;
+    (void)upload;
+    /* First call per request: headers only. Bodies are not accepted (GET-only server). */
+    if (*con_cls == NULL) {
+        *con_cls = h;
+        return MHD_YES;
+    }
+    if (*upload_size != 0) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    struct hn_http_reply reply = {404, "text/plain; charset=utf-8", {0}};
+    hn_buf_init(&reply.body, REPLY_MAX);
+    int path_known = 0;
+    const struct hn_http_route *route = NULL;
+    for (size_t i = 0; i < h->nroutes; i++) {
+        if (strcmp(h->routes[i].path, url) != 0)
+            continue;
+        path_known = 1;
+        if (strcmp(h->routes[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(h->routes[i].method, "GET") == 0)) {
+            route = &h->routes[i];
+            break;
+        }
+    }
+    if (route) {
+        reply.status = 200;
+        route->fn(h->ctx, url, &reply);
+    } else if (path_known) {
+        reply.status = 405;
+        hn_buf_puts(&reply.body, "method not allowed\n");
+    } else {
+        hn_buf_puts(&reply.body, "not found\n");
+    }
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        reply.body.len, reply.body.data ? reply.body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
+    hn_buf_fini(&reply.body);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", reply.content_type);
+    enum MHD_Result r = MHD_queue_response(conn, (unsigned)reply.status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
+                              size_t nroutes, void *ctx, char *err, size_t errsize)
+{
+    char host[128];
+    unsigned port;
+    if (hn_http_parse_listen(listen, host, sizeof(host), &port) != 0) {
+        snprintf(err, errsize, "bad listen address '%s' (want ADDR:PORT)", listen);
+        return NULL;
+    }
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (host[0] == '\0') {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        a6->sin6_addr = in6addr_any;
+        flags |= MHD_USE_DUAL_STACK;
+    } else if (strchr(host, ':')) {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
+            goto bad_host;
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+            goto bad_host;
+    }
+    struct hn_http *h = xcalloc(1, sizeof(*h));
+    h->routes = routes;
+    h->nroutes = nroutes;
+    h->ctx = ctx;
+    h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR,
+                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                              MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!h->mhd) {
+        snprintf(err, errsize, "cannot listen on %s: %s", listen, strerror(errno));
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : port;
+    return h;
+
+bad_host:
+    snprintf(err, errsize, "bad listen address '%s': '%s' is not a numeric IP address", listen,
+             host);
+    return NULL;
+}
+
+void hn_http_stop(struct hn_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->mhd);
+    free(h);
+}
+
+unsigned hn_http_port(const struct hn_http *h)
+{
+    return h->port;
+}

@@ -1,0 +1,44 @@
+/*
+ * http.h - houston's HTTP server: libmicrohttpd with a route table.
+ *
+ * hn_http_start() binds ADDR:PORT (IPv4 or [IPv6]) and serves in libmicrohttpd's own polling
+ * thread. Each request is matched against the caller's routes by method and exact path; a
+ * route's handler fills a struct hn_http_reply (status, content type, body in a capped
+ * buffer). Unknown paths get 404, a known path with another method 405. Request bodies are
+ * not read yet (GET only); the controller extends this.
+ *
+ * Handlers run on the server thread: they must take their own locks for shared state.
+ */
+#ifndef HN_HTTP_H
+#define HN_HTTP_H
+
+#include "common/buf.h"
+
+#include <stddef.h>
+
+struct hn_http_reply {
+    int status;
+    const char *content_type;
+    struct hn_buf body; /* capped at 64 MiB */
+};
+
+typedef void (*hn_http_handler_fn)(void *ctx, const char *url, struct hn_http_reply *reply);
+
+struct hn_http_route {
+    const char *method;
+    const char *path;
+    hn_http_handler_fn fn;
+};
+
+struct hn_http;
+
+/* Parses "ADDR:PORT" ("127.0.0.1:9400", "[::1]:9400", ":9400" = all addresses). */
+int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsigned *port);
+/* Returns the server or NULL with a reason in err. routes must outlive the server. */
+struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
+                              size_t nroutes, void *ctx, char *err, size_t errsize);
+void hn_http_stop(struct hn_http *h);
+/* The port actually bound (useful with port 0). */
+unsigned hn_http_port(const struct hn_http *h);
+
+#endif

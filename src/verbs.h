@@ -1,0 +1,26 @@
+/*
+ * verbs.h - the entry points of houston's verbs, dispatched by the table in main.c
+ * (tmux's cmd_entry). Each verb parses its own arguments, prints its usage with
+ * `houston help VERB` or `houston VERB --help`, and returns the process exit code.
+ */
+#ifndef HN_VERBS_H
+#define HN_VERBS_H
+
+#include <stdio.h>
+
+struct hn_verb {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+    void (*usage)(FILE *out);
+};
+
+int hn_cmd_agent(int argc, char **argv);
+void hn_usage_agent(FILE *out);
+int hn_cmd_check(int argc, char **argv);
+void hn_usage_check(FILE *out);
+
+/* Looks a verb up by name; NULL when unknown. */
+const struct hn_verb *hn_verb_find(const char *name);
+
+#endif

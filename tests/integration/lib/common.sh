@@ -1,0 +1,66 @@
+# Sourced by integration tests: assertions, waiting, process cleanup.
+# Every test prints what it checks; a failed check exits non-zero with the reason.
+
+HN_PASS=0
+HN_FAIL=0
+HN_PIDS=()
+
+say() { printf '%s\n' "$*"; }
+fail() {
+    printf 'FAIL: %s\n' "$*"
+    HN_FAIL=$((HN_FAIL + 1))
+}
+pass() {
+    printf 'ok: %s\n' "$*"
+    HN_PASS=$((HN_PASS + 1))
+}
+# check DESCRIPTION COMMAND...: runs COMMAND, passes if it exits 0.
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+    if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: expected '$2', got '$3'"; fi
+}
+need() {
+    for cmd in "$@"; do
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            echo "FAIL: '$cmd' is not installed: run scripts/install-deps.sh (make test does)" >&2
+            exit 1
+        fi
+    done
+}
+# wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s until it succeeds or time runs out.
+wait_for() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while ! "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+    return 0
+}
+# spawn_bg LOGFILE COMMAND...: starts COMMAND in the background, killed at exit.
+spawn_bg() {
+    local log=$1
+    shift
+    "$@" >"$log" 2>&1 &
+    HN_PIDS+=($!)
+    HN_LAST_PID=$!
+}
+hn_cleanup() {
+    local pid
+    for pid in "${HN_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${HN_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+# finish: prints the closing line and exits with the test's status.
+finish() {
+    echo "$HN_PASS passed, $HN_FAIL failed"
+    [ "$HN_FAIL" -eq 0 ]
+}

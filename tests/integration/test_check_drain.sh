@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `houston check --drain` against a real Slurm cluster on localhost (slurmctld + 4 slurmd -N):
+# a fatal Xid or a lost GPU drains the node with a "houston:" reason; a healthy node is left
+# alone; a node houston drained is resumed once healthy; an operator's drain is never undone.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/common.sh"
+. "$here/lib/slurm-cluster.sh"
+need slurmctld slurmd scontrol sinfo
+
+HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
+export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26917}
+export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27101}
+work=$(mktemp -d /tmp/houston-drain.XXXXXX)
+trap 'slurm_cluster_stop "$work/slurm"; rm -rf "$work"' EXIT
+mkdir -p "$work/slurm"
+slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || {
+    echo "FAIL: the Slurm cluster did not start"
+    exit 1
+}
+
+state_of() { sinfo -h -N -n "$1" -o '%T' | head -n1; }
+reason_of() { sinfo -h -N -n "$1" -o '%E' | head -n1; }
+
+# run_check NODE KMSG [STATE]: houston check --drain for NODE with its own kernel log and fake
+# NVML state; prints the reason line, returns the exit status.
+run_check() {
+    HN_FAKENVML_STATE=${3:-/dev/null} "$HOUSTON" check --drain --node "$1" \
+        --nvml-lib "$HN_FAKENVML" --sysfs-root "$HN_FIXTURES/sysfs-h100" --kmsg "$2" \
+        --expect-gpus 8
+}
+
+: >"$work/healthy.log"
+printf '[Mon Nov 30 09:00:00 2026] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n' \
+    >"$work/xid79.log"
+
+say "healthy node n1"
+out=$(run_check n1 "$work/healthy.log")
+check_eq "healthy check exits 0" 0 $?
+check_eq "healthy check prints nothing" "" "$out"
+check_eq "n1 stays idle" idle "$(state_of n1)"
+
+say "fatal Xid 79 on n2"
+out=$(run_check n2 "$work/xid79.log")
+check_eq "unhealthy check exits 1" 1 $?
+check "reason names Xid 79" grep -q '^houston: xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)' <<<"$out"
+check "n2 is drained in Slurm" wait_for 10 bash -c "sinfo -h -N -n n2 -o %T | grep -q drain"
+reason=$(reason_of n2)
+check "Slurm's reason starts with houston: and names the Xid" grep -q '^houston: xid 79' <<<"$reason"
+check_eq "n1 untouched" idle "$(state_of n1)"
+
+say "n2 healthy again: houston resumes the drain it set"
+out=$(run_check n2 "$work/healthy.log")
+check_eq "check exits 0" 0 $?
+check "n2 is resumed" wait_for 10 bash -c "[ \"\$(sinfo -h -N -n n2 -o %T | head -n1)\" = idle ]"
+
+say "operator drain on n3 is left alone"
+scontrol update NodeName=n3 State=DRAIN Reason="maintenance by ops"
+out=$(run_check n3 "$work/healthy.log")
+check_eq "check exits 0" 0 $?
+sleep 1
+check "n3 still drained" bash -c "sinfo -h -N -n n3 -o %T | grep -q drain"
+check_eq "operator's reason kept" "maintenance by ops" "$(reason_of n3)"
+
+say "GPU 3 of n4 falls off the bus (fake NVML)"
+echo "gpu 3 lost" >"$work/n4.state"
+out=$(run_check n4 "$work/healthy.log" "$work/n4.state")
+check_eq "check exits 1" 1 $?
+check "reason names the lost GPU" grep -q '^houston: GPU 3 .* is lost' <<<"$out"
+check "n4 is drained" wait_for 10 bash -c "sinfo -h -N -n n4 -o %T | grep -q drain"
+
+say "a hung scontrol does not hang the check"
+printf '#!/bin/sh\nsleep 60\n' >"$work/scontrol-hang"
+chmod +x "$work/scontrol-hang"
+start=$SECONDS
+HN_FAKENVML_STATE=/dev/null timeout 40 "$HOUSTON" check --drain --node n1 \
+    --scontrol "$work/scontrol-hang" --nvml-lib "$HN_FAKENVML" \
+    --sysfs-root "$HN_FIXTURES/sysfs-h100" --kmsg "$work/xid79.log" >/dev/null 2>"$work/hang.err"
+rc=$?
+check_eq "check reports failure" 1 $rc
+check "within the scheduler timeout" [ $((SECONDS - start)) -lt 30 ]
+check "says why" grep -q "cannot drain n1" "$work/hang.err"
+
+finish
