@@ -4,13 +4,14 @@
 #   make demo     build and run the demo
 #   make release  optimised build into build-release/
 #   make bench    run the benchmarks (release build) and print ratios against their peers
+#   make tsan     ThreadSanitizer build into build-tsan/ and its tests
 #   make format   clang-format every C file in place
 #   make lint     clang-format check, cppcheck and clang-tidy
 
 JOBS ?= $(shell nproc)
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
 
-.PHONY: all build deps test unit demo release bench format lint fuzz clean
+.PHONY: all build deps test unit demo release bench format lint tsan fuzz clean
 
 all: build
 
@@ -47,8 +48,12 @@ format:
 lint: build
 	bash scripts/lint.sh
 
+tsan:
+	cmake --preset tsan && cmake --build build-tsan -j $(JOBS)
+	ctest --test-dir build-tsan --output-on-failure -L 'unit|integration'
+
 fuzz:
 	cmake --preset fuzz && cmake --build build-fuzz -j $(JOBS)
 
 clean:
-	rm -rf build build-release build-fuzz
+	rm -rf build build-release build-fuzz build-tsan

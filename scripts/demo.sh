@@ -32,6 +32,8 @@ trap 'exit 0' INT TERM
 agent_pid=$!
 
 url="http://$LISTEN/metrics"
+# Keeps the first label of a series (gpu="0", device="mlx5_0") so a sample fits on a line.
+shorten() { sed -E 's/\{([a-z_]+="[^"]*")[^}]*\}/{\1,...}/; s/^/      /'; }
 for _ in $(seq 50); do
     curl -fsS "$url" -o "$work/metrics" 2>/dev/null && break
     sleep 0.1
@@ -55,7 +57,7 @@ cat <<MSG
 
 MSG
 grep -E '^(DCGM_FI_DEV_(GPU_UTIL|POWER_USAGE|GPU_TEMP|SM_CLOCK)\{gpu="[01]"|houston_ib_port_rate|houston_gpu_nvlinks_active\{gpu="0")' \
-    "$work/metrics" | head -n 12 | cut -c1-160 | sed 's/^/      /'
+    "$work/metrics" | head -n 12 | shorten
 
 echo
 echo "  Injecting a fault: GPU 3 falls off the bus (Xid 79) ..."
@@ -63,7 +65,7 @@ printf 'gpu 3 xid 79 id=1\n' >>"$state"
 printf '[%s] NVRM: Xid (PCI:0000:86:00): 79, pid=0, GPU has fallen off the bus.\n' \
     "$(date '+%a %b %e %H:%M:%S %Y')" >>"$kmsg"
 sleep 2.5
-curl -fsS "$url" | grep -E '^DCGM_FI_DEV_XID_ERRORS\{gpu="3"' | cut -c1-160 | sed 's/^/      /'
+curl -fsS "$url" | grep -E '^(DCGM_FI_DEV_XID_ERRORS\{gpu="3"|houston_xid_events_total)' | shorten
 echo
 echo "  houston check (what Slurm's HealthCheckProgram would run):"
 set +e

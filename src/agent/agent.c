@@ -302,7 +302,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
             return -1;
         }
     }
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     opterr = 1;
     int c, idx;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {

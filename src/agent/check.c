@@ -176,7 +176,7 @@ static void check_kmsg(struct check_ctx *c)
             seen++;
             const struct hn_xid_entry *e = hn_xid_lookup(cat, ev[i].code);
             if (e && hn_xid_is_fatal(e))
-                problem(c, "xid %u (%s) on %s: %s", ev[i].code, e->mnemonic, ev[i].pci,
+                problem(c, "xid %u (%s) on %s, action %s", ev[i].code, e->mnemonic, ev[i].pci,
                         e->immediate_resolution);
         }
     }
@@ -326,7 +326,7 @@ static int parse(int argc, char **argv, struct check_opts *o)
     char *dot = strchr(o->node, '.');
     if (dot)
         *dot = '\0';
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     int ch;
     while ((ch = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
         int64_t n;

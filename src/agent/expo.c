@@ -13,19 +13,21 @@ void hn_expo_init(struct hn_expo *e, struct hn_buf *out)
     e->truncated = 0;
 }
 
-static void put(struct hn_expo *e, int rc)
+/* Returns 1 when the write happened; a failed one marks the output truncated. */
+static int put(struct hn_expo *e, int rc)
 {
     if (rc)
         e->truncated = 1;
+    return rc == 0;
 }
 
 void hn_expo_family(struct hn_expo *e, const char *name, const char *help, enum hn_metric_type type)
 {
     if (e->truncated)
         return;
-    put(e, hn_buf_printf(e->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
-                         type == HN_COUNTER ? "counter" : "gauge"));
-    e->families++;
+    if (put(e, hn_buf_printf(e->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+                             type == HN_COUNTER ? "counter" : "gauge")))
+        e->families++;
 }
 
 /* Integral values print without a fraction, as dcgm-exporter does for counters. */
@@ -44,17 +46,16 @@ void hn_expo_sample(struct hn_expo *e, const char *name, const char *labels, dou
         return;
     char num[64];
     format_value(num, sizeof(num), value);
-    if (labels && labels[0])
-        put(e, hn_buf_printf(e->out, "%s{%s} %s\n", name, labels, num));
-    else
-        put(e, hn_buf_printf(e->out, "%s %s\n", name, num));
-    e->series++;
+    int rc = labels && labels[0] ? hn_buf_printf(e->out, "%s{%s} %s\n", name, labels, num)
+                                 : hn_buf_printf(e->out, "%s %s\n", name, num);
+    if (put(e, rc))
+        e->series++;
 }
 
 int hn_expo_label(char *buf, size_t size, size_t *len, const char *name, const char *value)
 {
     size_t n = *len;
-    size_t need = strlen(name) + 4 + (n ? 1 : 0);
+    size_t need = strlen(name) + 3 + (n ? 1 : 0); /* name="value" and a comma */
     for (const char *p = value; *p; p++)
         need += (*p == '\\' || *p == '"' || *p == '\n') ? 2 : 1;
     if (n + need + 1 > size)

@@ -308,6 +308,9 @@ static void collect_one(struct hn_gpu_set *s, struct hn_gpu *g)
 
     for (int f = 0; f < HN_F_COUNT; f++)
         g->v[f] = NAN;
+    /* The last Xid stays visible while the GPU is lost: an Xid 79 is what makes it lost. */
+    g->v[HN_F_XID] = keep_xid ? xid : 0;
+    g->v[HN_F_XID_EVENTS] = (double)g->xid_events;
     g->lost = 0;
     if (!d) {
         g->lost = 1;
@@ -419,8 +422,6 @@ static void collect_one(struct hn_gpu_set *s, struct hn_gpu *g)
     }
 #undef TRY
     collect_links(s, g);
-    g->v[HN_F_XID] = keep_xid ? xid : 0;
-    g->v[HN_F_XID_EVENTS] = (double)g->xid_events;
 }
 
 /* Moves Xid events from the event thread's ring into the GPUs' last-Xid fields. */

@@ -21,9 +21,11 @@ struct code_count {
     int fatal;
 };
 
+/* The last report per (PCI device, kind); labels are formatted once, when it is first seen. */
 struct dev_last {
     char pci[32];
     int kind;
+    char labels[96];
     unsigned code;
     double ts; /* Unix time the agent saw it */
 };
@@ -77,16 +79,21 @@ static void count(struct xidlog *x, const struct hn_xid_event *ev)
     x->codes[i].n++;
 dev:
     for (i = 0; i < x->ndevs; i++) {
-        if (strcmp(x->devs[i].pci, ev->pci) == 0)
+        if (x->devs[i].kind == ev->kind && strcmp(x->devs[i].pci, ev->pci) == 0)
             break;
     }
     if (i == x->ndevs) {
         if (x->ndevs == MAX_DEVS)
             return;
-        x->ndevs++;
-        hn_strlcpy(x->devs[i].pci, ev->pci, sizeof(x->devs[i].pci));
+        struct dev_last *d = &x->devs[x->ndevs++];
+        size_t len = 0;
+        hn_strlcpy(d->pci, ev->pci, sizeof(d->pci));
+        d->kind = ev->kind;
+        d->labels[0] = '\0';
+        hn_expo_label(d->labels, sizeof(d->labels), &len, "pci_bus_id", d->pci);
+        hn_expo_label(d->labels, sizeof(d->labels), &len, "kind",
+                      ev->kind == HN_XID ? "xid" : "sxid");
     }
-    x->devs[i].kind = ev->kind;
     x->devs[i].code = ev->code;
     x->devs[i].ts = hn_wall_s();
     hn_warn("%s %u on %s: %s", ev->kind == HN_XID ? "Xid" : "SXid", ev->code, ev->pci, ev->msg);
@@ -157,24 +164,13 @@ static void xl_render(void *state, struct hn_expo *e)
     if (x->ndevs) {
         hn_expo_family(e, "houston_xid_last_code", "Code of the last Xid/SXid per PCI device.",
                        HN_GAUGE);
-        for (unsigned i = 0; i < x->ndevs; i++) {
-            len = 0;
-            labels[0] = '\0';
-            hn_expo_label(labels, sizeof(labels), &len, "pci_bus_id", x->devs[i].pci);
-            hn_expo_label(labels, sizeof(labels), &len, "kind",
-                          x->devs[i].kind == HN_XID ? "xid" : "sxid");
-            hn_expo_sample(e, "houston_xid_last_code", labels, x->devs[i].code);
-        }
+        for (unsigned i = 0; i < x->ndevs; i++)
+            hn_expo_sample(e, "houston_xid_last_code", x->devs[i].labels, x->devs[i].code);
         hn_expo_family(e, "houston_xid_last_timestamp_seconds",
                        "Unix time the agent read the last Xid/SXid per PCI device.", HN_GAUGE);
-        for (unsigned i = 0; i < x->ndevs; i++) {
-            len = 0;
-            labels[0] = '\0';
-            hn_expo_label(labels, sizeof(labels), &len, "pci_bus_id", x->devs[i].pci);
-            hn_expo_label(labels, sizeof(labels), &len, "kind",
-                          x->devs[i].kind == HN_XID ? "xid" : "sxid");
-            hn_expo_sample(e, "houston_xid_last_timestamp_seconds", labels, x->devs[i].ts);
-        }
+        for (unsigned i = 0; i < x->ndevs; i++)
+            hn_expo_sample(e, "houston_xid_last_timestamp_seconds", x->devs[i].labels,
+                           x->devs[i].ts);
     }
 
     struct hn_kmsg_stats st;

@@ -31,8 +31,8 @@ run_check() {
 }
 
 : >"$work/healthy.log"
-printf '[Mon Nov 30 09:00:00 2026] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n' \
-    >"$work/xid79.log"
+printf '[%s] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n' \
+    "$(date '+%a %b %e %H:%M:%S %Y')" >"$work/xid79.log"
 
 say "healthy node n1"
 out=$(run_check n1 "$work/healthy.log")

@@ -1,6 +1,7 @@
 # Sourced by integration tests: assertions, waiting, process cleanup.
 # Every test prints what it checks; a failed check exits non-zero with the reason.
 
+export LC_ALL=C
 HN_PASS=0
 HN_FAIL=0
 HN_PIDS=()

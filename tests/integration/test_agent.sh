@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The agent as a daemon: a config file, a missing NVML library, NOT_SUPPORTED fields, kernel-log
+# Xid lines and garbage, other endpoints, and a clean exit on SIGTERM (ASan checks for leaks at
+# exit, so a leak fails the exit status).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/common.sh"
+need curl
+
+HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
+PORT=${HN_TEST_AGENT_PORT2:-19404}
+work=$(mktemp -d /tmp/houston-agent.XXXXXX)
+trap 'hn_cleanup; rm -rf "$work"' EXIT
+url=http://127.0.0.1:$PORT
+
+metric() { curl -fsS "$url/metrics" | grep -E "^$1" | head -n1 | awk '{print $NF}'; }
+metric_is() { [ "$(metric "$1")" = "$2" ]; }
+
+say "1. config file; NVML library missing"
+cat >"$work/agent.conf" <<CONF
+# agent settings, same keys as the flags
+listen = 127.0.0.1:$PORT
+nvml-lib = $work/no-such-libnvidia-ml.so.1
+sysfs-root = $HN_FIXTURES/sysfs-h100
+proc-root = $HN_FIXTURES/host/proc
+kmsg = $work/kmsg
+interval = 0.2
+hostname = "cfg-node"
+CONF
+: >"$work/kmsg"
+spawn_bg "$work/a1.log" "$HOUSTON" agent --config "$work/agent.conf"
+a1=$HN_LAST_PID
+check "serves on the address from the config file" wait_for 20 curl -fsS "$url/metrics"
+check "houston_nvml_up 0 without the library" metric_is 'houston_nvml_up ' 0
+check "IB series still served" wait_for 5 metric_is 'houston_ib_port_up\{device="mlx5_0"' 1
+check "no DCGM series" bash -c "! curl -fsS $url/metrics | grep -q '^DCGM_FI_'"
+sleep 1
+check_eq "the missing library is logged once" 1 "$(grep -c 'cannot load NVML' "$work/a1.log")"
+check_eq "/healthz" ok "$(curl -fsS "$url/healthz")"
+check_eq "unknown path is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")"
+check_eq "POST /metrics is 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/metrics")"
+
+say "2. kernel log: an Xid line, an SXid line and garbage"
+printf '<3>[ 1234.5] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n' >>"$work/kmsg"
+printf 'nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress error\n' >>"$work/kmsg"
+head -c 20000 /dev/urandom >>"$work/kmsg"
+printf '\n' >>"$work/kmsg"
+check "Xid 79 counted as fatal" wait_for 10 \
+    metric_is 'houston_xid_events_total\{kind="xid",code="79",fatal="1"\}' 1
+check "SXid 12028 counted" wait_for 10 metric_is 'houston_xid_events_total\{kind="sxid",code="12028"' 1
+check_eq "last Xid per device" 79 "$(metric 'houston_xid_last_code\{pci_bus_id="PCI:0000:53:00",kind="xid"\}')"
+check "agent survives garbage" curl -fsS -o /dev/null "$url/healthz"
+
+kill -TERM "$a1"
+wait "$a1"
+check_eq "SIGTERM: clean exit, no leak reported" 0 $?
+
+say "3. NVML present, power NOT_SUPPORTED on every GPU"
+printf 'gpu all not_supported power\n' >"$work/state"
+HN_FAKENVML_STATE=$work/state spawn_bg "$work/a2.log" "$HOUSTON" agent --config "$work/agent.conf" \
+    --nvml-lib "$HN_FAKENVML" --hostname flag-node
+a2=$HN_LAST_PID
+check "serves" wait_for 20 curl -fsS "$url/metrics"
+curl -fsS "$url/metrics" >"$work/m3"
+check "flag overrides the config file" grep -q 'Hostname="flag-node"' "$work/m3"
+check "other GPU series served" wait_for 5 metric_is 'houston_gpus ' 8
+check "power series left out" bash -c "! curl -fsS $url/metrics | grep -q '^DCGM_FI_DEV_POWER_USAGE'"
+sleep 1
+check_eq "NOT_SUPPORTED logged once per GPU" 8 "$(grep -c 'DCGM_FI_DEV_POWER_USAGE is not supported' "$work/a2.log")"
+"$HOUSTON" agent --listen 127.0.0.1:$PORT --nvml-lib /nonexistent --kmsg /dev/null \
+    --sysfs-root "$work" --proc-root "$work" 2>"$work/bind.err"
+check "a port already in use: non-zero exit" [ $? -ne 0 ]
+check "says it cannot listen" grep -q "cannot listen on 127.0.0.1:$PORT" "$work/bind.err"
+kill -TERM "$a2"
+wait "$a2"
+check_eq "SIGTERM: clean exit" 0 $?
+
+say "4. bad configuration is refused with a reason"
+printf 'listen = 127.0.0.1:%s\nintervall = 3\n' "$PORT" >"$work/bad.conf"
+"$HOUSTON" agent --config "$work/bad.conf" 2>"$work/bad.err"
+check_eq "unknown key: exit 2" 2 $?
+check "names the key and line" grep -q "bad.conf:2: .*intervall" "$work/bad.err"
+"$HOUSTON" agent --interval 0 2>"$work/bad.err"
+check_eq "interval 0: exit 2" 2 $?
+finish
