@@ -55,6 +55,7 @@ struct agent {
     uint64_t cycles;
     double last_render_s;
     unsigned last_series;
+    struct hn_complain truncated;
 };
 
 static double thread_cpu_s(void)
@@ -70,12 +71,14 @@ static double rss_bytes(void)
     char buf[128];
     if (hn_read_file("/proc/self/statm", buf, sizeof(buf)) < 0)
         return NAN;
-    const char *sp = strchr(buf, ' ');
+    char *sp = strchr(buf, ' ');
     if (!sp)
         return NAN;
-    char *end;
-    unsigned long long resident = strtoull(sp + 1, &end, 10);
-    if (end == sp + 1)
+    char *end = strchr(sp + 1, ' ');
+    if (end)
+        *end = '\0';
+    uint64_t resident;
+    if (hn_parse_u64(sp + 1, 10, &resident) != 0)
         return NAN;
     return (double)resident * (double)sysconf(_SC_PAGESIZE);
 }
@@ -184,7 +187,9 @@ static void agent_cycle(struct agent *a)
     }
     render_self(a, &e);
     if (e.truncated)
-        hn_warn("metrics output exceeds %u bytes; truncated", METRICS_MAX);
+        hn_complain(&a->truncated, "metrics output exceeds %u bytes; truncated", METRICS_MAX);
+    else
+        hn_complain_clear(&a->truncated, "metrics output fits again");
     a->last_render_s = (double)(hn_mono_ns() - r0) / 1e9;
     a->last_series = e.series;
 
@@ -236,7 +241,8 @@ void hn_usage_agent(FILE *out)
             "Collects GPU (NVML), InfiniBand/RoCE (sysfs), host (/proc, hwmon) and kernel Xid\n"
             "telemetry every interval and serves it on /metrics in the Prometheus text format,\n"
             "with GPU series named and labelled as dcgm-exporter does.\n\n"
-            "options (each also a `key = value` line in the --config file, without dashes):\n"
+            "options (all but --config, --once and --help are also `key = value` lines of the\n"
+            "config file, without the dashes):\n"
             "  --config FILE         read settings from FILE first; flags override it\n"
             "  --listen ADDR:PORT    where /metrics is served (default 127.0.0.1:9400)\n"
             "  --nvml-lib PATH       NVML library to dlopen (default libnvidia-ml.so.1)\n"
@@ -288,6 +294,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
     hn_agent_config_defaults(cfg);
     *once = 0;
     /* First pass: the config file, so that flags override it whatever their order. */
+    int loaded = 0, seen = 0;
     for (int i = 1; i < argc && argv[i]; i++) {
         const char *path = NULL;
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc && argv[i + 1])
@@ -296,6 +303,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
             path = argv[i] + 9;
         if (!path)
             continue;
+        loaded++;
         char err[512];
         if (hn_conf_load(path, conf_set, cfg, err, sizeof(err)) != 0) {
             fprintf(stderr, "houston agent: %s\n", err);
@@ -318,6 +326,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
             }
             break;
         case 'c':
+            seen++;
             break;
         case 'o':
             *once = 1;
@@ -332,6 +341,11 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
     }
     if (optind < argc) {
         fprintf(stderr, "houston agent: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (seen != loaded) {
+        /* getopt took an abbreviation (--conf) that the first pass did not load. */
+        fprintf(stderr, "houston agent: write --config in full\n");
         return -1;
     }
     return 0;
@@ -362,14 +376,17 @@ int hn_cmd_agent(int argc, char **argv)
         free(a);
         return pr > 0 ? 0 : 2;
     }
-    /* Signals are taken synchronously by the main loop; threads started later inherit the
-     * mask and never see them. */
+    /* The daemon takes signals synchronously in its main loop: they are blocked before any
+     * thread starts (the NVML event thread, libmicrohttpd's), so every thread inherits the
+     * mask. --once keeps the default handlers, so Ctrl-C ends it even inside a stuck NVML
+     * call. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (!once)
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     pthread_mutex_init(&a->lock, NULL);

@@ -5,7 +5,9 @@
  * It reads NVML, the kernel log and sysfs itself, so it works whether or not the agent runs.
  * The checks are a table; each adds problems to a list. Exit 0 when healthy; otherwise exit 1
  * and print one line "houston: <first problem>[ (+N more)]" on stdout, the line that --drain
- * also writes as the Slurm drain reason. Exit 2 when the check itself cannot run (bad flags).
+ * also writes as the Slurm drain reason. Exit 2 when the check itself cannot run (bad flags,
+ * a missing catalog, an unreadable kernel log): that is not the node's fault, so nothing is
+ * drained.
  *
  * With --drain it drains its own node (--node, default the short host name) when unhealthy,
  * and resumes it when healthy again only if the node's drain reason starts with "houston:",
@@ -39,8 +41,9 @@ struct check_opts {
     char node[256];
     char scontrol[256];
     char scheduler[32];
-    int expect_gpus; /* -1: any number, but at least one */
-    double window_s; /* kernel-log window for /dev/kmsg records */
+    int expect_gpus;     /* -1: any number, but at least one */
+    int expect_ib_ports; /* 0: any number, including none */
+    double window_s;     /* kernel-log window for /dev/kmsg records */
     int drain;
     int no_gpu; /* skip NVML checks (a node without GPUs) */
     int no_ib;  /* skip IB checks */
@@ -49,8 +52,9 @@ struct check_opts {
 
 struct check_ctx {
     const struct check_opts *o;
-    char problems[MAX_PROBLEMS][256];
+    char problems[MAX_PROBLEMS][256]; /* what is wrong with the node */
     int nproblems;
+    char error[256]; /* why the check itself could not run (exit 2, never a drain) */
     char notes[512]; /* what was looked at, for --verbose */
 };
 
@@ -71,6 +75,19 @@ static void problem(struct check_ctx *c, const char *fmt, ...)
         if ((unsigned char)*p < 0x20)
             *p = ' ';
     }
+}
+
+/* The check could not look at something: a packaging or permission problem, not the node's. */
+static void cannot(struct check_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void cannot(struct check_ctx *c, const char *fmt, ...)
+{
+    if (c->error[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof(c->error), fmt, ap);
+    va_end(ap);
 }
 
 static void note(struct check_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -151,13 +168,13 @@ static void check_kmsg(struct check_ctx *c)
     char err[512];
     struct hn_xid_catalog *cat = hn_xid_catalog_new(o->xid_catalog, err, sizeof(err));
     if (!cat) {
-        problem(c, "cannot check Xids: %s", err);
+        cannot(c, "cannot check Xids: %s", err);
         return;
     }
     struct hn_kmsg *k =
         hn_kmsg_open(o->kmsg, HN_KMSG_FROM_START | HN_KMSG_ONESHOT, err, sizeof(err));
     if (!k) {
-        problem(c, "cannot read the kernel log: %s", err);
+        cannot(c, "cannot read the kernel log: %s", err);
         hn_xid_catalog_free(cat);
         return;
     }
@@ -181,7 +198,7 @@ static void check_kmsg(struct check_ctx *c)
         }
     }
     if (n < 0)
-        problem(c, "reading %s: %s", o->kmsg, strerror(-n));
+        cannot(c, "reading %s: %s", o->kmsg, strerror(-n));
     note(c, "%d Xid lines in the window", seen);
     hn_kmsg_close(k);
     hn_xid_catalog_free(cat);
@@ -195,7 +212,11 @@ static void check_ib(struct check_ctx *c)
         return;
     struct hn_ib_port *ports = xcalloc(HN_IB_MAX_PORTS, sizeof(*ports));
     int n = hn_ib_scan(o->sysfs_root, ports, HN_IB_MAX_PORTS);
-    if (n < 0) {
+    if (n < 0)
+        n = 0;
+    if (o->expect_ib_ports > 0 && n < o->expect_ib_ports)
+        problem(c, "%d InfiniBand/RoCE ports found, %d expected", n, o->expect_ib_ports);
+    if (n == 0) {
         note(c, "no IB ports");
     } else {
         note(c, "%d IB ports", n);
@@ -230,13 +251,25 @@ static int apply_drain(const struct check_opts *o, const char *reason)
     }
     int rc = 0;
     struct hn_sched_node node;
-    if (reason) {
+    int info_rc = s.ops->node_info(s.ctx, o->node, &node);
+    int have_node = info_rc == 0;
+    if (info_rc == -ETIMEDOUT) {
+        /* A hung scheduler would hang the drain too: one timeout is enough. */
+        fprintf(stderr, "houston check: cannot read node %s: %s\n", o->node,
+                s.ops->last_error(s.ctx));
+        rc = -1;
+    } else if (reason && have_node && node.drain && !hn_sched_drained_by_houston(&node)) {
+        /* Someone else drained it: their reason stays, or a later healthy run would resume
+         * a node an operator took out. */
+        fprintf(stderr, "houston check: %s is already drained (%s); not replacing the reason\n",
+                o->node, node.reason);
+    } else if (reason) {
         if (s.ops->drain(s.ctx, o->node, reason) != 0) {
             fprintf(stderr, "houston check: cannot drain %s: %s\n", o->node,
                     s.ops->last_error(s.ctx));
             rc = -1;
         }
-    } else if (s.ops->node_info(s.ctx, o->node, &node) != 0) {
+    } else if (!have_node) {
         fprintf(stderr, "houston check: cannot read node %s: %s\n", o->node,
                 s.ops->last_error(s.ctx));
         rc = -1;
@@ -264,32 +297,36 @@ static const struct {
 
 void hn_usage_check(FILE *out)
 {
-    fprintf(out, "usage: houston check [options]\n\n"
-                 "One-shot node health check for Slurm's HealthCheckProgram or a prolog. Exits 0\n"
-                 "when healthy; otherwise exits 1 and prints one line, starting with 'houston:',\n"
-                 "giving the reason. Exit 2: bad options. Exit 3: healthy, but --drain could not\n"
-                 "reach the scheduler.\n\n"
-                 "It fails on: fewer GPUs than expected, a lost GPU, a fatal Xid (catalog action\n"
-                 "other than IGNORE/RESTART_APP) in the kernel log, uncorrectable (volatile) ECC\n"
-                 "errors, a row-remap failure, 63+ retired pages, an NVML recovery action, an\n"
-                 "inactive NVLink, an InfiniBand/RoCE port that is not ACTIVE.\n\n"
-                 "options:\n"
-                 "  --expect-gpus N       fail when fewer than N GPUs are present (default: 1+)\n"
-                 "  --nvml-lib PATH       NVML library to dlopen (default libnvidia-ml.so.1)\n"
-                 "  --no-gpu              skip the NVML checks\n"
-                 "  --sysfs-root DIR      directory standing for /sys (default /sys)\n"
-                 "  --no-ib               skip the InfiniBand checks\n"
-                 "  --kmsg FILE           kernel log to read (default /dev/kmsg; '' skips)\n"
-                 "  --window SECONDS      how far back Xid lines count (default 3600; lines\n"
-                 "                        without a time stamp always count)\n"
-                 "  --xid-catalog FILE    Xid catalog CSV (default the one shipped with houston)\n"
-                 "  --drain               drain this node in Slurm when unhealthy; resume it when\n"
-                 "                        healthy if (and only if) houston drained it\n"
-                 "  --node NAME           Slurm node name (default the short host name)\n"
-                 "  --scontrol PATH       scontrol to run (default scontrol from PATH)\n"
-                 "  --scheduler NAME      scheduler backend: slurm (default) or dry-run\n"
-                 "  -v, --verbose         say what was checked when healthy\n"
-                 "  -h, --help            show this help\n");
+    fprintf(out,
+            "usage: houston check [options]\n\n"
+            "One-shot node health check for Slurm's HealthCheckProgram or a prolog. Exits 0\n"
+            "when healthy; otherwise exits 1 and prints one line, starting with 'houston:',\n"
+            "giving the reason. Exit 2: bad options, or the check could not run (missing\n"
+            "Xid catalog, unreadable kernel log); nothing is drained then. Exit 3: healthy,\n"
+            "but --drain could not reach the scheduler.\n\n"
+            "It fails on: fewer GPUs than expected, a lost GPU, a fatal Xid (catalog action\n"
+            "other than IGNORE/RESTART_APP) in the kernel log, uncorrectable (volatile) ECC\n"
+            "errors, a row-remap failure, 63+ retired pages, an NVML recovery action, an\n"
+            "inactive NVLink, an InfiniBand/RoCE port that is not ACTIVE.\n\n"
+            "options:\n"
+            "  --expect-gpus N       fail when fewer than N GPUs are present (default: 1+)\n"
+            "  --nvml-lib PATH       NVML library to dlopen (default libnvidia-ml.so.1)\n"
+            "  --no-gpu              skip the NVML checks\n"
+            "  --sysfs-root DIR      directory standing for /sys (default /sys)\n"
+            "  --no-ib               skip the InfiniBand checks\n"
+            "  --expect-ib-ports N   fail when fewer than N IB/RoCE ports are present\n"
+            "  --kmsg FILE           kernel log to read (default /dev/kmsg; '' skips)\n"
+            "  --window SECONDS      how far back Xid lines count (default 3600; lines\n"
+            "                        without a time stamp always count)\n"
+            "  --xid-catalog FILE    Xid catalog CSV (default the one shipped with houston)\n"
+            "  --drain               drain this node in Slurm when unhealthy (a drain someone\n"
+            "                        else set is kept as it is); resume it when healthy if\n"
+            "                        (and only if) houston drained it\n"
+            "  --node NAME           Slurm node name (default the short host name)\n"
+            "  --scontrol PATH       scontrol to run (default scontrol from PATH)\n"
+            "  --scheduler NAME      scheduler backend: slurm (default) or dry-run\n"
+            "  -v, --verbose         say what was checked when healthy\n"
+            "  -h, --help            show this help\n");
 }
 
 static int parse(int argc, char **argv, struct check_opts *o)
@@ -300,6 +337,7 @@ static int parse(int argc, char **argv, struct check_opts *o)
         {"no-gpu", no_argument, NULL, 'G'},
         {"sysfs-root", required_argument, NULL, 's'},
         {"no-ib", no_argument, NULL, 'I'},
+        {"expect-ib-ports", required_argument, NULL, 'P'},
         {"kmsg", required_argument, NULL, 'k'},
         {"window", required_argument, NULL, 'w'},
         {"xid-catalog", required_argument, NULL, 'x'},
@@ -350,6 +388,14 @@ static int parse(int argc, char **argv, struct check_opts *o)
             break;
         case 'I':
             o->no_ib = 1;
+            break;
+        case 'P':
+            if (hn_parse_i64(optarg, 10, &n) != 0 || n < 0 || n > HN_IB_MAX_PORTS) {
+                fprintf(stderr, "houston check: --expect-ib-ports: '%s' is not 0..%d\n", optarg,
+                        HN_IB_MAX_PORTS);
+                return -1;
+            }
+            o->expect_ib_ports = (int)n;
             break;
         case 'k':
             hn_strlcpy(o->kmsg, optarg, sizeof(o->kmsg));
@@ -414,6 +460,13 @@ int hn_cmd_check(int argc, char **argv)
         checks[i].run(c);
 
     char reason[512];
+    if (c->error[0]) {
+        /* Not the node's fault: say so, exit 2, and leave Slurm alone. */
+        fprintf(stderr, "houston check: %s\n", c->error);
+        printf("houston: check failed to run: %s\n", c->error);
+        free(c);
+        return 2;
+    }
     if (c->nproblems > 0) {
         if (c->nproblems > 1)
             snprintf(reason, sizeof(reason), "houston: %s (+%d more)", c->problems[0],

@@ -30,14 +30,15 @@ void hn_expo_family(struct hn_expo *e, const char *name, const char *help, enum 
         e->families++;
 }
 
-/* Integral values print without a fraction, as dcgm-exporter does for counters. */
+/* Integral values print without a fraction, as dcgm-exporter does for counters; others with
+ * 15 significant digits, so that small durations do not round to 0. */
 static int format_value(char *buf, size_t size, double v)
 {
     if (isinf(v))
         return snprintf(buf, size, v > 0 ? "+Inf" : "-Inf");
     if (v == floor(v) && fabs(v) < 9.007199254740992e15)
         return snprintf(buf, size, "%.0f", v);
-    return snprintf(buf, size, "%.6f", v);
+    return snprintf(buf, size, "%.15g", v);
 }
 
 void hn_expo_sample(struct hn_expo *e, const char *name, const char *labels, double value)

@@ -145,7 +145,14 @@ static int put(struct hn_gpu_set *s, struct hn_gpu *g, int f, nvmlReturn_t rc, d
         }
         return 0;
     default:
-        s->errors++;
+        g->nvml_errors++;
+        s->cycle_errors++;
+        if (!(s->error_logged[g->index] & (1ull << f))) {
+            s->error_logged[g->index] |= 1ull << f;
+            hn_warn("gpu %u: reading %s failed: %s (counted in houston_gpu_nvml_errors_total; "
+                    "said once)",
+                    g->index, fields[f].name, hn_nvml_strerror(&s->nvml, rc));
+        }
         return 0;
     }
 }
@@ -174,31 +181,36 @@ static void format_labels(struct hn_gpu_set *s, struct hn_gpu *g)
     hn_expo_label(g->labels, sizeof(g->labels), &len, "DCGM_FI_DRIVER_VERSION", s->driver);
 }
 
-/* Reads the identity of GPU i: handle, UUID, name, PCI bus id, minor number, NVLink count. */
+/* Reads the identity of GPU i: handle, UUID, name, PCI bus id, NVLink count. Values and Xid
+ * counts survive a second discovery (a GPU that comes back). */
 static void discover(struct hn_gpu_set *s, unsigned i)
 {
     const struct hn_nvml *n = &s->nvml;
     struct hn_gpu *g = &s->gpus[i];
-    memset(g, 0, sizeof(*g));
     g->index = i;
-    for (int f = 0; f < HN_F_COUNT; f++)
-        g->v[f] = NAN;
-    nvmlReturn_t rc = n->ops.device_get_handle_by_index(i, &g->dev);
-    if (rc != NVML_SUCCESS) {
-        hn_warn("gpu %u: no handle: %s", i, hn_nvml_strerror(n, rc));
-        g->lost = 1;
-        g->dev = NULL;
+    g->identified = 0;
+    if (!g->dev) {
+        nvmlReturn_t rc = n->ops.device_get_handle_by_index(i, &g->dev);
+        if (rc != NVML_SUCCESS) {
+            g->dev = NULL;
+            g->lost = 1;
+        }
     }
-    if (HN_NVML(n, device_get_uuid, g->dev, g->uuid, sizeof(g->uuid)) != NVML_SUCCESS)
-        hn_strlcpy(g->uuid, "unknown", sizeof(g->uuid));
-    if (HN_NVML(n, device_get_name, g->dev, g->name, sizeof(g->name)) != NVML_SUCCESS)
-        hn_strlcpy(g->name, "unknown", sizeof(g->name));
+    int ok = g->dev != NULL;
+    ok &= HN_NVML(n, device_get_uuid, g->dev, g->uuid, sizeof(g->uuid)) == NVML_SUCCESS;
+    ok &= HN_NVML(n, device_get_name, g->dev, g->name, sizeof(g->name)) == NVML_SUCCESS;
     nvmlPciInfo_t pci;
     memset(&pci, 0, sizeof(pci));
-    if (HN_NVML(n, device_get_pci_info, g->dev, &pci) == NVML_SUCCESS)
+    ok &= HN_NVML(n, device_get_pci_info, g->dev, &pci) == NVML_SUCCESS;
+    if (ok) {
         hn_strlcpy(g->pci_bus_id, pci.busId, sizeof(g->pci_bus_id));
-    else
+        g->identified = 1;
+    } else {
+        hn_strlcpy(g->uuid, "unknown", sizeof(g->uuid));
+        hn_strlcpy(g->name, "unknown", sizeof(g->name));
         hn_strlcpy(g->pci_bus_id, "unknown", sizeof(g->pci_bus_id));
+    }
+    g->nlinks = 0;
     for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
         int active;
         for (int f = 0; f < HN_L_COUNT; f++)
@@ -207,6 +219,19 @@ static void discover(struct hn_gpu_set *s, unsigned i)
             g->nlinks = l + 1;
     }
     format_labels(s, g);
+}
+
+/* Registers GPU g for Xid events on the running event set. */
+static void register_events(struct hn_gpu_set *s, struct hn_gpu *g)
+{
+    if (!s->thread_running || g->registered || !g->dev)
+        return;
+    nvmlReturn_t rc =
+        s->nvml.ops.device_register_events(g->dev, nvmlEventTypeXidCriticalError, s->events);
+    if (rc == NVML_SUCCESS)
+        g->registered = 1;
+    else
+        hn_info("gpu %u: no Xid events from NVML: %s", g->index, hn_nvml_strerror(&s->nvml, rc));
 }
 
 static int open_nvml(struct hn_gpu_set *s)
@@ -227,16 +252,27 @@ static int open_nvml(struct hn_gpu_set *s)
     unsigned count = 0;
     nvmlReturn_t nrc = s->nvml.ops.device_get_count(&count);
     if (nrc != NVML_SUCCESS) {
-        hn_warn("gpu: nvmlDeviceGetCount_v2: %s", hn_nvml_strerror(&s->nvml, nrc));
-        count = 0;
+        snprintf(err, sizeof(err), "nvmlDeviceGetCount_v2: %s", hn_nvml_strerror(&s->nvml, nrc));
+        if (strcmp(err, s->open_error) != 0)
+            hn_warn("gpu: %s; retrying every 60 s", err);
+        hn_strlcpy(s->open_error, err, sizeof(s->open_error));
+        hn_nvml_close(&s->nvml);
+        s->open = 0;
+        s->next_open_ns = hn_mono_ns() + OPEN_RETRY_NS;
+        return -EIO;
     }
     if (count > HN_MAX_GPUS) {
         hn_warn("gpu: %u GPUs, only the first %d are collected", count, HN_MAX_GPUS);
         count = HN_MAX_GPUS;
     }
     s->count = count;
-    for (unsigned i = 0; i < count; i++)
+    for (unsigned i = 0; i < count; i++) {
+        struct hn_gpu *g = &s->gpus[i];
+        memset(g, 0, sizeof(*g));
+        for (int f = 0; f < HN_F_COUNT; f++)
+            g->v[f] = NAN;
         discover(s, i);
+    }
     hn_info("gpu: NVML driver %s, %u GPUs", s->driver, count);
     return 0;
 }
@@ -424,25 +460,26 @@ static void collect_one(struct hn_gpu_set *s, struct hn_gpu *g)
     collect_links(s, g);
 }
 
-/* Moves Xid events from the event thread's ring into the GPUs' last-Xid fields. */
-static void drain_xids(struct hn_gpu_set *s)
+/* Takes over the Xid events the event thread counted since the last cycle. */
+static void take_xids(struct hn_gpu_set *s)
 {
-    struct hn_xid_note notes[HN_XID_RING];
-    unsigned len;
-    pthread_mutex_lock(&s->lock);
-    len = s->ring_len;
-    memcpy(notes, s->ring, len * sizeof(notes[0]));
-    s->ring_len = 0;
-    pthread_mutex_unlock(&s->lock);
-    for (unsigned i = 0; i < len; i++) {
-        if (notes[i].gpu >= s->count)
+    for (unsigned i = 0; i < s->count; i++) {
+        struct hn_gpu *g = &s->gpus[i];
+        pthread_mutex_lock(&s->lock);
+        uint64_t n = s->xid_pending[i];
+        unsigned long long code = s->xid_last[i];
+        s->xid_pending[i] = 0;
+        pthread_mutex_unlock(&s->lock);
+        if (n == 0)
             continue;
-        struct hn_gpu *g = &s->gpus[notes[i].gpu];
-        g->last_xid = (unsigned)notes[i].code;
-        g->xid_events++;
-        g->v[HN_F_XID] = (double)notes[i].code;
+        g->xid_events += n;
+        g->v[HN_F_XID] = (double)code;
         g->v[HN_F_XID_EVENTS] = (double)g->xid_events;
-        hn_warn("gpu %u (%s): Xid %llu", g->index, g->pci_bus_id, notes[i].code);
+        if (n == 1)
+            hn_warn("gpu %u (%s): Xid %llu", g->index, g->pci_bus_id, code);
+        else
+            hn_warn("gpu %u (%s): %llu Xid events since the last cycle, the last Xid %llu",
+                    g->index, g->pci_bus_id, (unsigned long long)n, code);
     }
 }
 
@@ -455,17 +492,21 @@ int hn_gpus_collect(struct hn_gpu_set *s)
             return -ENODEV;
         hn_gpus_events_start(s);
     }
+    s->cycle_errors = 0;
     for (unsigned i = 0; i < s->count; i++) {
         struct hn_gpu *g = &s->gpus[i];
         int was_lost = g->lost;
+        if (!g->identified)
+            discover(s, i);
+        register_events(s, g);
         collect_one(s, g);
         if (g->lost && !was_lost)
             hn_warn("gpu %u (%s): GPU is lost; marking it down", g->index, g->pci_bus_id);
         else if (!g->lost && was_lost)
             hn_info("gpu %u (%s): GPU answers again", g->index, g->pci_bus_id);
     }
-    drain_xids(s);
-    return 0;
+    take_xids(s);
+    return s->cycle_errors ? -EIO : 0;
 }
 
 void hn_gpus_render(struct hn_gpu_set *s, struct hn_expo *e)
@@ -487,13 +528,19 @@ void hn_gpus_render(struct hn_gpu_set *s, struct hn_expo *e)
                    HN_GAUGE);
     for (unsigned i = 0; i < s->count; i++)
         hn_expo_sample(e, "houston_gpu_up", s->gpus[i].hlabels, s->gpus[i].lost ? 0 : 1);
+    hn_expo_family(e, "houston_gpu_nvml_errors_total",
+                   "NVML calls for the GPU that failed other than NOT_SUPPORTED or GPU_IS_LOST.",
+                   HN_COUNTER);
+    for (unsigned i = 0; i < s->count; i++)
+        hn_expo_sample(e, "houston_gpu_nvml_errors_total", s->gpus[i].hlabels,
+                       (double)s->gpus[i].nvml_errors);
     hn_expo_family(e, "houston_gpus", "GPUs NVML reports on this node.", HN_GAUGE);
     hn_expo_sample(e, "houston_gpus", NULL, s->open ? (double)s->count : NAN);
     hn_expo_family(e, "houston_nvml_up", "1 if the NVML library is loaded and initialised.",
                    HN_GAUGE);
     hn_expo_sample(e, "houston_nvml_up", NULL, s->open);
 
-    char labels[1024];
+    char labels[1600];
     int any_reasons = 0;
     for (unsigned i = 0; i < s->count; i++)
         any_reasons |= !isnan(s->gpus[i].v[HN_F_CLOCK_REASONS]);
@@ -559,15 +606,17 @@ static void *event_main(void *arg)
         if (ev.eventType != nvmlEventTypeXidCriticalError)
             continue;
         unsigned gpu = HN_MAX_GPUS;
+        pthread_mutex_lock(&s->lock);
         for (unsigned i = 0; i < s->count; i++) {
             if (s->gpus[i].dev == ev.device)
                 gpu = i;
         }
-        pthread_mutex_lock(&s->lock);
-        if (s->ring_len < HN_XID_RING)
-            s->ring[s->ring_len++] = (struct hn_xid_note){gpu, ev.eventData};
-        else
-            s->ring_dropped++;
+        if (gpu < HN_MAX_GPUS) {
+            s->xid_pending[gpu]++;
+            s->xid_last[gpu] = ev.eventData;
+        } else {
+            s->xid_unknown_device++;
+        }
         pthread_mutex_unlock(&s->lock);
     }
     return NULL;
@@ -587,24 +636,14 @@ int hn_gpus_events_start(struct hn_gpu_set *s)
         hn_warn("gpu: nvmlEventSetCreate: %s", hn_nvml_strerror(&s->nvml, rc));
         return -EIO;
     }
-    unsigned registered = 0;
-    for (unsigned i = 0; i < s->count; i++) {
-        if (!s->gpus[i].dev)
-            continue;
-        rc = s->nvml.ops.device_register_events(s->gpus[i].dev, nvmlEventTypeXidCriticalError,
-                                                s->events);
-        if (rc == NVML_SUCCESS)
-            registered++;
-        else
-            hn_info("gpu %u: no Xid events from NVML: %s", i, hn_nvml_strerror(&s->nvml, rc));
-    }
     s->stop = 0;
     if (pthread_create(&s->thread, NULL, event_main, s) != 0) {
         s->nvml.ops.event_set_free(s->events);
         return -EAGAIN;
     }
     s->thread_running = 1;
-    hn_debug("gpu: Xid event thread watching %u GPUs", registered);
+    for (unsigned i = 0; i < s->count; i++)
+        register_events(s, &s->gpus[i]);
     return 0;
 }
 
@@ -616,6 +655,8 @@ void hn_gpus_events_stop(struct hn_gpu_set *s)
     pthread_join(s->thread, NULL);
     s->thread_running = 0;
     s->nvml.ops.event_set_free(s->events);
+    for (unsigned i = 0; i < s->count; i++)
+        s->gpus[i].registered = 0;
 }
 
 /* The collector table row. */

@@ -13,9 +13,15 @@
  * not rendered; the first time a field is unsupported the log says so once. A GPU that
  * returns GPU_IS_LOST is marked lost (houston_gpu_up 0) and retried each cycle.
  *
- * Xid events: hn_gpus_events_start() runs one thread blocked in nvmlEventSetWait_v2; events
- * land in a small locked ring that hn_gpus_collect() drains. Everything else belongs to the
- * collect thread.
+ * Xid events: hn_gpus_events_start() runs one thread blocked in nvmlEventSetWait_v2; it adds
+ * each event to its GPU's pending count and last code under a lock, and hn_gpus_collect()
+ * takes them over. A burst cannot overflow anything: counts add up, the newest code wins.
+ * Everything else belongs to the collect thread.
+ *
+ * An NVML error other than NOT_SUPPORTED and GPU_IS_LOST is counted per GPU
+ * (houston_gpu_nvml_errors_total), logged once per GPU and field, and makes the cycle report
+ * an error. A GPU that was lost or unreadable at discovery is discovered again (identity,
+ * NVLinks, Xid registration) once it answers.
  */
 #ifndef HN_GPU_H
 #define HN_GPU_H
@@ -89,19 +95,16 @@ struct hn_gpu {
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
     char pci_bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
-    char labels[768];  /* dcgm-exporter's label set (DCGM_FI_* series), formatted once */
-    char hlabels[768]; /* the same in snake_case (houston_gpu_* series), formatted once */
-    int lost;          /* the last cycle saw NVML_ERROR_GPU_IS_LOST */
-    unsigned nlinks;   /* NVLinks that answered at discovery */
+    char labels[1536];  /* dcgm-exporter's label set (DCGM_FI_* series), formatted once */
+    char hlabels[1536]; /* the same in snake_case (houston_gpu_* series), formatted once */
+    int lost;           /* the last cycle saw NVML_ERROR_GPU_IS_LOST */
+    int identified;     /* UUID, name and PCI id were read */
+    int registered;     /* registered for Xid events */
+    unsigned nlinks;    /* NVLinks that answered at discovery */
     double v[HN_F_COUNT];
     double link[NVML_NVLINK_MAX_LINKS][HN_L_COUNT];
-    uint64_t xid_events; /* Xid events seen through NVML */
-    unsigned last_xid;
-};
-
-struct hn_xid_note {
-    unsigned gpu;
-    unsigned long long code;
+    uint64_t xid_events;  /* Xid events seen through NVML */
+    uint64_t nvml_errors; /* NVML calls that failed unexpectedly */
 };
 
 struct hn_gpu_set {
@@ -113,7 +116,8 @@ struct hn_gpu_set {
     unsigned count;
     struct hn_gpu gpus[HN_MAX_GPUS];
     uint64_t unsupported_logged[HN_MAX_GPUS]; /* one bit per field, says "once" */
-    uint64_t errors;                          /* NVML calls that failed unexpectedly */
+    uint64_t error_logged[HN_MAX_GPUS];       /* one bit per field, says "once" */
+    unsigned cycle_errors;                    /* unexpected NVML errors this cycle */
     uint64_t next_open_ns;                    /* retry time while NVML cannot be loaded */
     char open_error[256];
     /* Xid event thread */
@@ -121,10 +125,10 @@ struct hn_gpu_set {
     pthread_t thread;
     int thread_running;
     atomic_int stop;
-    pthread_mutex_t lock;
-    struct hn_xid_note ring[HN_XID_RING];
-    unsigned ring_len;
-    uint64_t ring_dropped;
+    pthread_mutex_t lock;                     /* guards the three fields below */
+    uint64_t xid_pending[HN_MAX_GPUS];        /* events not yet taken by collect */
+    unsigned long long xid_last[HN_MAX_GPUS]; /* newest code among them */
+    uint64_t xid_unknown_device;              /* events for a handle no GPU has */
 };
 
 /* Prepares the set; loads NVML and enumerates GPUs. A failure to load leaves the set usable

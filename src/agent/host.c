@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define SENSORS_MAX   256 /* hwmon sensors tracked */
-#define SENSOR_LABELS 256 /* preformatted hwmon="..",chip="..",sensor=".." */
+#define SENSOR_LABELS 512 /* preformatted hwmon="..",chip="..",sensor=".." */
 #define NAME_MAX_LEN  64  /* chip and sensor names from *_label and name files */
 
 /* ---- parsers ---------------------------------------------------------------------------- */
@@ -308,9 +308,15 @@ static void scan_hwmon(const char *root, const char *dir, unsigned num, struct s
         if (!sensor[0])
             (void)snprintf(sensor, sizeof(sensor), "%s%u", prefix, idx);
         size_t len = 0;
-        hn_expo_label(x->labels, sizeof(x->labels), &len, "hwmon", dir);
-        hn_expo_label(x->labels, sizeof(x->labels), &len, "chip", chip);
-        hn_expo_label(x->labels, sizeof(x->labels), &len, "sensor", sensor);
+        /* Two sensors must never render the same label set (Prometheus would refuse the
+         * whole scrape), so a sensor whose labels do not fit is left out, not cut. */
+        if (hn_expo_label(x->labels, sizeof(x->labels), &len, "hwmon", dir) ||
+            hn_expo_label(x->labels, sizeof(x->labels), &len, "chip", chip) ||
+            hn_expo_label(x->labels, sizeof(x->labels), &len, "sensor", sensor)) {
+            hn_warn("host: hwmon %s sensor %s: names too long for labels; not exported", dir,
+                    sensor);
+            continue;
+        }
         (*n)++;
     }
     closedir(d);

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -609,9 +610,15 @@ restart:
     return 1;
 }
 
+/* Bytes one hn_kmsg_read() may consume from a file that is being followed, so that a huge log
+ * (a 10 GB kern.log read from its start) is taken in slices, one per collection cycle, instead
+ * of holding up the cycle. One-shot readers (houston check) read to the end. */
+#define READ_BUDGET (4u << 20)
+
 static int read_lines(struct hn_kmsg *k, struct hn_xid_event *out, int max)
 {
     int n = 0;
+    size_t budget = (k->flags & HN_KMSG_ONESHOT) ? SIZE_MAX : READ_BUDGET;
     while (n < max) {
         char *line = k->buf + k->start;
         char *nl = memchr(line, '\n', k->len - k->start);
@@ -635,7 +642,10 @@ static int read_lines(struct hn_kmsg *k, struct hn_xid_event *out, int max)
             k->skipping = 1;
             k->len = 0;
         }
-        ssize_t got = read(k->fd, k->buf + k->len, sizeof(k->buf) - k->len);
+        if (budget == 0)
+            break;
+        size_t want = sizeof(k->buf) - k->len;
+        ssize_t got = read(k->fd, k->buf + k->len, want < budget ? want : budget);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -646,6 +656,7 @@ static int read_lines(struct hn_kmsg *k, struct hn_xid_event *out, int max)
         if (got > 0) {
             k->len += (size_t)got;
             k->off += got;
+            budget -= (size_t)got;
             continue;
         }
         /* End of file, or the writer of a pipe went away. */

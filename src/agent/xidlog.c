@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #define MAX_CODES 256 /* distinct (kind, code) pairs counted */
 #define MAX_DEVS  128 /* distinct PCI devices whose last event is kept */
@@ -40,8 +42,40 @@ struct xidlog {
     struct dev_last devs[MAX_DEVS];
     unsigned ndevs;
     uint64_t fatal;
+    unsigned logged; /* reports logged this cycle */
+    uint64_t next_open_ns;
     struct hn_complain complain;
 };
+
+#define REOPEN_NS     (60ull * 1000000000ull)
+#define LOG_PER_CYCLE 5
+
+/*
+ * /dev/kmsg is read from the oldest record the kernel still holds, so an Xid from just before
+ * the agent (re)started is seen; a log file is followed from its end, like tail -F, so that a
+ * restart does not report a whole kern.log as new.
+ */
+static struct hn_kmsg *open_log(const char *path, char *err, size_t errsize)
+{
+    struct stat st;
+    int flags = stat(path, &st) == 0 && S_ISCHR(st.st_mode) ? HN_KMSG_FROM_START : 0;
+    return hn_kmsg_open(path, flags, err, errsize);
+}
+
+/* The report's own time when the line carried one, else now. */
+static double event_time(const struct hn_xid_event *ev)
+{
+    if (ev->ts_kind == HN_TS_WALL)
+        return ev->ts;
+    if (ev->ts_kind == HN_TS_BOOT) {
+        struct timespec boot;
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        double up = (double)boot.tv_sec + (double)boot.tv_nsec / 1e9;
+        if (ev->ts <= up)
+            return hn_wall_s() - (up - ev->ts);
+    }
+    return hn_wall_s();
+}
 
 static int xl_init(const struct hn_agent_config *cfg, void **state)
 {
@@ -51,9 +85,11 @@ static int xl_init(const struct hn_agent_config *cfg, void **state)
     x->cat = hn_xid_catalog_new(cfg->xid_catalog, err, sizeof(err));
     if (!x->cat)
         hn_warn("xid: %s; Xids are counted but not classified", err);
-    x->k = hn_kmsg_open(cfg->kmsg, HN_KMSG_FROM_START, err, sizeof(err));
-    if (!x->k)
-        hn_warn("xid: %s; retrying each cycle", err);
+    x->k = open_log(cfg->kmsg, err, sizeof(err));
+    if (!x->k) {
+        hn_complain(&x->complain, "xid: %s; retrying every 60 s", err);
+        x->next_open_ns = hn_mono_ns() + REOPEN_NS;
+    }
     *state = x;
     return 0;
 }
@@ -95,22 +131,28 @@ dev:
                       ev->kind == HN_XID ? "xid" : "sxid");
     }
     x->devs[i].code = ev->code;
-    x->devs[i].ts = hn_wall_s();
-    hn_warn("%s %u on %s: %s", ev->kind == HN_XID ? "Xid" : "SXid", ev->code, ev->pci, ev->msg);
+    x->devs[i].ts = event_time(ev);
+    /* A storm of reports is summarised, not logged line by line (see xl_collect). */
+    if (x->logged++ < LOG_PER_CYCLE)
+        hn_warn("%s %u on %s: %s", ev->kind == HN_XID ? "Xid" : "SXid", ev->code, ev->pci, ev->msg);
 }
 
 static int xl_collect(void *state)
 {
     struct xidlog *x = state;
     if (!x->k) {
+        if (hn_mono_ns() < x->next_open_ns)
+            return -ENOENT;
         char err[512];
-        x->k = hn_kmsg_open(x->path, 0, err, sizeof(err));
+        x->k = open_log(x->path, err, sizeof(err));
         if (!x->k) {
-            hn_complain(&x->complain, "xid: %s", err);
+            hn_complain(&x->complain, "xid: %s; retrying every 60 s", err);
+            x->next_open_ns = hn_mono_ns() + REOPEN_NS;
             return -ENOENT;
         }
         hn_complain_clear(&x->complain, "xid: reading %s again", x->path);
     }
+    x->logged = 0;
     struct hn_xid_event ev[16];
     int n;
     /* Bounded: at most 64 batches per cycle, so a flood cannot starve the other collectors. */
@@ -121,6 +163,9 @@ static int xl_collect(void *state)
         for (int i = 0; i < n; i++)
             count(x, &ev[i]);
     }
+    if (x->logged > LOG_PER_CYCLE)
+        hn_warn("xid: %u more Xid/SXid reports this cycle (see houston_xid_events_total)",
+                x->logged - LOG_PER_CYCLE);
     if (n < 0) {
         hn_complain(&x->complain, "xid: reading %s: %s", x->path, strerror(-n));
         return n;
@@ -167,7 +212,9 @@ static void xl_render(void *state, struct hn_expo *e)
         for (unsigned i = 0; i < x->ndevs; i++)
             hn_expo_sample(e, "houston_xid_last_code", x->devs[i].labels, x->devs[i].code);
         hn_expo_family(e, "houston_xid_last_timestamp_seconds",
-                       "Unix time the agent read the last Xid/SXid per PCI device.", HN_GAUGE);
+                       "Unix time of the last Xid/SXid per PCI device (the line's own time "
+                       "when it has one, else when the agent read it).",
+                       HN_GAUGE);
         for (unsigned i = 0; i < x->ndevs; i++)
             hn_expo_sample(e, "houston_xid_last_timestamp_seconds", x->devs[i].labels,
                            x->devs[i].ts);

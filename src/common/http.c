@@ -82,9 +82,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     } else {
         hn_buf_puts(&reply.body, "not found\n");
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        reply.body.len, reply.body.data ? reply.body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
-    hn_buf_fini(&reply.body);
+    /* The body's allocation is handed to libmicrohttpd, which frees it: no second copy. */
+    struct MHD_Response *resp;
+    if (reply.body.data) {
+        resp =
+            MHD_create_response_from_buffer(reply.body.len, reply.body.data, MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+            hn_buf_fini(&reply.body);
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", reply.content_type);

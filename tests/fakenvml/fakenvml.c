@@ -19,6 +19,7 @@
 #include "profiles.h"
 #include "state.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -105,6 +106,8 @@ static void read_state_file(void)
     if (fd >= 0) {
         while (n < MAX_FILE) {
             ssize_t r = read(fd, text + n, MAX_FILE - n);
+            if (r < 0 && errno == EINTR)
+                continue;
             if (r <= 0)
                 break;
             n += (size_t)r;
@@ -307,7 +310,7 @@ static nvmlReturn_t end(nvmlReturn_t rc)
         account_calls++;
     pthread_mutex_unlock(&lock);
     if (acc)
-        account_ns += hn_mono_ns() - t0; /* single-threaded benchmarks only */
+        __atomic_fetch_add(&account_ns, hn_mono_ns() - t0, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -987,6 +990,6 @@ void hn_fakenvml_account(unsigned long long *calls, unsigned long long *ns)
 {
     pthread_mutex_lock(&lock);
     *calls = account_calls;
-    *ns = account_ns;
+    *ns = __atomic_load_n(&account_ns, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
 }

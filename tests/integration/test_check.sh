@@ -19,9 +19,9 @@ verdict() {
         --sysfs-root "$work/sys" --kmsg "$2" --expect-gpus 8 "${@:3}" 2>"$work/err")
     rc=$?
 }
-# expect_fault DESCRIPTION REGEX STATE_LINES [KMSG]
+# expect_fault DESCRIPTION REGEX STATE_LINES [KMSG [extra flags]]
 expect_fault() {
-    verdict "$3" "${4:-$work/empty.log}"
+    verdict "$3" "${4:-$work/empty.log}" "${@:5}"
     if [ "$rc" = 1 ] && grep -qE "^houston: $2" <<<"$out"; then
         pass "$1: exit 1, '$out'"
     else
@@ -65,6 +65,14 @@ expect_fault "two faults: first named, count of the rest" "GPU 1 .*lost.*\(\+1 m
 verdict "" "$work/empty.log" --nvml-lib /nonexistent/libnvidia-ml.so.1
 check_eq "missing NVML library: exit 1" 1 "$rc"
 check "missing NVML library: says so" grep -q '^houston: NVML unavailable: cannot load NVML' <<<"$out"
+
+expect_fault "fewer IB ports than expected" "9 InfiniBand/RoCE ports found, 10 expected" "" \
+    "$work/empty.log" --expect-ib-ports 10
+verdict "" "$work/no-such.log"
+check_eq "unreadable kernel log: the check cannot run, exit 2" 2 "$rc"
+check "unreadable kernel log: says so" grep -q '^houston: check failed to run: cannot read the kernel log' <<<"$out"
+verdict "" "$work/empty.log" --xid-catalog "$work/no-such.csv"
+check_eq "missing Xid catalog: exit 2" 2 "$rc"
 
 verdict "" "$work/empty.log" --expect-gpus banana
 check_eq "bad flag value: exit 2" 2 "$rc"

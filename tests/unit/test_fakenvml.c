@@ -6,23 +6,13 @@
  * must agree with its nvidia-smi capture in tests/fixtures/nvidia-smi/hardware/, and every knob
  * of the state file (docs/fakenvml.md) must take effect, including while NVML is in use.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "agent/nvml.h"
 #include "agent/nvml_abi.h"
-#include "common/util.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define MIB 1048576ull
 
@@ -113,33 +103,7 @@ static const struct {
 };
 
 static struct fake F;
-static char dir[64];
-static char state_path[128];
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Replaces the state file atomically (new inode), as a test driving the agent would. */
-static void write_state(const char *content)
-{
-    char tmp[160];
-    (void)snprintf(tmp, sizeof(tmp), "%s.tmp", state_path);
-    FILE *f = fopen(tmp, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(content, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-    assert_int_equal(rename(tmp, state_path), 0);
-}
-
-/* Rewrites the state while NVML is initialised and waits past the library's 50 ms check. */
-static void change_state(const char *content)
-{
-    write_state(content);
-    sleep_ms(120);
-}
+static char state_path[PATH_MAX];
 
 static nvmlDevice_t dev(unsigned i)
 {
@@ -151,7 +115,7 @@ static nvmlDevice_t dev(unsigned i)
 
 static void init_with(const char *content)
 {
-    write_state(content);
+    tu_replace_file(state_path, content);
     assert_int_equal(F.init(), NVML_SUCCESS);
 }
 
@@ -176,10 +140,8 @@ static int group_setup(void **unused)
         }
         memcpy((char *)&F + syms[i].off, &p, sizeof(p));
     }
-    hn_strlcpy(dir, "/tmp/hn-fakenvml-XXXXXX", sizeof(dir));
-    if (!mkdtemp(dir))
-        return -1;
-    (void)snprintf(state_path, sizeof(state_path), "%s/state", dir);
+    tu_tmpdir_setup(NULL);
+    (void)snprintf(state_path, sizeof(state_path), "%s/state", tu_tmpdir());
     setenv("HN_FAKENVML_STATE", state_path, 1);
     return 0;
 }
@@ -187,8 +149,7 @@ static int group_setup(void **unused)
 static int group_teardown(void **unused)
 {
     (void)unused;
-    unlink(state_path);
-    rmdir(dir);
+    tu_tmpdir_teardown(NULL);
     if (F.dl)
         dlclose(F.dl);
     return 0;
@@ -348,7 +309,7 @@ static void test_live_values(void **unused)
     assert_int_equal(F.energy(dev(0), &e0), NVML_SUCCESS);
     assert_int_equal(F.power(dev(0), &p), NVML_SUCCESS);
     uint64_t t0 = hn_mono_ns();
-    sleep_ms(300);
+    tu_sleep_ms(300);
     assert_int_equal(F.energy(dev(0), &e1), NVML_SUCCESS);
     double dt = (double)(hn_mono_ns() - t0) / 1e9;
     /* mW * s = mJ; power may move by a few percent between seconds. */
@@ -363,13 +324,13 @@ static void test_live_values(void **unused)
     }
     assert_true(distinct >= 4);
 
-    change_state("jitter off\nload 50\n");
+    tu_fakenvml_change(state_path, "jitter off\nload 50\n");
     nvmlUtilization_t u;
     assert_int_equal(F.util(dev(3), &u), NVML_SUCCESS);
     assert_int_equal(u.gpu, 50);
     assert_int_equal(u.memory, 30);
 
-    change_state("load 0\n");
+    tu_fakenvml_change(state_path, "load 0\n");
     unsigned long long r;
     unsigned clk;
     assert_int_equal(F.util(dev(3), &u), NVML_SUCCESS);
@@ -382,17 +343,6 @@ static void test_live_values(void **unused)
 }
 
 /* ---- profiles agree with the captures they cite ---- */
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *buf = xmalloc(1 << 20);
-    *len = fread(buf, 1, (1 << 20) - 1, f);
-    buf[*len] = '\0';
-    (void)fclose(f);
-    return buf;
-}
 
 /* Text of the first <tag> at or after *pos; advances *pos past it. */
 static void xml_next(const char *xml, const char **pos, const char *tag, char *out, size_t size)
@@ -417,10 +367,8 @@ static long xml_num(const char *s)
 
 static void check_capture(const char *model, const char *file)
 {
-    char path[512], state[64], want[128], got[128];
-    (void)snprintf(path, sizeof(path), "%s/nvidia-smi/hardware/%s", getenv("HN_FIXTURES"), file);
-    size_t len;
-    char *xml = slurp(path, &len);
+    char path[PATH_MAX], state[64], want[128], got[128];
+    char *xml = tu_slurp(tu_fixture(path, sizeof(path), "nvidia-smi/hardware/%s", file), NULL);
     const char *pos = NULL;
 
     (void)snprintf(state, sizeof(state), "model %s\n", model);
@@ -661,7 +609,7 @@ static void test_knobs(void **unused)
     assert_int_equal(r, nvmlClocksEventReasonSwThermalSlowdown);
     assert_int_equal(F.clock(g5, NVML_CLOCK_SM, &v), NVML_SUCCESS);
     assert_int_equal(v, 1200);
-    sleep_ms(100);
+    tu_sleep_ms(100);
     nvmlViolationTime_t vt;
     assert_int_equal(F.violation(g5, NVML_PERF_POLICY_THERMAL, &vt), NVML_SUCCESS);
     assert_true(vt.violationTime >= 50000000ull);
@@ -700,10 +648,10 @@ static void test_init_fail(void **unused)
 {
     (void)unused;
     unsigned n;
-    write_state("init_fail 9\n");
+    tu_replace_file(state_path, "init_fail 9\n");
     assert_int_equal(F.init(), NVML_ERROR_DRIVER_NOT_LOADED);
     assert_int_equal(F.count(&n), NVML_ERROR_UNINITIALIZED);
-    write_state("gpu 0 util 10\n");
+    tu_replace_file(state_path, "gpu 0 util 10\n");
     assert_int_equal(F.init(), NVML_SUCCESS);
     assert_int_equal(F.shutdown(), NVML_SUCCESS);
 }
@@ -717,7 +665,7 @@ static void test_gpu_lost_live(void **unused)
     unsigned v, n;
     assert_int_equal(F.temp(g3, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
 
-    change_state("gpu 3 lost\n");
+    tu_fakenvml_change(state_path, "gpu 3 lost\n");
     assert_int_equal(F.count(&n), NVML_SUCCESS);
     assert_int_equal(n, 8);
     assert_ptr_equal(dev(3), g3);
@@ -732,9 +680,9 @@ static void test_gpu_lost_live(void **unused)
     assert_int_equal(F.fields(g3, 1, &fv), NVML_ERROR_GPU_IS_LOST);
     assert_int_equal(F.temp(dev(2), NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
 
-    change_state("count 2\n");
+    tu_fakenvml_change(state_path, "count 2\n");
     assert_int_equal(F.temp(g3, NVML_TEMPERATURE_GPU, &v), NVML_ERROR_GPU_IS_LOST);
-    change_state("");
+    tu_fakenvml_change(state_path, "");
     assert_int_equal(F.temp(g3, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
     assert_int_equal(F.shutdown(), NVML_SUCCESS);
 }
@@ -785,11 +733,11 @@ static void test_xid_once(void **unused)
     struct waiter w = {.set = set, .timeout_ms = 3000};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
-    sleep_ms(150);
+    tu_sleep_ms(150);
     unsigned v;
     for (int k = 0; k < 20; k++)
         assert_int_equal(F.power(dev(k % 8), &v), NVML_SUCCESS);
-    write_state("gpu 0 xid 79 id=1\ngpu 0 xid 94 id=2\ngpu 1 xid 48 id=1\n");
+    tu_replace_file(state_path, "gpu 0 xid 79 id=1\ngpu 0 xid 94 id=2\ngpu 1 xid 48 id=1\n");
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_int_equal(w.rc, NVML_SUCCESS);
     assert_int_equal(w.data.eventData, 94);
@@ -827,7 +775,7 @@ static void test_xid_on_lost_gpu(void **unused)
     for (unsigned i = 0; i < 8; i++)
         assert_int_equal(F.register_events(dev(i), nvmlEventTypeXidCriticalError, set),
                          NVML_SUCCESS);
-    change_state("gpu 5 lost\ngpu 5 xid 79 id=100\n");
+    tu_fakenvml_change(state_path, "gpu 5 lost\ngpu 5 xid 79 id=100\n");
     assert_int_equal(F.set_wait(set, &data, 500), NVML_SUCCESS);
     assert_ptr_equal(data.device, dev(5));
     assert_int_equal(data.eventData, 79);

@@ -2,88 +2,31 @@
  * test_host.c - the host collector and its /proc parsers, against tests/fixtures/host (real
  * file-nr/file-max from gpud, synthetic loadavg/meminfo/stat/uptime/hwmon; see SOURCE.md).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "agent/config.h"
-#include "agent/expo.h"
 #include "agent/host.h"
-#include "common/buf.h"
-#include "common/util.h"
 
 #include <errno.h>
-#include <ftw.h>
-#include <limits.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-static void fixture(char *out, size_t size, const char *sub)
+#define HOST (&hn_collector_host)
+
+/* Points cfg (zeroed first) at the proc and sys roots. */
+static void set_roots(struct hn_agent_config *cfg, const char *proc, const char *sys)
 {
-    const char *f = getenv("HN_FIXTURES");
-    assert_non_null(f);
-    snprintf(out, size, "%s/host/%s", f, sub);
+    memset(cfg, 0, sizeof(*cfg));
+    assert_true(hn_strlcpy(cfg->proc_root, proc, sizeof(cfg->proc_root)) < sizeof(cfg->proc_root));
+    assert_true(hn_strlcpy(cfg->sysfs_root, sys, sizeof(cfg->sysfs_root)) <
+                sizeof(cfg->sysfs_root));
 }
 
-/* Each family has HELP then TYPE once, its samples follow contiguously, counters end _total. */
-static void check_exposition(const char *text)
+/* Starts the host collector on the proc and sys roots; b gets a 1 MiB cap. */
+static void *open_host(const char *proc, const char *sys, struct hn_buf *b)
 {
-    char family[128] = "";
-    char seen[4096] = " ";
-    size_t seen_len = 1;
-    for (const char *line = text; *line;) {
-        const char *nl = strchr(line, '\n');
-        assert_non_null(nl);
-        char buf[1024];
-        size_t n = (size_t)(nl - line);
-        assert_true(n < sizeof(buf));
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        if (strncmp(buf, "# HELP ", 7) == 0) {
-            char *sp = strchr(buf + 7, ' ');
-            assert_non_null(sp);
-            *sp = '\0';
-            hn_strlcpy(family, buf + 7, sizeof(family));
-            char key[140];
-            snprintf(key, sizeof(key), " %s ", family);
-            assert_null(strstr(seen, key));
-            int w = snprintf(seen + seen_len, sizeof(seen) - seen_len, "%s ", family);
-            assert_true(w > 0 && (size_t)w < sizeof(seen) - seen_len);
-            seen_len += (size_t)w;
-        } else if (strncmp(buf, "# TYPE ", 7) == 0) {
-            size_t fl = strlen(family);
-            assert_int_equal(strncmp(buf + 7, family, fl), 0);
-            const char *type = buf + 7 + fl + 1;
-            if (strcmp(type, "counter") == 0)
-                assert_true(fl > 6 && strcmp(family + fl - 6, "_total") == 0);
-            else
-                assert_string_equal(type, "gauge");
-        } else {
-            size_t fl = strlen(family);
-            assert_true(fl > 0);
-            assert_int_equal(strncmp(buf, family, fl), 0);
-            assert_true(buf[fl] == '{' || buf[fl] == ' ');
-        }
-        line = nl + 1;
-    }
-}
-
-static int cycle(void *st, struct hn_buf *b)
-{
-    int rc = hn_collector_host.collect(st);
-    hn_buf_reset(b);
-    struct hn_expo e;
-    hn_expo_init(&e, b);
-    hn_collector_host.render(st, &e);
-    assert_false(e.truncated);
-    check_exposition(b->data);
-    return rc;
+    struct hn_agent_config cfg;
+    set_roots(&cfg, proc, sys);
+    return tu_collector_open(HOST, &cfg, b);
 }
 
 static void test_parse_loadavg_uptime(void **unused)
@@ -152,7 +95,7 @@ static void test_file_handles(void **unused)
     assert_int_equal(hn_host_parse_file_nr("1 2", &a, &m), -EINVAL);
 
     char proc[PATH_MAX];
-    fixture(proc, sizeof(proc), "proc");
+    tu_fixture(proc, sizeof(proc), "host/proc");
     a = m = 0;
     assert_int_equal(hn_host_file_handles(proc, &a, &m), 0);
     assert_int_equal(a, 1002592);
@@ -164,34 +107,28 @@ static void test_file_handles(void **unused)
 static void test_collector(void **unused)
 {
     (void)unused;
-    struct hn_agent_config cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    fixture(cfg.proc_root, sizeof(cfg.proc_root), "proc");
-    fixture(cfg.sysfs_root, sizeof(cfg.sysfs_root), "sys");
-    void *st = NULL;
-    assert_int_equal(hn_collector_host.init(&cfg, &st), 0);
+    char proc[PATH_MAX], sys[PATH_MAX];
     struct hn_buf b;
-    hn_buf_init(&b, 1 << 20);
-    assert_int_equal(cycle(st, &b), 0);
+    void *st = open_host(tu_fixture(proc, sizeof(proc), "host/proc"),
+                         tu_fixture(sys, sizeof(sys), "host/sys"), &b);
+    assert_int_equal(tu_collector_cycle(HOST, st, &b), 0);
     const char *t = b.data;
 
-    assert_non_null(strstr(t, "# TYPE houston_host_load1 gauge\nhouston_host_load1 1.250000\n"));
-    assert_non_null(strstr(t, "\nhouston_host_load5 0.750000\n"));
-    assert_non_null(strstr(t, "\nhouston_host_load15 0.500000\n"));
+    assert_non_null(strstr(t, "# TYPE houston_host_load1 gauge\nhouston_host_load1 1.25\n"));
+    assert_non_null(strstr(t, "\nhouston_host_load5 0.75\n"));
+    assert_non_null(strstr(t, "\nhouston_host_load15 0.5\n"));
     assert_non_null(strstr(t, "\nhouston_host_memory_total_bytes 2164216000512\n"));
     assert_non_null(strstr(t, "\nhouston_host_memory_available_bytes 2049264196608\n"));
     assert_non_null(strstr(t, "# TYPE houston_host_cpu_seconds_total counter\n"));
     if (sysconf(_SC_CLK_TCK) == 100) {
         assert_non_null(strstr(t, "\nhouston_host_cpu_seconds_total{mode=\"user\"} 10\n"));
         assert_non_null(strstr(t, "\nhouston_host_cpu_seconds_total{mode=\"idle\"} 400\n"));
-        assert_non_null(strstr(t, "\nhouston_host_cpu_seconds_total{mode=\"steal\"} 0.800000\n"));
-        assert_non_null(
-            strstr(t, "\nhouston_host_cpu_guest_seconds_total{mode=\"user\"} 0.900000\n"));
-        assert_non_null(
-            strstr(t, "\nhouston_host_cpu_guest_seconds_total{mode=\"nice\"} 0.100000\n"));
+        assert_non_null(strstr(t, "\nhouston_host_cpu_seconds_total{mode=\"steal\"} 0.8\n"));
+        assert_non_null(strstr(t, "\nhouston_host_cpu_guest_seconds_total{mode=\"user\"} 0.9\n"));
+        assert_non_null(strstr(t, "\nhouston_host_cpu_guest_seconds_total{mode=\"nice\"} 0.1\n"));
     }
     assert_null(strstr(t, "houston_host_cpu_seconds_total{mode=\"guest"));
-    assert_non_null(strstr(t, "\nhouston_host_uptime_seconds 123456.780000\n"));
+    assert_non_null(strstr(t, "\nhouston_host_uptime_seconds 123456.78\n"));
     assert_non_null(strstr(t, "\nhouston_host_file_handles_allocated 1002592\n"));
     assert_non_null(strstr(t, "\nhouston_host_file_handles_max 1000000\n"));
 
@@ -199,9 +136,9 @@ static void test_collector(void **unused)
     assert_non_null(strstr(t, TEMP "{hwmon=\"hwmon0\",chip=\"coretemp\",sensor=\"Package id 0\"} "
                                    "45\n"));
     assert_non_null(
-        strstr(t, TEMP "{hwmon=\"hwmon0\",chip=\"coretemp\",sensor=\"Core 0\"} 43.500000\n"));
+        strstr(t, TEMP "{hwmon=\"hwmon0\",chip=\"coretemp\",sensor=\"Core 0\"} 43.5\n"));
     assert_non_null(
-        strstr(t, TEMP "{hwmon=\"hwmon1\",chip=\"nvme\",sensor=\"Composite\"} 38.850000\n"));
+        strstr(t, TEMP "{hwmon=\"hwmon1\",chip=\"nvme\",sensor=\"Composite\"} 38.85\n"));
     assert_non_null(strstr(t, TEMP "{hwmon=\"hwmon1\",chip=\"nvme\",sensor=\"temp3\"} -5\n"));
     const char *h10 = strstr(t, TEMP "{hwmon=\"hwmon10\",chip=\"nvme\",sensor=\"Composite\"} 40\n");
     assert_non_null(h10);
@@ -210,32 +147,12 @@ static void test_collector(void **unused)
 
 #define POWER "\nhouston_host_hwmon_power_watts"
     assert_non_null(
-        strstr(t, POWER "{hwmon=\"hwmon2\",chip=\"power_meter\",sensor=\"power1\"} 412.500000\n"));
+        strstr(t, POWER "{hwmon=\"hwmon2\",chip=\"power_meter\",sensor=\"power1\"} 412.5\n"));
     assert_non_null(
         strstr(t, POWER "{hwmon=\"hwmon2\",chip=\"power_meter\",sensor=\"PSU 2\"} 350\n"));
     assert_null(strstr(t, "power1\"} 400")); /* power1_average lost to power1_input */
 
-    hn_buf_fini(&b);
-    hn_collector_host.fini(st);
-}
-
-static char tmp_root[PATH_MAX];
-
-static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void write_text(const char *rel, const char *text)
-{
-    char path[PATH_MAX * 2];
-    snprintf(path, sizeof(path), "%s/%s", tmp_root, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    tu_collector_close(HOST, st, &b);
 }
 
 /* A proc root where only a broken loadavg exists and no hwmon: every sample is skipped, every
@@ -243,20 +160,13 @@ static void write_text(const char *rel, const char *text)
 static void test_unreadable_sources(void **unused)
 {
     (void)unused;
-    snprintf(tmp_root, sizeof(tmp_root), "%s/hn-host-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    assert_non_null(mkdtemp(tmp_root));
-    write_text("loadavg", "not a number\n");
+    char tmp_root[PATH_MAX];
+    tu_mkdtemp(tmp_root, sizeof(tmp_root), "host");
+    tu_write_in(NULL, 0, tmp_root, "loadavg", "not a number\n");
 
-    struct hn_agent_config cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    hn_strlcpy(cfg.proc_root, tmp_root, sizeof(cfg.proc_root));
-    hn_strlcpy(cfg.sysfs_root, "/nonexistent-houston-root", sizeof(cfg.sysfs_root));
-    void *st = NULL;
-    assert_int_equal(hn_collector_host.init(&cfg, &st), 0);
     struct hn_buf b;
-    hn_buf_init(&b, 1 << 20);
-    assert_true(cycle(st, &b) < 0);
+    void *st = open_host(tmp_root, "/nonexistent-houston-root", &b);
+    assert_true(tu_collector_cycle(HOST, st, &b) < 0);
     const char *t = b.data;
     assert_non_null(strstr(t, "# TYPE houston_host_load1 gauge\n"));
     assert_null(strstr(t, "\nhouston_host_load1 "));
@@ -265,18 +175,18 @@ static void test_unreadable_sources(void **unused)
     assert_null(strstr(t, "\nhouston_host_file_handles_max "));
     assert_null(strstr(t, "hwmon"));
 
-    write_text("loadavg", "0.01 0.02 0.03 1/2 3\n");
-    assert_true(cycle(st, &b) < 0); /* meminfo and the rest are still missing */
-    assert_non_null(strstr(b.data, "\nhouston_host_load15 0.030000\n"));
+    tu_write_in(NULL, 0, tmp_root, "loadavg", "0.01 0.02 0.03 1/2 3\n");
+    assert_true(tu_collector_cycle(HOST, st, &b) < 0); /* meminfo and the rest are still missing */
+    assert_non_null(strstr(b.data, "\nhouston_host_load15 0.03\n"));
 
-    hn_buf_fini(&b);
-    hn_collector_host.fini(st);
-    assert_int_equal(nftw(tmp_root, remove_one, 8, FTW_DEPTH | FTW_PHYS), 0);
+    tu_collector_close(HOST, st, &b);
+    tu_remove_tree(tmp_root);
 
     /* Without a readable loadavg the proc root is wrong: init refuses. */
-    hn_strlcpy(cfg.proc_root, "/nonexistent-houston-root", sizeof(cfg.proc_root));
+    struct hn_agent_config cfg;
+    set_roots(&cfg, "/nonexistent-houston-root", "/nonexistent-houston-root");
     st = NULL;
-    assert_int_equal(hn_collector_host.init(&cfg, &st), -ENOENT);
+    assert_int_equal(HOST->init(&cfg, &st), -ENOENT);
     assert_null(st);
 }
 

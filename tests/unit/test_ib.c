@@ -2,102 +2,15 @@
  * test_ib.c - the InfiniBand collector and port scan against the H100 sysfs snapshot in
  * tests/fixtures/sysfs-h100 (SOURCE.md there), plus a temporary copy that the tests edit.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "agent/config.h"
-#include "agent/expo.h"
 #include "agent/ib.h"
-#include "common/buf.h"
-#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-static void fixture_root(char *out, size_t size)
-{
-    const char *f = getenv("HN_FIXTURES");
-    assert_non_null(f);
-    snprintf(out, size, "%s/sysfs-h100", f);
-}
-
-/* Checks the exposition rules the collector must keep: each family has HELP then TYPE once,
- * its samples follow it contiguously, and counter names end in _total. */
-static void check_exposition(const char *text)
-{
-    char family[128] = "";
-    char seen[4096] = " ";
-    size_t seen_len = 1;
-    const char *line = text;
-    while (*line) {
-        const char *nl = strchr(line, '\n');
-        assert_non_null(nl);
-        size_t n = (size_t)(nl - line);
-        char buf[1024];
-        assert_true(n < sizeof(buf));
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        if (strncmp(buf, "# HELP ", 7) == 0) {
-            char *sp = strchr(buf + 7, ' ');
-            assert_non_null(sp);
-            *sp = '\0';
-            hn_strlcpy(family, buf + 7, sizeof(family));
-            char key[140];
-            snprintf(key, sizeof(key), " %s ", family);
-            assert_null(strstr(seen, key)); /* no family twice */
-            int w = snprintf(seen + seen_len, sizeof(seen) - seen_len, "%s ", family);
-            assert_true(w > 0 && (size_t)w < sizeof(seen) - seen_len);
-            seen_len += (size_t)w;
-            assert_true(sp[1] != '\0'); /* non-empty help */
-        } else if (strncmp(buf, "# TYPE ", 7) == 0) {
-            size_t fl = strlen(family);
-            assert_int_equal(strncmp(buf + 7, family, fl), 0);
-            const char *type = buf + 7 + fl + 1;
-            if (strcmp(type, "counter") == 0)
-                assert_true(fl > 6 && strcmp(family + fl - 6, "_total") == 0);
-            else
-                assert_string_equal(type, "gauge");
-        } else {
-            size_t fl = strlen(family);
-            assert_true(fl > 0);
-            assert_int_equal(strncmp(buf, family, fl), 0);
-            assert_true(buf[fl] == '{' || buf[fl] == ' ');
-        }
-        line = nl + 1;
-    }
-}
-
-static int count_substr(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
-
-/* Runs one collect + render cycle into b (reset first); returns collect's result. */
-static int cycle(void *st, struct hn_buf *b)
-{
-    int rc = hn_collector_ib.collect(st);
-    hn_buf_reset(b);
-    struct hn_expo e;
-    hn_expo_init(&e, b);
-    hn_collector_ib.render(st, &e);
-    assert_false(e.truncated);
-    check_exposition(b->data);
-    return rc;
-}
+#define IB (&hn_collector_ib)
 
 static void test_parse(void **unused)
 {
@@ -134,7 +47,7 @@ static void test_scan(void **unused)
 {
     (void)unused;
     char root[PATH_MAX];
-    fixture_root(root, sizeof(root));
+    tu_fixture(root, sizeof(root), "sysfs-h100");
     struct hn_ib_port ports[HN_IB_MAX_PORTS];
     int n = hn_ib_scan(root, ports, HN_IB_MAX_PORTS);
     assert_int_equal(n, 9);
@@ -176,14 +89,10 @@ static void test_collector(void **unused)
     (void)unused;
     struct hn_agent_config cfg;
     memset(&cfg, 0, sizeof(cfg));
-    fixture_root(cfg.sysfs_root, sizeof(cfg.sysfs_root));
-    void *st = NULL;
-    assert_int_equal(hn_collector_ib.init(&cfg, &st), 0);
-    assert_non_null(st);
-
+    tu_fixture(cfg.sysfs_root, sizeof(cfg.sysfs_root), "sysfs-h100");
     struct hn_buf b;
-    hn_buf_init(&b, 1 << 20);
-    assert_int_equal(cycle(st, &b), 0);
+    void *st = tu_collector_open(IB, &cfg, &b);
+    assert_int_equal(tu_collector_cycle(IB, st, &b), 0);
     const char *t = b.data;
 
 #define L_IB(dev) "{device=\"" dev "\",port=\"1\",link_layer=\"InfiniBand\"}"
@@ -191,7 +100,7 @@ static void test_collector(void **unused)
     assert_non_null(strstr(t, "# TYPE houston_ib_port_up gauge\n"));
     assert_non_null(strstr(t, "houston_ib_port_up" L_IB("mlx5_0") " 1\n"));
     assert_non_null(strstr(t, "houston_ib_port_up" L_ETH " 1\n"));
-    assert_int_equal(count_substr(t, "\nhouston_ib_port_up{"), 9);
+    assert_int_equal(tu_count(t, "\nhouston_ib_port_up{"), 9);
     assert_non_null(strstr(t, "houston_ib_port_state" L_IB("mlx5_9") " 4\n"));
     assert_non_null(strstr(t, "houston_ib_port_phys_state" L_IB("mlx5_4") " 5\n"));
     assert_non_null(
@@ -210,20 +119,19 @@ static void test_collector(void **unused)
                               "link_layer=\"InfiniBand\",counter=\"out_of_sequence\"} 0\n"));
     assert_non_null(strstr(t, "counter=\"roce_adp_retrans\"}"));
     assert_null(strstr(t, "lifespan"));
-    assert_int_equal(count_substr(t, "\nhouston_ib_hw_events_total{"), 9 * 25);
+    assert_int_equal(tu_count(t, "\nhouston_ib_hw_events_total{"), 9 * 25);
     assert_non_null(strstr(t, "houston_ib_device_info{device=\"mlx5_bond_0\",hca_type=\"MT41692\","
                               "fw_ver=\"32.38.3056\",board_id=\"MT_0000000884\"} 1\n"));
-    assert_int_equal(count_substr(t, "\nhouston_ib_device_info{"), 9);
+    assert_int_equal(tu_count(t, "\nhouston_ib_device_info{"), 9);
     assert_non_null(strstr(t, "houston_ib_port_read_errors_total" L_IB("mlx5_1") " 0\n"));
 
     /* A second cycle renders the same text: no state leaks between cycles. */
     char *first = xstrdup(t);
-    assert_int_equal(cycle(st, &b), 0);
+    assert_int_equal(tu_collector_cycle(IB, st, &b), 0);
     assert_string_equal(first, b.data);
     free(first);
 
-    hn_buf_fini(&b);
-    hn_collector_ib.fini(st);
+    tu_collector_close(IB, st, &b);
 }
 
 /* ---- a writable copy of the fixture ----------------------------------------------------- */
@@ -254,53 +162,35 @@ static int copy_one(const char *path, const struct stat *sb, int flag, struct FT
     return rc;
 }
 
-static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* Writes text to root/class/infiniband/rel. */
+static void write_ib(const char *root, const char *rel, const char *text)
 {
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void remove_tree(const char *path)
-{
-    assert_int_equal(nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
-
-static void write_text(const char *root, const char *rel, const char *text)
-{
-    char path[PATH_MAX * 2];
-    snprintf(path, sizeof(path), "%s/class/infiniband/%s", root, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    char dir[PATH_MAX];
+    (void)snprintf(dir, sizeof(dir), "%s/class/infiniband", root);
+    tu_write_in(NULL, 0, dir, rel, text);
 }
 
 static void test_changes_between_cycles(void **unused)
 {
     (void)unused;
-    fixture_root(copy_src, sizeof(copy_src));
-    snprintf(copy_dst, sizeof(copy_dst), "%s/hn-ib-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    assert_non_null(mkdtemp(copy_dst));
+    tu_fixture(copy_src, sizeof(copy_src), "sysfs-h100");
+    tu_mkdtemp(copy_dst, sizeof(copy_dst), "ib");
     assert_int_equal(nftw(copy_src, copy_one, 16, FTW_PHYS), 0);
 
     struct hn_agent_config cfg;
     memset(&cfg, 0, sizeof(cfg));
     hn_strlcpy(cfg.sysfs_root, copy_dst, sizeof(cfg.sysfs_root));
-    void *st = NULL;
-    assert_int_equal(hn_collector_ib.init(&cfg, &st), 0);
     struct hn_buf b;
-    hn_buf_init(&b, 1 << 20);
-    assert_int_equal(cycle(st, &b), 0);
+    void *st = tu_collector_open(IB, &cfg, &b);
+    assert_int_equal(tu_collector_cycle(IB, st, &b), 0);
     assert_non_null(strstr(b.data, "houston_ib_link_downed_total" L_IB("mlx5_0") " 0\n"));
 
     /* A link flap and a port going down show up in the next cycle. */
-    write_text(copy_dst, "mlx5_0/ports/1/counters/link_downed", "3\n");
-    write_text(copy_dst, "mlx5_4/ports/1/state", "1: DOWN\n");
-    write_text(copy_dst, "mlx5_4/ports/1/phys_state", "3: Disabled\n");
-    write_text(copy_dst, "mlx5_0/ports/1/hw_counters/out_of_sequence", "17");
-    assert_int_equal(cycle(st, &b), 0);
+    write_ib(copy_dst, "mlx5_0/ports/1/counters/link_downed", "3\n");
+    write_ib(copy_dst, "mlx5_4/ports/1/state", "1: DOWN\n");
+    write_ib(copy_dst, "mlx5_4/ports/1/phys_state", "3: Disabled\n");
+    write_ib(copy_dst, "mlx5_0/ports/1/hw_counters/out_of_sequence", "17");
+    assert_int_equal(tu_collector_cycle(IB, st, &b), 0);
     const char *t = b.data;
     assert_non_null(strstr(t, "houston_ib_link_downed_total" L_IB("mlx5_0") " 3\n"));
     assert_non_null(strstr(t, "houston_ib_port_up" L_IB("mlx5_4") " 0\n"));
@@ -315,11 +205,11 @@ static void test_changes_between_cycles(void **unused)
     assert_int_equal(ports[0].link_downed, 3);
 
     /* An unreadable counter and a vanished port: the rest keeps being served. */
-    write_text(copy_dst, "mlx5_6/ports/1/counters/symbol_error", "garbage\n");
+    write_ib(copy_dst, "mlx5_6/ports/1/counters/symbol_error", "garbage\n");
     char dir[PATH_MAX + 32];
     snprintf(dir, sizeof(dir), "%s/class/infiniband/mlx5_5", copy_dst);
-    remove_tree(dir);
-    assert_true(cycle(st, &b) < 0);
+    tu_remove_tree(dir);
+    assert_true(tu_collector_cycle(IB, st, &b) < 0);
     t = b.data;
     assert_null(strstr(t, "houston_ib_symbol_error_total" L_IB("mlx5_6")));
     assert_non_null(strstr(t, "houston_ib_symbol_error_total" L_IB("mlx5_7") " 0\n"));
@@ -333,13 +223,12 @@ static void test_changes_between_cycles(void **unused)
     assert_non_null(strstr(t, "houston_ib_link_downed_total" L_IB("mlx5_1") " 255\n"));
 
     /* The counter recovers. */
-    write_text(copy_dst, "mlx5_6/ports/1/counters/symbol_error", "42\n");
-    assert_true(cycle(st, &b) < 0); /* mlx5_5 is still gone */
+    write_ib(copy_dst, "mlx5_6/ports/1/counters/symbol_error", "42\n");
+    assert_true(tu_collector_cycle(IB, st, &b) < 0); /* mlx5_5 is still gone */
     assert_non_null(strstr(b.data, "houston_ib_symbol_error_total" L_IB("mlx5_6") " 42\n"));
 
-    hn_buf_fini(&b);
-    hn_collector_ib.fini(st);
-    remove_tree(copy_dst);
+    tu_collector_close(IB, st, &b);
+    tu_remove_tree(copy_dst);
 }
 
 static void test_no_infiniband(void **unused)
@@ -349,9 +238,9 @@ static void test_no_infiniband(void **unused)
     memset(&cfg, 0, sizeof(cfg));
     hn_strlcpy(cfg.sysfs_root, "/nonexistent-houston-root", sizeof(cfg.sysfs_root));
     void *st = NULL;
-    assert_int_equal(hn_collector_ib.init(&cfg, &st), -ENOENT);
+    assert_int_equal(IB->init(&cfg, &st), -ENOENT);
     assert_null(st);
-    hn_collector_ib.fini(NULL);
+    IB->fini(NULL);
 }
 
 int main(void)

@@ -2,11 +2,7 @@
  * test_kmsg.c - Xid/SXid line parsing and the kernel-log follower, over the real lines and
  * logs in tests/fixtures/xid (see its SOURCE.md).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "agent/kmsg.h"
 #include "common/xid.h"
@@ -14,32 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char *fixture(const char *name)
 {
-    static char path[4096];
-    const char *dir = getenv("HN_FIXTURES");
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/xid/%s", dir, name);
-    return path;
-}
-
-/* Reads a whole fixture file into a heap buffer. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *buf = malloc(1 << 20);
-    assert_non_null(buf);
-    *len = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
+    static char path[PATH_MAX];
+    return tu_fixture(path, sizeof(path), "xid/%s", name);
 }
 
 /* Parses exactly the bytes of s (copied to a buffer of that size, so ASan sees overreads). */
@@ -48,7 +23,7 @@ static int parse(const char *s, struct hn_xid_event *ev)
     size_t n = strlen(s);
     char *copy = malloc(n ? n : 1);
     assert_non_null(copy);
-    memcpy(copy, s, n);
+    memcpy(copy, s, n); /* NOLINT(bugprone-not-null-terminated-result): unterminated on purpose */
     memset(ev, 0x5a, sizeof(*ev));
     int r = hn_kmsg_parse_line(copy, n, ev);
     free(copy);
@@ -67,7 +42,7 @@ static void test_lines_csv(void **state)
 {
     (void)state;
     size_t len;
-    char *text = slurp(fixture("lines.csv"), &len);
+    char *text = tu_slurp(fixture("lines.csv"), &len);
     char err[128];
     struct hn_csv_reader r;
     hn_csv_reader_init(&r, text, len);
@@ -95,7 +70,7 @@ static void test_lines_invalid_csv(void **state)
 {
     (void)state;
     size_t len;
-    char *text = slurp(fixture("lines_invalid.csv"), &len);
+    char *text = tu_slurp(fixture("lines_invalid.csv"), &len);
     char err[128];
     struct hn_csv_reader r;
     hn_csv_reader_init(&r, text, len);
@@ -190,7 +165,7 @@ static void test_kmsg_records(void **state)
 {
     (void)state;
     size_t len;
-    char *text = slurp(fixture("kmsg.1.log"), &len);
+    char *text = tu_slurp(fixture("kmsg.1.log"), &len);
     const char *p = text, *end = text + len;
     uint64_t prev = 0;
     int records = 0;
@@ -370,6 +345,7 @@ static void test_truncations(void **state)
     static const char *const lines[] = {
         "6,3973,227996636,-;NVRM: Xid (PCI:0000:9b:00): 119, pid=1, name=a, b",
         "[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, x",
+        /* One line, split to fit. NOLINTNEXTLINE(bugprone-suspicious-missing-comma) */
         "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 NVRM: Xid (PCI:0000:38:00): 13, "
         "pid='<unknown>', name=<unknown>, Graphics",
         "[131453.740743] nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30",
@@ -412,16 +388,16 @@ static void test_long_message_utf8(void **state)
 
 /* ---- follower ---- */
 
+/* A scratch folder with the path of a log file in it (not created). */
 struct tmpdir {
-    char dir[64];
-    char log[128];
+    char dir[PATH_MAX];
+    char log[PATH_MAX + 16];
 };
 
 static void make_tmp(struct tmpdir *t)
 {
-    snprintf(t->dir, sizeof(t->dir), "/tmp/hn_test_kmsg_XXXXXX");
-    assert_non_null(mkdtemp(t->dir));
-    snprintf(t->log, sizeof(t->log), "%s/kern.log", t->dir);
+    tu_mkdtemp(t->dir, sizeof(t->dir), "kmsg");
+    (void)snprintf(t->log, sizeof(t->log), "%s/kern.log", t->dir);
 }
 
 static void append(const char *path, const char *text)
@@ -462,12 +438,12 @@ static void test_follow_file(void **state)
     assert_string_equal(ev[0].msg, "tail");
 
     /* An oversized line is skipped, counted once, and the next line is read. */
-    char *big = malloc(3 * HN_KMSG_LINE_MAX + 2);
+    char *big = malloc((size_t)3 * HN_KMSG_LINE_MAX + 2);
     assert_non_null(big);
-    memset(big, 'x', 3 * HN_KMSG_LINE_MAX);
+    memset(big, 'x', (size_t)3 * HN_KMSG_LINE_MAX);
     memcpy(big + 100, "NVRM: Xid (PCI:0000:9b:00): 31, hidden", 38);
-    big[3 * HN_KMSG_LINE_MAX] = '\n';
-    big[3 * HN_KMSG_LINE_MAX + 1] = '\0';
+    big[(size_t)3 * HN_KMSG_LINE_MAX] = '\n';
+    big[(size_t)3 * HN_KMSG_LINE_MAX + 1] = '\0';
     append(t.log, big);
     free(big);
     append(t.log, XID_LINE(63));
@@ -482,7 +458,7 @@ static void test_follow_file(void **state)
 
     /* Replaced (rename + create): the old file's unterminated last line still counts. */
     append(t.log, "[  3.0] NVRM: Xid (PCI:0000:9b:00): 95, last");
-    char old[160];
+    char old[PATH_MAX + 32];
     snprintf(old, sizeof(old), "%s.1", t.log);
     assert_int_equal(rename(t.log, old), 0);
     append(t.log, XID_LINE(119));
@@ -501,9 +477,7 @@ static void test_follow_file(void **state)
     assert_int_equal(st.lines, 6);
     hn_kmsg_close(k);
 
-    unlink(old);
-    unlink(t.log);
-    rmdir(t.dir);
+    tu_remove_tree(t.dir);
 }
 
 static void test_follow_max_and_errors(void **state)
@@ -542,8 +516,7 @@ static void test_follow_max_and_errors(void **state)
     assert_null(hn_kmsg_open(t.dir, 0, err, sizeof(err)));
     assert_null(hn_kmsg_open(NULL, 0, err, sizeof(err)));
 
-    unlink(t.log);
-    rmdir(t.dir);
+    tu_remove_tree(t.dir);
 }
 
 static void test_follow_fifo(void **state)
@@ -570,8 +543,7 @@ static void test_follow_fifo(void **state)
     assert_int_equal(ev[0].code, 20034);
     assert_true(ev[0].ts == 5.0);
     hn_kmsg_close(k);
-    unlink(t.log);
-    rmdir(t.dir);
+    tu_remove_tree(t.dir);
 }
 
 static void test_dev_kmsg(void **state)

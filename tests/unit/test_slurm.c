@@ -4,43 +4,16 @@
  * a fake scontrol written into a temporary folder (argv, errors, hangs, floods, missing
  * program), name and reason checks, the backend table and the dry-run backend.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
-#include "common/util.h"
 #include "sched/sched.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char *fixture(const char *name)
 {
-    static char path[4096];
-    const char *dir = getenv("HN_FIXTURES");
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/slurm/%s", dir, name);
-    return path;
-}
-
-/* Reads a whole file (at most 1 MiB) into a NUL-terminated heap buffer. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    char *buf = malloc((1 << 20) + 1);
-    assert_non_null(buf);
-    size_t n = fread(buf, 1, 1 << 20, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    static char path[PATH_MAX];
+    return tu_fixture(path, sizeof(path), "slurm/%s", name);
 }
 
 static int num(const char *s)
@@ -61,7 +34,7 @@ static const char *dash(const char *s)
 static void test_parse_expected(void **state)
 {
     (void)state;
-    char *table = slurp(fixture("show-node-expected.tsv"));
+    char *table = tu_slurp(fixture("show-node-expected.tsv"), NULL);
     int rows = 0;
     char *next = NULL;
 
@@ -73,19 +46,18 @@ static void test_parse_expected(void **state)
             continue;
         char *f[10];
         int n = 0;
-        for (char *p = line; n < 10; n++) {
+        for (char *p = line; p && n < 10; n++) {
             f[n] = p;
-            char *tab = strchr(p, '\t');
-            if (!tab) {
-                n++;
-                break;
-            }
-            *tab = '\0';
-            p = tab + 1;
+            p = strchr(p, '\t');
+            if (p)
+                *p++ = '\0';
         }
-        assert_int_equal(n, 10);
+        if (n != 10) {
+            fail_msg("%d fields in a row of show-node-expected.tsv, want 10", n);
+            break;
+        }
 
-        char *text = slurp(fixture(f[0]));
+        char *text = tu_slurp(fixture(f[0]), NULL);
         struct hn_sched_node node;
         int rc = hn_slurm_parse_node(text, f[1], &node);
         printf("parse %-32s %-8s -> rc=%d state=%s drain=%d responding=%d reason='%s' "
@@ -310,23 +282,19 @@ static const char fake_script[] =
     "exit 0\n";
 
 struct fake {
-    char dir[64];
-    char script[128];
-    char log[128];
+    char dir[PATH_MAX];
+    char script[PATH_MAX + 16];
+    char log[PATH_MAX + 16];
 };
 
 static int fake_setup(void **state)
 {
     struct fake *f = calloc(1, sizeof(*f));
     assert_non_null(f);
-    hn_strlcpy(f->dir, "/tmp/hn-test-slurm-XXXXXX", sizeof(f->dir));
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->script, sizeof(f->script), "%s/scontrol", f->dir);
-    snprintf(f->log, sizeof(f->log), "%s/calls.log", f->dir);
-    FILE *fp = fopen(f->script, "w");
-    assert_non_null(fp);
-    fputs(fake_script, fp);
-    fclose(fp);
+    tu_mkdtemp(f->dir, sizeof(f->dir), "slurm");
+    (void)snprintf(f->script, sizeof(f->script), "%s/scontrol", f->dir);
+    (void)snprintf(f->log, sizeof(f->log), "%s/calls.log", f->dir);
+    tu_write_file(f->script, fake_script);
     assert_int_equal(chmod(f->script, 0755), 0);
     setenv("FAKE_LOG", f->log, 1);
     *state = f;
@@ -336,9 +304,7 @@ static int fake_setup(void **state)
 static int fake_teardown(void **state)
 {
     struct fake *f = *state;
-    unlink(f->script);
-    unlink(f->log);
-    rmdir(f->dir);
+    tu_remove_tree(f->dir);
     free(f);
     return 0;
 }
@@ -362,7 +328,7 @@ static void open_fake(const struct fake *f, struct hn_sched *s, int timeout_ms, 
 {
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
-    hn_strlcpy(set.scontrol, f->script, sizeof(set.scontrol));
+    assert_true(hn_strlcpy(set.scontrol, f->script, sizeof(set.scontrol)) < sizeof(set.scontrol));
     set.timeout_ms = timeout_ms;
     set.output_max = max;
     assert_int_equal(hn_sched_init(s, "slurm", &set), 0);
@@ -375,7 +341,7 @@ static void test_slurm_commands(void **state)
     struct hn_sched_node n;
     char call[1024];
 
-    open_fake(f, &s, 5000, 64 * 1024);
+    open_fake(f, &s, 5000, (size_t)64 * 1024);
     setenv("FAKE_MODE", "ok", 1);
     setenv("FAKE_SHOW", fixture("show-node-drained-houston.txt"), 1);
 
@@ -429,7 +395,7 @@ static void test_slurm_failures(void **state)
     struct hn_sched s;
     struct hn_sched_node n;
 
-    open_fake(f, &s, 5000, 64 * 1024);
+    open_fake(f, &s, 5000, (size_t)64 * 1024);
     setenv("FAKE_MODE", "notfound", 1);
     assert_int_equal(s.ops->drain(s.ctx, "n9", "x"), -ENOENT);
     printf("not found: %s\n", s.ops->last_error(s.ctx));
@@ -459,7 +425,7 @@ static void test_slurm_hangs(void **state)
     struct fake *f = *state;
     struct hn_sched s;
 
-    open_fake(f, &s, 300, 64 * 1024);
+    open_fake(f, &s, 300, (size_t)64 * 1024);
     setenv("FAKE_MODE", "hang", 1);
     uint64_t t0 = hn_mono_ns();
     assert_int_equal(s.ops->drain(s.ctx, "n1", "x"), -ETIMEDOUT);

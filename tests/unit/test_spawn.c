@@ -2,25 +2,14 @@
  * test_spawn.c - hn_spawn_run: output capture, exit codes, deadlines, caps, missing programs,
  * process-group kills, no zombies, and concurrent use from several threads.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
-#include "common/buf.h"
 #include "common/spawn.h"
-#include "common/util.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 static uint64_t elapsed_ms(uint64_t since_ns)
 {
@@ -206,27 +195,23 @@ static void test_missing_program(void **state)
     int status = 0;
     const char *missing[] = {"hn-no-such-program-here", NULL};
     const char *missing_path[] = {"/nonexistent/bin/scontrol", "show", NULL};
-    char dir[] = "/tmp/hn-spawn-XXXXXX";
-    char path[256];
+    char dir[PATH_MAX];
+    char path[PATH_MAX + 32];
 
     hn_buf_init(&out, 1024);
     assert_int_equal(hn_spawn_run(missing, NULL, 1000, &out, NULL, &status), -ENOENT);
     assert_int_equal(hn_spawn_run(missing_path, NULL, 1000, &out, NULL, &status), -ENOENT);
 
     /* A file that exists but may not be executed. */
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/not-executable", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("#!/bin/sh\necho hi\n", f);
-    fclose(f);
-    chmod(path, 0644);
+    tu_mkdtemp(dir, sizeof(dir), "spawn");
+    (void)snprintf(path, sizeof(path), "%s/not-executable", dir);
+    tu_write_file(path, "#!/bin/sh\necho hi\n");
+    assert_int_equal(chmod(path, 0644), 0);
     const char *noexec[] = {path, NULL};
     int rc = hn_spawn_run(noexec, NULL, 1000, &out, NULL, &status);
     /* root may execute nothing without an x bit either; both answers are clear errors. */
     assert_true(rc == -EACCES || rc == -ENOEXEC);
-    unlink(path);
-    rmdir(dir);
+    tu_remove_tree(dir);
     hn_buf_fini(&out);
 }
 
@@ -270,15 +255,21 @@ static void test_caller_signal_state(void **state)
 #define THREADS 4
 #define RUNS    25
 
+/* One thread's share of test_threads: its number in, its count of bad runs out. */
+struct worker {
+    pthread_t thread;
+    long id;
+    long failures;
+};
+
 static void *spawn_many(void *arg)
 {
-    long id = (long)arg;
+    struct worker *w = arg;
     char word[32];
     char want[40];
     struct hn_buf out;
-    long failures = 0;
 
-    snprintf(word, sizeof(word), "thread-%ld", id);
+    snprintf(word, sizeof(word), "thread-%ld", w->id);
     snprintf(want, sizeof(want), "%s\n", word);
     hn_buf_init(&out, 256);
     for (int i = 0; i < RUNS; i++) {
@@ -286,23 +277,25 @@ static void *spawn_many(void *arg)
         int status = -1;
         if (hn_spawn_run(argv, NULL, 10000, &out, NULL, &status) != 0 || status != 0 ||
             strcmp(out.data, want) != 0)
-            failures++;
+            w->failures++;
     }
     hn_buf_fini(&out);
-    return (void *)failures;
+    return NULL;
 }
 
 static void test_threads(void **state)
 {
     (void)state;
-    pthread_t t[THREADS];
+    struct worker w[THREADS];
 
-    for (long i = 0; i < THREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, spawn_many, (void *)i), 0);
+    for (long i = 0; i < THREADS; i++) {
+        w[i].id = i;
+        w[i].failures = 0;
+        assert_int_equal(pthread_create(&w[i].thread, NULL, spawn_many, &w[i]), 0);
+    }
     for (int i = 0; i < THREADS; i++) {
-        void *failures = NULL;
-        assert_int_equal(pthread_join(t[i], &failures), 0);
-        assert_int_equal((long)failures, 0);
+        assert_int_equal(pthread_join(w[i].thread, NULL), 0);
+        assert_int_equal(w[i].failures, 0);
     }
 }
 
