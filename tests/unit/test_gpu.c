@@ -448,6 +448,65 @@ static void test_xid_survives_lost_gpu(void **state)
     EXPECT_VALUES(text, back);
 }
 
+/* A burst of Xids within one cycle is counted whole and the newest code wins (the review
+ * found a 64-entry buffer that dropped the newest events). */
+static void test_xid_burst(void **state)
+{
+    struct fx *f = *state;
+    start(f, "");
+    assert_int_equal(hn_gpus_events_start(f->s), 0);
+    char burst[4096];
+    size_t len = 0;
+    for (int i = 0; i < 70; i++)
+        len +=
+            (size_t)snprintf(burst + len, sizeof(burst) - len, "gpu 0 xid 13 id=%d\n", 13000 + i);
+    (void)snprintf(burst + len, sizeof(burst) - len, "gpu 0 xid 48 id=4800\n");
+    tu_replace_file(f->state, burst);
+    const char *text = NULL;
+    for (int i = 0; i < 60; i++) {
+        tu_sleep_ms(50);
+        text = cycle(f);
+        if (gpu_value(text, "houston_gpu_xid_events_total", 0, NULL) == 71)
+            break;
+    }
+    assert_true(gpu_value(text, "houston_gpu_xid_events_total", 0, NULL) == 71);
+    assert_true(gpu_value(text, "DCGM_FI_DEV_XID_ERRORS", 0, NULL) == 48);
+}
+
+/* An unexpected NVML error is counted per GPU, fails the cycle, and leaves the field out. */
+static void test_nvml_error_counted(void **state)
+{
+    struct fx *f = *state;
+    start(f, "gpu 1 fail power 999\n");
+    assert_int_equal(hn_gpus_collect(f->s), -EIO);
+    const char *text = render(f);
+    assert_int_equal(COUNT(text, "DCGM_FI_DEV_POWER_USAGE", "gpu=\"1\""), 0);
+    assert_int_equal(COUNT(text, "DCGM_FI_DEV_POWER_USAGE"), 7);
+    assert_true(gpu_value(text, "houston_gpu_nvml_errors_total", 1, NULL) == 1);
+    assert_true(gpu_value(text, "houston_gpu_nvml_errors_total", 0, NULL) == 0);
+    tu_fakenvml_change(f->state, "");
+    text = cycle(f);
+    assert_true(gpu_value(text, "houston_gpu_nvml_errors_total", 1, NULL) == 1);
+    assert_int_equal(COUNT(text, "DCGM_FI_DEV_POWER_USAGE"), 8);
+}
+
+/* A GPU lost when NVML starts gets its identity and NVLinks once it answers. */
+static void test_lost_at_start_rediscovered(void **state)
+{
+    struct fx *f = *state;
+    start(f, "gpu 6 lost\n");
+    const char *text = cycle(f);
+    assert_string_equal(f->s->gpus[6].uuid, "unknown");
+    assert_true(gpu_value(text, "houston_gpu_up", 6, NULL) == 0);
+    tu_fakenvml_change(f->state, "");
+    text = cycle(f);
+    assert_true(gpu_value(text, "houston_gpu_up", 6, NULL) == 1);
+    assert_string_not_equal(f->s->gpus[6].uuid, "unknown");
+    assert_int_equal(f->s->gpus[6].nlinks, 18);
+    assert_int_equal(COUNT(text, "houston_gpu_nvlink_up", "gpu=\"6\""), 18);
+    assert_int_equal(COUNT(text, "DCGM_FI_DEV_GPU_TEMP", "pci_bus_id=\"unknown\""), 0);
+}
+
 /* ---- NVML absent or failing ---- */
 
 static void test_library_missing(void **state)
@@ -489,9 +548,10 @@ static void test_init_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_init_labels),     T(test_init_other_model), T(test_values),
-        T(test_ecc_and_remap),   T(test_nvlink_down),      T(test_lost_gpu),
-        T(test_not_supported),   T(test_xid_events),       T(test_xid_survives_lost_gpu),
+        T(test_init_labels),     T(test_init_other_model),   T(test_values),
+        T(test_ecc_and_remap),   T(test_nvlink_down),        T(test_lost_gpu),
+        T(test_not_supported),   T(test_xid_events),         T(test_xid_survives_lost_gpu),
+        T(test_xid_burst),       T(test_nvml_error_counted), T(test_lost_at_start_rediscovered),
         T(test_library_missing), T(test_init_fails),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
