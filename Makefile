@@ -24,7 +24,8 @@ build/CMakeCache.txt:
 build: build/CMakeCache.txt
 	cmake --build build -j $(JOBS)
 
-test: deps build lint
+# The release preset is built too, so that -O2-only warnings cannot hide until `make bench`.
+test: deps build lint release
 	ctest --test-dir build --output-on-failure -j 1
 
 unit: build

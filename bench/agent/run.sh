@@ -28,7 +28,8 @@ export HN_FAKENVML_STATE=$work/state
     --proc-root "$proc" --kmsg "$work/kmsg" --interval 1 --log-level error &
 pids+=($!)
 agent_pid=$!
-prometheus-node-exporter --web.listen-address=127.0.0.1:$PEER_PORT --log.level=error &
+prometheus-node-exporter --web.listen-address=127.0.0.1:$PEER_PORT --log.level=error \
+    2>"$work/peer.log" &
 pids+=($!)
 for _ in $(seq 100); do
     curl -fsS "http://127.0.0.1:$AGENT_PORT/metrics" >/dev/null 2>&1 &&
