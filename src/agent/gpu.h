@@ -28,6 +28,7 @@
 
 #include "agent/collector.h"
 #include "agent/nvml.h"
+#include "common/fields.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,59 +36,6 @@
 
 #define HN_MAX_GPUS 64
 #define HN_XID_RING 64
-
-enum hn_gpu_field {
-    HN_F_SM_CLOCK,
-    HN_F_MEM_CLOCK,
-    HN_F_GPU_TEMP,
-    HN_F_MEMORY_TEMP,
-    HN_F_SLOWDOWN_TEMP,
-    HN_F_SHUTDOWN_TEMP,
-    HN_F_POWER,
-    HN_F_ENERGY,
-    HN_F_PCIE_REPLAY,
-    HN_F_PCIE_GEN,
-    HN_F_PCIE_WIDTH,
-    HN_F_GPU_UTIL,
-    HN_F_MEM_COPY_UTIL,
-    HN_F_ENC_UTIL,
-    HN_F_DEC_UTIL,
-    HN_F_XID,
-    HN_F_FB_FREE,
-    HN_F_FB_USED,
-    HN_F_FB_RESERVED,
-    HN_F_ECC_SBE_VOL,
-    HN_F_ECC_DBE_VOL,
-    HN_F_ECC_SBE_AGG,
-    HN_F_ECC_DBE_AGG,
-    HN_F_RETIRED_SBE,
-    HN_F_RETIRED_DBE,
-    HN_F_RETIRED_PENDING,
-    HN_F_REMAP_CORRECTABLE,
-    HN_F_REMAP_UNCORRECTABLE,
-    HN_F_REMAP_PENDING,
-    HN_F_REMAP_FAILURE,
-    HN_F_NVLINK_CRC_FLIT,
-    HN_F_NVLINK_CRC_DATA,
-    HN_F_NVLINK_REPLAY,
-    HN_F_NVLINK_RECOVERY,
-    HN_F_CLOCK_REASONS,
-    HN_F_POWER_VIOLATION,
-    HN_F_THERMAL_VIOLATION,
-    HN_F_RECOVERY_ACTION,
-    HN_F_NVLINKS_ACTIVE,
-    HN_F_XID_EVENTS,
-    HN_F_COUNT
-};
-
-enum hn_link_field {
-    HN_L_UP,
-    HN_L_REPLAY,
-    HN_L_RECOVERY,
-    HN_L_CRC_FLIT,
-    HN_L_CRC_DATA,
-    HN_L_COUNT
-};
 
 struct hn_gpu {
     nvmlDevice_t dev;

@@ -1,0 +1,848 @@
+#include "control/brain.h"
+
+#include "common/util.h"
+#include "common/xid.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IB_PORTS 32
+
+/* Rules that fire once until the node is back in service (bits of gpu->fired). */
+enum {
+    R_DBE,
+    R_RETIRED,
+    R_REMAP_FAIL,
+    R_REMAP_PENDING,
+    R_NVL_REPLAY,
+    R_NVL_RECOVERY,
+    R_NVL_CRC,
+    R_PCIE,
+    R_POWER_VIOL,
+    R_THERMAL_VIOL,
+    R_LOST,
+    R_LAGGARD,
+};
+
+struct gpu_st {
+    double v[HN_F_COUNT];    /* last value, NaN unknown */
+    double prev[HN_F_COUNT]; /* value before it */
+    double t[HN_F_COUNT];    /* when v arrived */
+    double prev_t[HN_F_COUNT];
+    int lost;
+    int lag_streak;
+    unsigned fired;
+};
+
+struct ib_st {
+    char key[48];
+    int active;
+    uint64_t link_downed;
+};
+
+struct node {
+    char name[HN_NAME_MAX];
+    char rack[HN_NAME_MAX];
+    char sku[32];
+    enum hn_node_state state;
+    unsigned gpus_expected, gpus_seen;
+    int drained_by_houston;
+    int held;
+    struct hn_finding held_finding;
+    double since;
+    char reason[192];
+    char job[32];
+    int count_fired;
+    struct gpu_st *gpus;
+    struct ib_st ib[MAX_IB_PORTS];
+    unsigned nib;
+};
+
+struct removal {
+    double time;
+    int node;
+};
+
+struct hn_brain {
+    struct hn_brain_config cfg;
+    struct node *nodes;
+    size_t nnodes, capnodes;
+    struct hn_out *outq;
+    size_t qhead, qlen, qcap;
+    uint64_t next_action;
+    struct removal *removals;
+    size_t nremovals, capremovals;
+    double *scratch;
+    size_t capscratch;
+};
+
+static const char *const state_names[HN_NODE_NSTATES] = {
+    "new", "burnin", "ready", "suspect", "draining", "quarantined", "repair", "retired",
+};
+
+const char *hn_node_state_name(enum hn_node_state s)
+{
+    return (unsigned)s < HN_NODE_NSTATES ? state_names[s] : "unknown";
+}
+
+int hn_node_state_parse(const char *s, enum hn_node_state *out)
+{
+    for (int i = 0; i < HN_NODE_NSTATES; i++) {
+        if (strcmp(s, state_names[i]) == 0) {
+            *out = (enum hn_node_state)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+void hn_brain_config_default(struct hn_brain_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->guard_fraction = 0.25;
+    cfg->guard_window_s = 3600;
+    cfg->guard_per_rack = 2;
+    cfg->retired_pages_limit = 63;
+    cfg->nvlink_crc_per_s_limit = 100;
+    cfg->pcie_replay_per_lane_min = 0.5;
+    cfg->laggard_min_util = 50;
+    cfg->laggard_k = 4;
+    cfg->laggard_min_drop = 0.05;
+    cfg->laggard_cycles = 3;
+    cfg->laggard_min_peers = 4;
+}
+
+struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
+{
+    struct hn_brain *b = xcalloc(1, sizeof(*b));
+    if (cfg)
+        b->cfg = *cfg;
+    else
+        hn_brain_config_default(&b->cfg);
+    b->next_action = 1;
+    return b;
+}
+
+void hn_brain_free(struct hn_brain *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->nnodes; i++)
+        free(b->nodes[i].gpus);
+    free(b->nodes);
+    free(b->outq);
+    free(b->removals);
+    free(b->scratch);
+    free(b);
+}
+
+/* ---- outputs ---- */
+
+static struct hn_out *push_out(struct hn_brain *b, enum hn_out_kind kind, double now,
+                               const struct node *n)
+{
+    if (b->qhead + b->qlen == b->qcap) {
+        if (b->qhead > 0) {
+            memmove(b->outq, b->outq + b->qhead, b->qlen * sizeof(*b->outq));
+            b->qhead = 0;
+        } else {
+            b->qcap = b->qcap ? b->qcap * 2 : 64;
+            b->outq = xrealloc(b->outq, b->qcap * sizeof(*b->outq));
+        }
+    }
+    struct hn_out *o = &b->outq[b->qhead + b->qlen++];
+    memset(o, 0, sizeof(*o));
+    o->kind = kind;
+    o->time = now;
+    hn_strlcpy(o->node, n->name, sizeof(o->node));
+    return o;
+}
+
+int hn_brain_poll(struct hn_brain *b, struct hn_out *out)
+{
+    if (b->qlen == 0)
+        return 0;
+    *out = b->outq[b->qhead++];
+    b->qlen--;
+    if (b->qlen == 0)
+        b->qhead = 0;
+    return 1;
+}
+
+static void finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
+                        const char *evidence, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
+                        const char *evidence, const char *fmt, ...)
+{
+    memset(f, 0, sizeof(*f));
+    hn_strlcpy(f->rule, rule, sizeof(f->rule));
+    f->severity = sev;
+    f->gpu = gpu;
+    hn_strlcpy(f->evidence, evidence ? evidence : "", sizeof(f->evidence));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
+    va_end(ap);
+}
+
+static void transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
+                       const struct hn_finding *why, const char *actor)
+{
+    if (n->state == to)
+        return;
+    struct hn_out *o = push_out(b, HN_OUT_TRANSITION, now, n);
+    o->from = n->state;
+    o->to = to;
+    o->finding = *why;
+    hn_strlcpy(o->actor, actor, sizeof(o->actor));
+    n->state = to;
+    n->since = now;
+    hn_strlcpy(n->reason, why->detail, sizeof(n->reason));
+}
+
+static uint64_t action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
+                       const char *reason)
+{
+    struct hn_out *o = push_out(b, HN_OUT_ACTION, now, n);
+    o->action.id = b->next_action++;
+    o->action.kind = kind;
+    hn_strlcpy(o->action.node, n->name, sizeof(o->action.node));
+    if (kind == HN_ACT_REQUEUE)
+        hn_strlcpy(o->action.job, n->job, sizeof(o->action.job));
+    if (reason)
+        snprintf(o->action.reason, sizeof(o->action.reason), "houston: %s", reason);
+    return o->action.id;
+}
+
+/* ---- lifecycle ---- */
+
+static int in_service(enum hn_node_state s)
+{
+    return s == HN_NODE_NEW || s == HN_NODE_BURNIN || s == HN_NODE_READY || s == HN_NODE_SUSPECT;
+}
+
+/* Counts automatic removals still inside the guard window, fleet-wide and in rack. */
+static void guard_counts(struct hn_brain *b, double now, const char *rack, size_t *fleet,
+                         size_t *in_rack)
+{
+    size_t keep = 0;
+    *fleet = *in_rack = 0;
+    for (size_t i = 0; i < b->nremovals; i++) {
+        if (now - b->removals[i].time >= b->cfg.guard_window_s)
+            continue;
+        b->removals[keep++] = b->removals[i];
+        (*fleet)++;
+        if (strcmp(b->nodes[b->removals[i].node].rack, rack) == 0)
+            (*in_rack)++;
+    }
+    b->nremovals = keep;
+}
+
+static int guard_allows(struct hn_brain *b, double now, const struct node *n, char *why,
+                        size_t whysize)
+{
+    size_t fleet, rack;
+    guard_counts(b, now, n->rack, &fleet, &rack);
+    size_t limit = (size_t)floor(b->cfg.guard_fraction * (double)b->nnodes);
+    if (limit < 1)
+        limit = 1;
+    if (fleet >= limit) {
+        snprintf(why, whysize,
+                 "guard: %zu of %zu nodes already drained automatically in %.0f s "
+                 "(limit %.0f%% = %zu)",
+                 fleet, b->nnodes, b->cfg.guard_window_s, b->cfg.guard_fraction * 100, limit);
+        return 0;
+    }
+    if (b->cfg.guard_per_rack > 0 && rack >= (size_t)b->cfg.guard_per_rack) {
+        snprintf(why, whysize,
+                 "guard: %zu nodes of rack %s already drained automatically "
+                 "(limit %d)",
+                 rack, n->rack, b->cfg.guard_per_rack);
+        return 0;
+    }
+    return 1;
+}
+
+/* Takes n out of service: drain it and requeue its job. */
+static void remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
+                        const char *actor)
+{
+    transition(b, now, n, HN_NODE_DRAINING, f, actor);
+    n->drained_by_houston = 1;
+    n->held = 0;
+    action(b, now, n, HN_ACT_DRAIN, f->detail);
+    if (n->job[0])
+        action(b, now, n, HN_ACT_REQUEUE, NULL);
+}
+
+/* A finding about node n: recorded, and acted on by severity. */
+static void found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f)
+{
+    struct hn_out *o = push_out(b, HN_OUT_FINDING, now, n);
+    o->finding = *f;
+    if (!in_service(n->state))
+        return;
+    if (f->severity == HN_SEV_SUSPECT) {
+        transition(b, now, n, HN_NODE_SUSPECT, f, f->rule);
+        return;
+    }
+    if (f->severity != HN_SEV_FATAL || n->held)
+        return;
+    char why[256];
+    if (guard_allows(b, now, n, why, sizeof(why))) {
+        remove_node(b, now, n, f, f->rule);
+        if (b->nremovals == b->capremovals) {
+            b->capremovals = b->capremovals ? b->capremovals * 2 : 16;
+            b->removals = xrealloc(b->removals, b->capremovals * sizeof(*b->removals));
+        }
+        b->removals[b->nremovals++] = (struct removal){now, (int)(n - b->nodes)};
+        return;
+    }
+    struct hn_finding held = *f;
+    hn_strlcpy(held.evidence, why, sizeof(held.evidence));
+    transition(b, now, n, HN_NODE_SUSPECT, &held, "guard");
+    n->held = 1;
+    n->held_finding = *f;
+    o = push_out(b, HN_OUT_HELD, now, n);
+    o->finding = held;
+}
+
+/* ---- fleet model ---- */
+
+int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, const char *sku,
+                      unsigned gpus, enum hn_node_state state)
+{
+    if (!name || !name[0] || strlen(name) >= HN_NAME_MAX || gpus > 1024 ||
+        (unsigned)state >= HN_NODE_NSTATES)
+        return -EINVAL;
+    if (hn_brain_find_node(b, name) >= 0)
+        return -EEXIST;
+    if (b->nnodes == b->capnodes) {
+        b->capnodes = b->capnodes ? b->capnodes * 2 : 16;
+        b->nodes = xrealloc(b->nodes, b->capnodes * sizeof(*b->nodes));
+    }
+    struct node *n = &b->nodes[b->nnodes];
+    memset(n, 0, sizeof(*n));
+    hn_strlcpy(n->name, name, sizeof(n->name));
+    hn_strlcpy(n->rack, rack && rack[0] ? rack : name, sizeof(n->rack));
+    hn_strlcpy(n->sku, sku ? sku : "", sizeof(n->sku));
+    n->state = state;
+    n->gpus_expected = gpus;
+    n->gpus = xcalloc(gpus ? gpus : 1, sizeof(*n->gpus));
+    for (unsigned g = 0; g < gpus; g++) {
+        for (int f = 0; f < HN_F_COUNT; f++)
+            n->gpus[g].v[f] = n->gpus[g].prev[f] = NAN;
+    }
+    return (int)b->nnodes++;
+}
+
+int hn_brain_find_node(const struct hn_brain *b, const char *name)
+{
+    for (size_t i = 0; i < b->nnodes; i++) {
+        if (strcmp(b->nodes[i].name, name) == 0)
+            return (int)i;
+    }
+    return -ENOENT;
+}
+
+size_t hn_brain_node_count(const struct hn_brain *b)
+{
+    return b->nnodes;
+}
+
+static struct node *node_at(struct hn_brain *b, int node)
+{
+    return node >= 0 && (size_t)node < b->nnodes ? &b->nodes[node] : NULL;
+}
+
+int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out)
+{
+    if (node < 0 || (size_t)node >= b->nnodes)
+        return -EINVAL;
+    const struct node *n = &b->nodes[node];
+    out->name = n->name;
+    out->rack = n->rack;
+    out->sku = n->sku;
+    out->state = n->state;
+    out->gpus_expected = n->gpus_expected;
+    out->gpus_seen = n->gpus_seen;
+    out->drained_by_houston = n->drained_by_houston;
+    out->held = n->held;
+    out->since = n->since;
+    hn_strlcpy(out->reason, n->reason, sizeof(out->reason));
+    return 0;
+}
+
+/* ---- rules over samples ---- */
+
+/* Fires rule r of GPU g once; returns 1 when it had not fired yet. */
+static int fire_once(struct gpu_st *g, int r)
+{
+    if (g->fired & (1u << r))
+        return 0;
+    g->fired |= 1u << r;
+    return 1;
+}
+
+static int rising(const struct gpu_st *g, int f)
+{
+    return !isnan(g->prev[f]) && !isnan(g->v[f]) && g->v[f] > g->prev[f];
+}
+
+static double rate_per_s(const struct gpu_st *g, int f)
+{
+    double dt = g->t[f] - g->prev_t[f];
+    if (isnan(g->prev[f]) || isnan(g->v[f]) || dt <= 0)
+        return NAN;
+    return (g->v[f] - g->prev[f]) / dt;
+}
+
+static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned gi)
+{
+    struct gpu_st *g = &n->gpus[gi];
+    const struct hn_brain_config *c = &b->cfg;
+    struct hn_finding f;
+    char ev[320];
+    int gpu = (int)gi;
+
+    /* Any new volatile DBE fails (DCGM). Volatile counters reset with the driver, so a
+     * non-zero value on first sight is new since the last reset too. */
+    double dbe = g->v[HN_F_ECC_DBE_VOL];
+    if (!isnan(dbe) && dbe > 0 &&
+        (isnan(g->prev[HN_F_ECC_DBE_VOL]) || rising(g, HN_F_ECC_DBE_VOL)) && fire_once(g, R_DBE)) {
+        snprintf(ev, sizeof(ev), "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL=%.0f previous=%.0f limit=any new",
+                 dbe, g->prev[HN_F_ECC_DBE_VOL]);
+        finding_set(&f, "dbe_new", HN_SEV_FATAL, gpu, ev,
+                    "GPU %u: new uncorrectable ECC error (%.0f volatile)", gi, dbe);
+        found(b, now, n, &f);
+    }
+    double retired = g->v[HN_F_RETIRED_SBE] + g->v[HN_F_RETIRED_DBE];
+    if (!isnan(retired) && retired >= c->retired_pages_limit && fire_once(g, R_RETIRED)) {
+        snprintf(ev, sizeof(ev), "retired_sbe=%.0f retired_dbe=%.0f limit=%.0f",
+                 g->v[HN_F_RETIRED_SBE], g->v[HN_F_RETIRED_DBE], c->retired_pages_limit);
+        finding_set(&f, "retired_pages", HN_SEV_FATAL, gpu, ev, "GPU %u: %.0f retired pages", gi,
+                    retired);
+        found(b, now, n, &f);
+    }
+    if (g->v[HN_F_REMAP_FAILURE] > 0 && fire_once(g, R_REMAP_FAIL)) {
+        snprintf(ev, sizeof(ev), "DCGM_FI_DEV_ROW_REMAP_FAILURE=1 uncorrectable_rows=%.0f",
+                 g->v[HN_F_REMAP_UNCORRECTABLE]);
+        finding_set(&f, "row_remap_failure", HN_SEV_FATAL, gpu, ev, "GPU %u: row remapping failed",
+                    gi);
+        found(b, now, n, &f);
+    }
+    if (g->v[HN_F_REMAP_PENDING] > 0 && fire_once(g, R_REMAP_PENDING)) {
+        finding_set(&f, "row_remap_pending", HN_SEV_WARN, gpu, "DCGM_FI_DEV_ROW_REMAP_PENDING=1",
+                    "GPU %u: row remap pending, reset the GPU at the next job boundary", gi);
+        found(b, now, n, &f);
+    }
+    if (rising(g, HN_F_NVLINK_REPLAY) && fire_once(g, R_NVL_REPLAY)) {
+        snprintf(ev, sizeof(ev), "nvlink_replay=%.0f previous=%.0f", g->v[HN_F_NVLINK_REPLAY],
+                 g->prev[HN_F_NVLINK_REPLAY]);
+        finding_set(&f, "nvlink_replay", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink replay errors", gi);
+        found(b, now, n, &f);
+    }
+    if (rising(g, HN_F_NVLINK_RECOVERY) && fire_once(g, R_NVL_RECOVERY)) {
+        snprintf(ev, sizeof(ev), "nvlink_recovery=%.0f previous=%.0f", g->v[HN_F_NVLINK_RECOVERY],
+                 g->prev[HN_F_NVLINK_RECOVERY]);
+        finding_set(&f, "nvlink_recovery", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink recovery errors",
+                    gi);
+        found(b, now, n, &f);
+    }
+    double crc = rate_per_s(g, HN_F_NVLINK_CRC_FLIT);
+    double crc_data = rate_per_s(g, HN_F_NVLINK_CRC_DATA);
+    if (!isnan(crc_data))
+        crc = isnan(crc) ? crc_data : crc + crc_data;
+    if (!isnan(crc) && crc >= c->nvlink_crc_per_s_limit && fire_once(g, R_NVL_CRC)) {
+        snprintf(ev, sizeof(ev), "nvlink_crc_rate=%.1f/s limit=%.0f/s", crc,
+                 c->nvlink_crc_per_s_limit);
+        finding_set(&f, "nvlink_crc", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink CRC errors %.0f/s", gi,
+                    crc);
+        found(b, now, n, &f);
+    }
+    double replay = rate_per_s(g, HN_F_PCIE_REPLAY) * 60;
+    double width = isnan(g->v[HN_F_PCIE_WIDTH]) ? 16 : g->v[HN_F_PCIE_WIDTH];
+    if (!isnan(replay) && replay > c->pcie_replay_per_lane_min * width && fire_once(g, R_PCIE)) {
+        snprintf(ev, sizeof(ev), "pcie_replay_rate=%.1f/min budget=%.2f/lane/min width=%.0f",
+                 replay, c->pcie_replay_per_lane_min, width);
+        finding_set(&f, "pcie_replay", HN_SEV_WARN, gpu, ev, "GPU %u: PCIe replays %.1f/min", gi,
+                    replay);
+        found(b, now, n, &f);
+    }
+    static const struct {
+        int field, rule;
+        const char *name;
+    } viol[] = {{HN_F_POWER_VIOLATION, R_POWER_VIOL, "power_violation"},
+                {HN_F_THERMAL_VIOLATION, R_THERMAL_VIOL, "thermal_violation"}};
+    for (size_t i = 0; i < HN_ARRAY_LEN(viol); i++) {
+        if (!rising(g, viol[i].field)) {
+            g->fired &= ~(1u << viol[i].rule); /* re-armed once the counter stops rising */
+            continue;
+        }
+        if (!fire_once(g, viol[i].rule))
+            continue;
+        snprintf(ev, sizeof(ev), "%s_us=%.0f previous=%.0f", viol[i].name, g->v[viol[i].field],
+                 g->prev[viol[i].field]);
+        finding_set(&f, viol[i].name, HN_SEV_WARN, gpu, ev, "GPU %u: %s counter rising", gi,
+                    viol[i].name);
+        found(b, now, n, &f);
+    }
+}
+
+int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, const unsigned *fields,
+                     const double *values, unsigned n)
+{
+    struct node *nd = node_at(b, node);
+    if (!nd || gpu >= nd->gpus_expected)
+        return -EINVAL;
+    struct gpu_st *g = &nd->gpus[gpu];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned f = fields[i];
+        if (f >= HN_F_COUNT)
+            continue; /* a newer agent's field */
+        g->prev[f] = g->v[f];
+        g->prev_t[f] = g->t[f];
+        g->v[f] = values[i];
+        g->t[f] = now;
+    }
+    check_gpu(b, now, nd, gpu);
+    return 0;
+}
+
+int hn_brain_gpu_count(struct hn_brain *b, double now, int node, unsigned count)
+{
+    struct node *n = node_at(b, node);
+    if (!n)
+        return -EINVAL;
+    n->gpus_seen = count;
+    if (count >= n->gpus_expected) {
+        n->count_fired = 0;
+        return 0;
+    }
+    if (n->count_fired)
+        return 0;
+    n->count_fired = 1;
+    struct hn_finding f;
+    char ev[96];
+    snprintf(ev, sizeof(ev), "gpus=%u expected=%u", count, n->gpus_expected);
+    finding_set(&f, "gpu_count", HN_SEV_FATAL, -1, ev, "%u GPUs found, %u expected", count,
+                n->gpus_expected);
+    found(b, now, n, &f);
+    return 0;
+}
+
+int hn_brain_gpu_lost(struct hn_brain *b, double now, int node, unsigned gpu, int lost)
+{
+    struct node *n = node_at(b, node);
+    if (!n || gpu >= n->gpus_expected)
+        return -EINVAL;
+    struct gpu_st *g = &n->gpus[gpu];
+    g->lost = lost;
+    if (!lost || !fire_once(g, R_LOST))
+        return 0;
+    struct hn_finding f;
+    finding_set(&f, "gpu_lost", HN_SEV_FATAL, (int)gpu, "nvml=GPU_IS_LOST",
+                "GPU %u is lost (fell off the bus)", gpu);
+    found(b, now, n, &f);
+    return 0;
+}
+
+int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigned code)
+{
+    struct node *n = node_at(b, node);
+    if (!n)
+        return -EINVAL;
+    const struct hn_xid_entry *e =
+        b->cfg.xid_catalog ? hn_xid_lookup(b->cfg.xid_catalog, code) : NULL;
+    int fatal = hn_xid_is_fatal(e);
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "xid=%u action=%s catalog=%s", code,
+             e && e->immediate_resolution[0] ? e->immediate_resolution : "none",
+             e ? "yes" : "unknown code");
+    /* Catalog mnemonics may hold newlines; a reason is one line. */
+    char mnemonic[96];
+    hn_strlcpy(mnemonic, e ? e->mnemonic : "unknown", sizeof(mnemonic));
+    for (char *p = mnemonic; *p; p++) {
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+    }
+    int g = gpu == 0xffffu || gpu >= n->gpus_expected ? -1 : (int)gpu;
+    if (g >= 0)
+        finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev, "xid %u (%s) on GPU %d",
+                    code, mnemonic, g);
+    else
+        finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev, "xid %u (%s)", code,
+                    mnemonic);
+    found(b, now, n, &f);
+    return 0;
+}
+
+int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
+                     uint64_t link_downed)
+{
+    struct node *n = node_at(b, node);
+    if (!n || !port)
+        return -EINVAL;
+    struct ib_st *p = NULL;
+    for (unsigned i = 0; i < n->nib; i++) {
+        if (strcmp(n->ib[i].key, port) == 0)
+            p = &n->ib[i];
+    }
+    if (!p) {
+        if (n->nib == MAX_IB_PORTS)
+            return -ENOSPC;
+        p = &n->ib[n->nib++];
+        hn_strlcpy(p->key, port, sizeof(p->key));
+        p->active = active;
+        p->link_downed = link_downed;
+        if (active)
+            return 0;
+    }
+    struct hn_finding f;
+    char ev[160];
+    int was_active = p->active;
+    uint64_t before = p->link_downed;
+    p->active = active;
+    p->link_downed = link_downed;
+    if (link_downed > before) {
+        snprintf(ev, sizeof(ev), "link_downed=%llu previous=%llu", (unsigned long long)link_downed,
+                 (unsigned long long)before);
+        finding_set(&f, "ib_link_downed", HN_SEV_FATAL, -1, ev, "IB port %s went down", port);
+        found(b, now, n, &f);
+    } else if (!active && (was_active || before == link_downed)) {
+        if (!was_active && n->state != HN_NODE_READY && n->state != HN_NODE_NEW)
+            return 0;
+        snprintf(ev, sizeof(ev), "state=not ACTIVE link_downed=%llu",
+                 (unsigned long long)link_downed);
+        finding_set(&f, "ib_port_down", HN_SEV_FATAL, -1, ev, "IB port %s is not ACTIVE", port);
+        found(b, now, n, &f);
+    }
+    return 0;
+}
+
+/* ---- scheduler inputs ---- */
+
+int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
+{
+    (void)now;
+    struct node *n = node_at(b, node);
+    if (!n)
+        return -EINVAL;
+    hn_strlcpy(n->job, job ? job : "", sizeof(n->job));
+    return 0;
+}
+
+int hn_brain_node_idle(struct hn_brain *b, double now, int node)
+{
+    struct node *n = node_at(b, node);
+    if (!n)
+        return -EINVAL;
+    n->job[0] = '\0';
+    if (n->state == HN_NODE_DRAINING) {
+        struct hn_finding f;
+        finding_set(&f, "scheduler", HN_SEV_INFO, -1, "jobs=0", "no job left on the node");
+        transition(b, now, n, HN_NODE_QUARANTINED, &f, "scheduler");
+    }
+    return 0;
+}
+
+/* ---- silent laggards ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int loaded(const struct hn_brain *b, const struct node *n, const struct gpu_st *g)
+{
+    return (n->state == HN_NODE_READY || n->state == HN_NODE_SUSPECT) && !g->lost &&
+           !isnan(g->v[HN_F_SM_CLOCK]) && g->v[HN_F_GPU_UTIL] >= b->cfg.laggard_min_util;
+}
+
+/* Compares every loaded GPU's SM clock with the median of its SKU's loaded GPUs, using the
+ * median absolute deviation (MAD x 1.4826 estimates a standard deviation, robust to the very
+ * outliers we look for). */
+static void laggards(struct hn_brain *b, double now, const char *sku)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct node *nd = &b->nodes[i];
+        if (strcmp(nd->sku, sku) != 0)
+            continue;
+        for (unsigned g = 0; g < nd->gpus_expected; g++)
+            n += loaded(b, nd, &nd->gpus[g]);
+    }
+    if (n < (size_t)b->cfg.laggard_min_peers)
+        return;
+    if (n > b->capscratch) {
+        b->capscratch = n;
+        b->scratch = xrealloc(b->scratch, n * sizeof(double));
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct node *nd = &b->nodes[i];
+        if (strcmp(nd->sku, sku) != 0)
+            continue;
+        for (unsigned g = 0; g < nd->gpus_expected; g++) {
+            if (loaded(b, nd, &nd->gpus[g]))
+                b->scratch[k++] = nd->gpus[g].v[HN_F_SM_CLOCK];
+        }
+    }
+    double med = median(b->scratch, n);
+    for (size_t i = 0; i < n; i++)
+        b->scratch[i] = fabs(b->scratch[i] - med);
+    double sigma = 1.4826 * median(b->scratch, n);
+    for (size_t i = 0; i < b->nnodes; i++) {
+        struct node *nd = &b->nodes[i];
+        if (strcmp(nd->sku, sku) != 0)
+            continue;
+        for (unsigned gi = 0; gi < nd->gpus_expected; gi++) {
+            struct gpu_st *g = &nd->gpus[gi];
+            if (!loaded(b, nd, g)) {
+                g->lag_streak = 0;
+                continue;
+            }
+            double clock = g->v[HN_F_SM_CLOCK];
+            double drop = med > 0 ? (med - clock) / med : 0;
+            double z = sigma > 0 ? (med - clock) / sigma : (drop > 0 ? INFINITY : 0);
+            if (drop < b->cfg.laggard_min_drop || z < b->cfg.laggard_k) {
+                g->lag_streak = 0;
+                continue;
+            }
+            if (++g->lag_streak < b->cfg.laggard_cycles || !fire_once(g, R_LAGGARD))
+                continue;
+            char ev[320];
+            snprintf(ev, sizeof(ev),
+                     "sm_clock=%.0f peer_median=%.0f robust_sigma=%.1f drop=%.1f%% z=%.1f "
+                     "peers=%zu util=%.0f power=%.0f temp=%.0f clock_reasons=0x%llx cycles=%d",
+                     clock, med, sigma, drop * 100, z, n, g->v[HN_F_GPU_UTIL], g->v[HN_F_POWER],
+                     g->v[HN_F_GPU_TEMP],
+                     isnan(g->v[HN_F_CLOCK_REASONS]) ? 0ull
+                                                     : (unsigned long long)g->v[HN_F_CLOCK_REASONS],
+                     g->lag_streak);
+            struct hn_finding f;
+            finding_set(&f, "laggard", HN_SEV_SUSPECT, (int)gi, ev,
+                        "GPU %u: SM clock %.0f MHz, %.0f%% below its %s peers", gi, clock,
+                        drop * 100, sku);
+            found(b, now, nd, &f);
+        }
+    }
+}
+
+void hn_brain_tick(struct hn_brain *b, double now)
+{
+    /* Each SKU once, in node order (deterministic). */
+    for (size_t i = 0; i < b->nnodes; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(b->nodes[j].sku, b->nodes[i].sku) == 0;
+        if (!seen)
+            laggards(b, now, b->nodes[i].sku);
+    }
+}
+
+/* ---- operators ---- */
+
+static void back_in_service(struct node *n)
+{
+    n->held = 0;
+    n->count_fired = 0;
+    for (unsigned g = 0; g < n->gpus_expected; g++) {
+        n->gpus[g].fired = 0;
+        n->gpus[g].lag_streak = 0;
+    }
+}
+
+int hn_brain_drain(struct hn_brain *b, double now, int node, const char *reason, const char *user)
+{
+    struct node *n = node_at(b, node);
+    if (!n || n->state == HN_NODE_RETIRED)
+        return -EINVAL;
+    char actor[48];
+    snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
+    struct hn_finding f;
+    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s", user ? user : "unknown",
+                reason && reason[0] ? reason : "drain");
+    push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    remove_node(b, now, n, &f, actor);
+    return 0;
+}
+
+int hn_brain_resume(struct hn_brain *b, double now, int node, const char *user)
+{
+    struct node *n = node_at(b, node);
+    if (!n || n->state == HN_NODE_RETIRED)
+        return -EINVAL;
+    char actor[48];
+    snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
+    struct hn_finding f;
+    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: resume",
+                user ? user : "unknown");
+    transition(b, now, n, HN_NODE_READY, &f, actor);
+    /* The scheduler's drain is undone only when houston set it. */
+    if (n->drained_by_houston)
+        action(b, now, n, HN_ACT_RESUME, NULL);
+    n->drained_by_houston = 0;
+    back_in_service(n);
+    return 0;
+}
+
+int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
+{
+    struct node *n = node_at(b, node);
+    if (!n || !n->held)
+        return -EINVAL;
+    char actor[48];
+    snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
+    struct hn_finding f = n->held_finding;
+    snprintf(f.evidence, sizeof(f.evidence), "approved by %.47s; %.250s", actor,
+             n->held_finding.evidence);
+    remove_node(b, now, n, &f, actor);
+    return 0;
+}
+
+int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_state to,
+                       const char *user)
+{
+    struct node *n = node_at(b, node);
+    if (!n || (unsigned)to >= HN_NODE_NSTATES)
+        return -EINVAL;
+    if (to == HN_NODE_READY)
+        return hn_brain_resume(b, now, node, user);
+    if (to == HN_NODE_DRAINING)
+        return hn_brain_drain(b, now, node, "drain", user);
+    char actor[48];
+    snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
+    struct hn_finding f;
+    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s", user ? user : "unknown",
+                hn_node_state_name(to));
+    transition(b, now, n, to, &f, actor);
+    if (to == HN_NODE_BURNIN)
+        back_in_service(n);
+    return 0;
+}
+
+void hn_brain_action_done(struct hn_brain *b, double now, uint64_t id, int ok)
+{
+    /* Nothing depends on completion yet: a failed action is retried by the executor, and a
+     * drained node's next state comes from the scheduler (hn_brain_node_idle). Kept in the
+     * interface so that the simulator and the controller report outcomes the same way. */
+    (void)b;
+    (void)now;
+    (void)id;
+    (void)ok;
+}

@@ -1,0 +1,169 @@
+/*
+ * brain.h - the controller's deterministic brain: (clock, inputs) -> (state, actions).
+ *
+ * Everything houston decides about nodes happens here and nowhere else: rules over samples
+ * and events, silent-laggard detection against same-SKU peers, the node lifecycle, and the
+ * blast-radius guard. The brain never reads a clock, forks, or touches a socket: every entry
+ * point takes `now` (seconds, from the caller's clock: wall time in `houston control`, virtual
+ * time in the simulator, a script in tests), and every decision comes out as an output record
+ * (hn_brain_poll) that the caller persists and executes. The same inputs in the same order give
+ * the same outputs, bit for bit.
+ *
+ * Outputs, in the order they were decided:
+ *   HN_OUT_FINDING     a rule fired (an event with its evidence), whatever happens next
+ *   HN_OUT_TRANSITION  a node changed lifecycle state, with the finding that caused it and the
+ *                      actor (rule name or "operator:NAME")
+ *   HN_OUT_ACTION      something the scheduler must do: drain (reason starts "houston:"),
+ *                      resume, requeue a job. Each has an id; the caller reports the outcome
+ *                      with hn_brain_action_done().
+ *   HN_OUT_HELD        a removal the guard refused: it waits for hn_brain_approve()
+ *
+ * Lifecycle: new -> burnin -> ready <-> suspect -> draining -> quarantined -> repair -> burnin,
+ * and retired. A fatal finding on a node in service (new, burnin, ready, suspect) drains it
+ * (if the guard allows) and requeues its jobs; a suspect finding (laggard, warnings) makes it
+ * suspect without draining. draining -> quarantined when the scheduler reports the node empty.
+ * Operator actions (drain, resume, repair, retire, approve) always win and are recorded.
+ *
+ * Guard: automatic removals (draining) within guard_window_s may not exceed guard_fraction of
+ * the fleet, nor guard_per_rack in one rack; beyond that the node becomes suspect with a HELD
+ * output until an operator approves.
+ *
+ * Not thread-safe: one thread owns a brain.
+ */
+#ifndef HN_BRAIN_H
+#define HN_BRAIN_H
+
+#include "common/fields.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hn_xid_catalog;
+
+enum hn_node_state {
+    HN_NODE_NEW,
+    HN_NODE_BURNIN,
+    HN_NODE_READY,
+    HN_NODE_SUSPECT,
+    HN_NODE_DRAINING,
+    HN_NODE_QUARANTINED,
+    HN_NODE_REPAIR,
+    HN_NODE_RETIRED,
+    HN_NODE_NSTATES
+};
+
+enum hn_severity { HN_SEV_INFO, HN_SEV_WARN, HN_SEV_SUSPECT, HN_SEV_FATAL };
+
+#define HN_NAME_MAX 64
+
+/* A rule's verdict and its evidence. */
+struct hn_finding {
+    char rule[32]; /* e.g. "xid", "dbe_new", "row_remap_failure", "laggard" */
+    enum hn_severity severity;
+    int gpu;            /* -1: the node as a whole */
+    char detail[192];   /* for people: "xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)" */
+    char evidence[320]; /* the samples and thresholds: "value=2 previous=0 limit=new" */
+};
+
+enum hn_action_kind { HN_ACT_DRAIN, HN_ACT_RESUME, HN_ACT_REQUEUE };
+
+struct hn_action {
+    uint64_t id;
+    enum hn_action_kind kind;
+    char node[HN_NAME_MAX];
+    char job[32];     /* HN_ACT_REQUEUE */
+    char reason[256]; /* HN_ACT_DRAIN: starts with "houston:" */
+};
+
+enum hn_out_kind { HN_OUT_FINDING, HN_OUT_TRANSITION, HN_OUT_ACTION, HN_OUT_HELD };
+
+struct hn_out {
+    enum hn_out_kind kind;
+    double time;
+    char node[HN_NAME_MAX];
+    struct hn_finding finding;   /* FINDING, TRANSITION (its cause), HELD */
+    enum hn_node_state from, to; /* TRANSITION */
+    char actor[48];              /* TRANSITION: rule name or "operator:NAME" */
+    struct hn_action action;     /* ACTION */
+};
+
+struct hn_brain_config {
+    double guard_fraction; /* 0.25: at most this share of the fleet drained automatically */
+    double guard_window_s; /* 3600 */
+    int guard_per_rack;    /* 2 */
+    /* Rules (DCGM-like limits; docs/rules.md). */
+    double retired_pages_limit;      /* 63 */
+    double nvlink_crc_per_s_limit;   /* 100 */
+    double pcie_replay_per_lane_min; /* 0.5 replays per lane per minute (x16 = DCGM's 8/min) */
+    /* Silent laggards: a GPU under load whose SM clock is below the same-SKU median by more
+     * than laggard_k robust deviations and laggard_min_drop, for laggard_cycles evaluations
+     * in a row. */
+    double laggard_min_util;                  /* 50 (%) */
+    double laggard_k;                         /* 4 */
+    double laggard_min_drop;                  /* 0.05 (5% below the median) */
+    int laggard_cycles;                       /* 3 */
+    int laggard_min_peers;                    /* 4 */
+    const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
+};
+
+void hn_brain_config_default(struct hn_brain_config *cfg);
+
+struct hn_brain;
+
+struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg);
+void hn_brain_free(struct hn_brain *b);
+
+/* Fleet model. Adds a node (state new unless given) and returns its index, or -EEXIST/-EINVAL.
+ * sku names the GPU model ("H100", "GB200"); peers for laggard detection share it. */
+int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, const char *sku,
+                      unsigned gpus, enum hn_node_state state);
+int hn_brain_find_node(const struct hn_brain *b, const char *name);
+size_t hn_brain_node_count(const struct hn_brain *b);
+
+struct hn_node_view {
+    const char *name, *rack, *sku;
+    enum hn_node_state state;
+    unsigned gpus_expected, gpus_seen;
+    int drained_by_houston; /* houston set the scheduler's drain */
+    int held;               /* a removal waits for an operator */
+    double since;           /* time of the last transition */
+    char reason[192];       /* detail of the finding that caused the last transition */
+};
+int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out);
+
+/* Inputs from agents. gpu < gpus_expected. Values NaN = unavailable. */
+int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, const unsigned *fields,
+                     const double *values, unsigned n);
+int hn_brain_gpu_count(struct hn_brain *b, double now, int node, unsigned count);
+int hn_brain_gpu_lost(struct hn_brain *b, double now, int node, unsigned gpu, int lost);
+int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigned code);
+int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
+                     uint64_t link_downed);
+
+/* Inputs from the scheduler: which job runs on the node ("" when none). */
+int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job);
+/* The scheduler reports the node has no job left (a draining node becomes quarantined). */
+int hn_brain_node_idle(struct hn_brain *b, double now, int node);
+
+/* Periodic evaluation: laggards across peers, guard window. Call about once per collection
+ * interval. */
+void hn_brain_tick(struct hn_brain *b, double now);
+
+/* Operator actions; user names the operator. Return 0 or -EINVAL (unknown node, bad state). */
+int hn_brain_drain(struct hn_brain *b, double now, int node, const char *reason, const char *user);
+int hn_brain_resume(struct hn_brain *b, double now, int node, const char *user);
+int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user);
+int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_state to,
+                       const char *user);
+
+/* The outcome of an action the caller executed. A failed drain leaves the node draining and
+ * is retried by the caller; the brain records nothing else. */
+void hn_brain_action_done(struct hn_brain *b, double now, uint64_t id, int ok);
+
+/* Pops the oldest output into *out; returns 1, or 0 when there is none. */
+int hn_brain_poll(struct hn_brain *b, struct hn_out *out);
+
+const char *hn_node_state_name(enum hn_node_state s);
+int hn_node_state_parse(const char *s, enum hn_node_state *out);
+
+#endif
