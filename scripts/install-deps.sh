@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
     # build
-    build-essential cmake pkg-config libmicrohttpd-dev
+    build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
+    libjansson-dev
     # tests and checks
     libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps
     # real services the integration tests drive

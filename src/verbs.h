@@ -19,6 +19,21 @@ int hn_cmd_agent(int argc, char **argv);
 void hn_usage_agent(FILE *out);
 int hn_cmd_check(int argc, char **argv);
 void hn_usage_check(FILE *out);
+int hn_cmd_control(int argc, char **argv);
+void hn_usage_control(FILE *out);
+/* Operator verbs that talk to the controller's API (src/cli/cli.c). */
+int hn_cmd_status(int argc, char **argv);
+void hn_usage_status(FILE *out);
+int hn_cmd_nodes(int argc, char **argv);
+void hn_usage_nodes(FILE *out);
+int hn_cmd_events(int argc, char **argv);
+void hn_usage_events(FILE *out);
+int hn_cmd_drain(int argc, char **argv);
+void hn_usage_drain(FILE *out);
+int hn_cmd_resume(int argc, char **argv);
+void hn_usage_resume(FILE *out);
+int hn_cmd_approve(int argc, char **argv);
+void hn_usage_approve(FILE *out);
 
 /* Looks a verb up by name; NULL when unknown. */
 const struct hn_verb *hn_verb_find(const char *name);

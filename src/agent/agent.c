@@ -4,6 +4,7 @@
 #include "agent/gpu.h"
 #include "agent/host.h"
 #include "agent/ib.h"
+#include "agent/push.h"
 #include "agent/xidlog.h"
 #include "common/conf.h"
 #include "common/fsroot.h"
@@ -56,7 +57,10 @@ struct agent {
     double last_render_s;
     unsigned last_series;
     struct hn_complain truncated;
+    struct hn_push *push; /* NULL unless --controller is set (and not --once) */
 };
+
+#define PUSH_FLUSH_S 2.0 /* how long SIGTERM waits for queued frames to go out */
 
 static double thread_cpu_s(void)
 {
@@ -131,6 +135,8 @@ static void render_self(struct agent *a, struct hn_expo *e)
     hn_expo_family(e, "houston_agent_resident_memory_bytes", "Resident memory of the agent.",
                    HN_GAUGE);
     hn_expo_sample(e, "houston_agent_resident_memory_bytes", NULL, rss_bytes());
+    if (a->push)
+        hn_push_render(a->push, e);
 }
 
 static void agent_init_collectors(struct agent *a)
@@ -145,6 +151,65 @@ static void agent_init_collectors(struct agent *a)
             s->state = NULL;
         }
     }
+}
+
+/* The state of the collector c, or NULL when it is absent or not available. */
+static void *collector_state(struct agent *a, const struct hn_collector *c)
+{
+    for (size_t i = 0; i < NCOLLECTORS; i++) {
+        if (a->slots[i].c == c)
+            return a->slots[i].state;
+    }
+    return NULL;
+}
+
+/* Queues this cycle's frame for the controller; the sender thread posts it. */
+static void agent_push(struct agent *a)
+{
+    struct hn_push_sources src = {
+        .hostname = a->cfg.hostname,
+        .gpus = collector_state(a, &hn_collector_gpu),
+        .xid = collector_state(a, &hn_collector_xid),
+        .ib = collector_state(a, &hn_collector_ib),
+    };
+    hn_push_cycle(a->push, &src);
+}
+
+/* Sets up the push to --controller: reads the token, starts the sender thread. 0 or -1 after
+ * logging why. */
+static int agent_start_push(struct agent *a)
+{
+    char token[HN_PUSH_TOKEN_MAX], err[512];
+    if (hn_push_read_token(a->cfg.token_file, token, sizeof(token), err, sizeof(err)) != 0) {
+        hn_err("agent: %s", err);
+        return -1;
+    }
+    struct hn_push_config pc = {
+        .url = a->cfg.controller,
+        .token = token,
+        .queue_max = a->cfg.push_queue,
+        .backoff_min_s = 1,
+        .backoff_max_s = 60,
+        .connect_timeout_s = 2,
+        .timeout_s = 10,
+    };
+    a->push = hn_push_new(&pc, err, sizeof(err));
+    explicit_bzero(token, sizeof(token));
+    if (!a->push) {
+        hn_err("agent: %s", err);
+        return -1;
+    }
+    int rc = hn_push_start(a->push);
+    if (rc != 0) {
+        hn_err("agent: cannot start the push to %s: %s", a->cfg.controller, strerror(-rc));
+        hn_push_free(a->push);
+        a->push = NULL;
+        return -1;
+    }
+    hn_info("agent: pushing to %s%s (boot id %016llx, up to %u frames queued)", a->cfg.controller,
+            HN_PUSH_INGEST_PATH, (unsigned long long)hn_push_get_builder(a->push)->boot_id,
+            a->cfg.push_queue);
+    return 0;
 }
 
 static void agent_fini_collectors(struct agent *a)
@@ -175,6 +240,8 @@ static void agent_cycle(struct agent *a)
             s->errors++;
     }
     a->cycles++;
+    if (a->push)
+        agent_push(a);
 
     uint64_t r0 = hn_mono_ns();
     struct hn_buf *back = &a->bufs[!a->front];
@@ -252,6 +319,11 @@ void hn_usage_agent(FILE *out)
             "  --xid-catalog FILE    Xid catalog CSV (default the one shipped with houston)\n"
             "  --interval SECONDS    time between collections (default 10)\n"
             "  --hostname NAME       Hostname label (default this host's name)\n"
+            "  --controller URL      also push every cycle to the controller at URL\n"
+            "                        (e.g. http://10.0.0.5:8080; frames go to URL/v1/ingest)\n"
+            "  --token-file FILE     file holding the cluster token (needed with --controller)\n"
+            "  --push-queue N        frames kept while the controller is unreachable (default\n"
+            "                        360; the oldest is dropped past it)\n"
             "  --log-level LEVEL     error, warn, info or debug (default info)\n"
             "  --once                collect once, print the metrics to stdout and exit\n"
             "  -h, --help            show this help\n");
@@ -286,6 +358,9 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
         {"xid-catalog", required_argument, NULL, 0},
         {"interval", required_argument, NULL, 0},
         {"hostname", required_argument, NULL, 0},
+        {"controller", required_argument, NULL, 0},
+        {"token-file", required_argument, NULL, 0},
+        {"push-queue", required_argument, NULL, 0},
         {"log-level", required_argument, NULL, 0},
         {"once", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
@@ -348,6 +423,10 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
         fprintf(stderr, "houston agent: write --config in full\n");
         return -1;
     }
+    if (cfg->controller[0] && !cfg->token_file[0] && !*once) {
+        fprintf(stderr, "houston agent: --controller needs --token-file (the cluster token)\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -401,6 +480,8 @@ int hn_cmd_agent(int argc, char **argv)
         goto out;
     }
 
+    if (a->cfg.controller[0] && agent_start_push(a) != 0)
+        goto out;
     agent_cycle(a);
     char err[256];
     struct hn_http *http =
@@ -427,6 +508,10 @@ int hn_cmd_agent(int argc, char **argv)
     hn_http_stop(http);
     rc = 0;
 out:
+    if (a->push) {
+        hn_push_stop(a->push, PUSH_FLUSH_S);
+        hn_push_free(a->push);
+    }
     agent_fini_collectors(a);
     hn_buf_fini(&a->bufs[0]);
     hn_buf_fini(&a->bufs[1]);

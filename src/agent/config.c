@@ -20,6 +20,43 @@ void hn_agent_config_defaults(struct hn_agent_config *cfg)
         hn_strlcpy(cfg->hostname, "localhost", sizeof(cfg->hostname));
     cfg->hostname[sizeof(cfg->hostname) - 1] = '\0';
     cfg->interval = 10.0;
+    cfg->push_queue = 360;
+}
+
+/* A controller base URL: http:// or https://, a host, no blanks, control characters, query or
+ * fragment. Trailing '/' are removed, since "/v1/ingest" is appended. "" turns pushing off. */
+static int set_controller(struct hn_agent_config *cfg, const char *value, char *err,
+                          unsigned errsize)
+{
+    char url[sizeof(cfg->controller)];
+    if (hn_strlcpy(url, value, sizeof(url)) >= sizeof(url)) {
+        snprintf(err, errsize, "controller: value longer than %zu bytes", sizeof(url) - 1);
+        return -1;
+    }
+    size_t len = strlen(url);
+    while (len > 0 && url[len - 1] == '/')
+        url[--len] = '\0';
+    if (len == 0) {
+        cfg->controller[0] = '\0';
+        return 0;
+    }
+    const char *host = NULL;
+    if (strncmp(url, "http://", 7) == 0)
+        host = url + 7;
+    else if (strncmp(url, "https://", 8) == 0)
+        host = url + 8;
+    int ok = host && *host && *host != '/' && *host != ':';
+    for (const char *c = url; ok && *c; c++)
+        ok = (unsigned char)*c > ' ' && *c != 0x7f && *c != '?' && *c != '#';
+    if (!ok) {
+        snprintf(err, errsize,
+                 "controller: '%s' is not a URL like http://HOST:PORT (http or https, a host, "
+                 "no query)",
+                 value);
+        return -1;
+    }
+    hn_strlcpy(cfg->controller, url, sizeof(cfg->controller));
+    return 0;
 }
 
 static int set_str(char *dst, size_t size, const char *value, const char *key, char *err,
@@ -57,6 +94,20 @@ int hn_agent_config_set(struct hn_agent_config *cfg, const char *key, const char
             return -1;
         }
         cfg->interval = v;
+        return 0;
+    }
+    if (strcmp(key, "controller") == 0)
+        return set_controller(cfg, value, err, errsize);
+    if (strcmp(key, "token-file") == 0)
+        return set_str(cfg->token_file, sizeof(cfg->token_file), value, key, err, errsize);
+    if (strcmp(key, "push-queue") == 0) {
+        uint64_t v;
+        if (hn_parse_u64(value, 10, &v) != 0 || v < 1 || v > HN_PUSH_QUEUE_MAX) {
+            snprintf(err, errsize, "push-queue: '%s' is not a number of frames in [1, %u]", value,
+                     HN_PUSH_QUEUE_MAX);
+            return -1;
+        }
+        cfg->push_queue = (unsigned)v;
         return 0;
     }
     snprintf(err, errsize, "unknown setting '%s'", key);

@@ -17,7 +17,12 @@ struct hn_agent_config {
     char xid_catalog[PATH_MAX]; /* xid-catalog: CSV of Xid codes, default the shipped one */
     char hostname[256];         /* hostname: the Hostname label, default gethostname() */
     double interval;            /* interval: seconds between collections, default 10 */
+    char controller[1024];      /* controller: base URL, e.g. http://10.0.0.5:8080; "" = off */
+    char token_file[PATH_MAX];  /* token-file: file holding the cluster token */
+    unsigned push_queue;        /* push-queue: frames kept while the controller is away (360) */
 };
+
+#define HN_PUSH_QUEUE_MAX 100000u /* largest push-queue accepted */
 
 void hn_agent_config_defaults(struct hn_agent_config *cfg);
 /* Sets one key from a flag or a config line; returns 0 or -1 with a reason in err. */

@@ -91,6 +91,7 @@ static const struct field_desc fields[HN_F_COUNT] = {
                               HN_GAUGE},
     [HN_F_NVLINKS_ACTIVE] = {"houston_gpu_nvlinks_active", "NVLinks of the GPU that are active.",
                              HN_GAUGE},
+    [HN_F_GPU_UP] = {"houston_gpu_up", "1 if NVML answers for the GPU, 0 if it is lost.", HN_GAUGE},
     [HN_F_XID_EVENTS] = {"houston_gpu_xid_events_total",
                          "Xid events NVML delivered for the GPU since the agent started.",
                          HN_COUNTER},
@@ -500,6 +501,7 @@ int hn_gpus_collect(struct hn_gpu_set *s)
             discover(s, i);
         register_events(s, g);
         collect_one(s, g);
+        g->v[HN_F_GPU_UP] = g->lost ? 0 : 1;
         if (g->lost && !was_lost)
             hn_warn("gpu %u (%s): GPU is lost; marking it down", g->index, g->pci_bus_id);
         else if (!g->lost && was_lost)
@@ -524,10 +526,6 @@ void hn_gpus_render(struct hn_gpu_set *s, struct hn_expo *e)
                            s->gpus[i].v[f]);
     }
 
-    hn_expo_family(e, "houston_gpu_up", "1 if NVML answers for the GPU, 0 if it is lost.",
-                   HN_GAUGE);
-    for (unsigned i = 0; i < s->count; i++)
-        hn_expo_sample(e, "houston_gpu_up", s->gpus[i].hlabels, s->gpus[i].lost ? 0 : 1);
     hn_expo_family(e, "houston_gpu_nvml_errors_total",
                    "NVML calls for the GPU that failed other than NOT_SUPPORTED or GPU_IS_LOST.",
                    HN_COUNTER);

@@ -562,6 +562,35 @@ static void ib_render(void *state, struct hn_expo *e)
     }
 }
 
+/* ---- read access for the push to the controller ---------------------------------------- */
+
+int hn_ib_collector_nports(const void *state)
+{
+    const struct ib_state *st = state;
+    return st ? st->nports : 0;
+}
+
+const struct hn_ib_port *hn_ib_collector_port(const void *state, int i)
+{
+    const struct ib_state *st = state;
+    if (!st || i < 0 || i >= st->nports)
+        return NULL;
+    return &st->ports[i].pub;
+}
+
+double hn_ib_collector_counter(const void *state, int i, const char *file)
+{
+    const struct ib_state *st = state;
+    if (!st || i < 0 || i >= st->nports)
+        return NAN;
+    const struct port *p = &st->ports[i];
+    for (size_t c = 0; c < NCOUNTERS; c++) {
+        if (strcmp(counter_defs[c].file, file) == 0)
+            return p->present & (1ull << c) ? p->val[c] / counter_defs[c].scale : NAN;
+    }
+    return NAN;
+}
+
 const struct hn_collector hn_collector_ib = {
     .name = "ib",
     .init = ib_init,

@@ -76,6 +76,17 @@ int hn_ib_parse_rate(const char *s, double *gbps);
 /* Parses "4: ACTIVE" into 4 and "ACTIVE" (name capped at namesize). 0 or -EINVAL. */
 int hn_ib_parse_state(const char *s, int *num, char *name, size_t namesize);
 
+/*
+ * Read access to hn_collector_ib's state (the void * its init made) as of its last collect,
+ * for the push to the controller (agent/push.h); collect thread only. A NULL state has no
+ * ports. hn_ib_collector_port() returns port i (0 <= i < nports) or NULL;
+ * hn_ib_collector_counter() returns the value of counters/<file> (e.g. "symbol_error") in the
+ * file's own unit, or NaN when the port has no such file or the last read failed.
+ */
+int hn_ib_collector_nports(const void *state);
+const struct hn_ib_port *hn_ib_collector_port(const void *state, int i);
+double hn_ib_collector_counter(const void *state, int i, const char *file);
+
 extern const struct hn_collector hn_collector_ib;
 
 #endif

@@ -42,13 +42,19 @@ struct xidlog {
     struct dev_last devs[MAX_DEVS];
     unsigned ndevs;
     uint64_t fatal;
-    unsigned logged; /* reports logged this cycle */
+    unsigned logged;                                   /* reports logged this cycle */
+    struct hn_xidlog_event cycle[HN_XIDLOG_CYCLE_MAX]; /* reports read by the last collect */
+    unsigned ncycle;
     uint64_t next_open_ns;
     struct hn_complain complain;
 };
 
 #define REOPEN_NS     (60ull * 1000000000ull)
 #define LOG_PER_CYCLE 5
+#define BATCH         16 /* reports read at once */
+#define BATCHES       64 /* batches read per cycle at most */
+
+_Static_assert(BATCH *BATCHES <= HN_XIDLOG_CYCLE_MAX, "every report of a cycle is kept");
 
 /*
  * /dev/kmsg is read from the oldest record the kernel still holds, so an Xid from just before
@@ -132,6 +138,13 @@ dev:
     }
     x->devs[i].code = ev->code;
     x->devs[i].ts = event_time(ev);
+    if (x->ncycle < HN_XIDLOG_CYCLE_MAX) {
+        struct hn_xidlog_event *c = &x->cycle[x->ncycle++];
+        c->kind = ev->kind;
+        c->code = ev->code;
+        hn_strlcpy(c->pci, ev->pci, sizeof(c->pci));
+        c->time_ns = x->devs[i].ts > 0 ? (uint64_t)(x->devs[i].ts * 1e9) : 0;
+    }
     /* A storm of reports is summarised, not logged line by line (see xl_collect). */
     if (x->logged++ < LOG_PER_CYCLE)
         hn_warn("%s %u on %s: %s", ev->kind == HN_XID ? "Xid" : "SXid", ev->code, ev->pci, ev->msg);
@@ -140,6 +153,7 @@ dev:
 static int xl_collect(void *state)
 {
     struct xidlog *x = state;
+    x->ncycle = 0;
     if (!x->k) {
         if (hn_mono_ns() < x->next_open_ns)
             return -ENOENT;
@@ -153,10 +167,11 @@ static int xl_collect(void *state)
         hn_complain_clear(&x->complain, "xid: reading %s again", x->path);
     }
     x->logged = 0;
-    struct hn_xid_event ev[16];
+    struct hn_xid_event ev[BATCH];
     int n;
-    /* Bounded: at most 64 batches per cycle, so a flood cannot starve the other collectors. */
-    for (int batch = 0; batch < 64; batch++) {
+    /* Bounded: at most BATCHES batches per cycle, so a flood cannot starve the other
+     * collectors. */
+    for (int batch = 0; batch < BATCHES; batch++) {
         n = hn_kmsg_read(x->k, ev, (int)HN_ARRAY_LEN(ev));
         if (n <= 0)
             break;
@@ -244,6 +259,13 @@ static void xl_render(void *state, struct hn_expo *e)
         hn_expo_family(e, stats[i].name, stats[i].help, HN_COUNTER);
         hn_expo_sample(e, stats[i].name, NULL, (double)v);
     }
+}
+
+unsigned hn_xidlog_cycle_events(const void *state, const struct hn_xidlog_event **events)
+{
+    const struct xidlog *x = state;
+    *events = x->cycle;
+    return x->ncycle;
 }
 
 static void xl_fini(void *state)

@@ -48,6 +48,7 @@ enum hn_gpu_field {
     HN_F_RECOVERY_ACTION,
     HN_F_NVLINKS_ACTIVE,
     HN_F_XID_EVENTS,
+    HN_F_GPU_UP, /* 1 while NVML answers for the GPU, 0 once it is lost */
     HN_F_COUNT
 };
 

@@ -18,6 +18,7 @@ struct hn_http {
     const struct hn_http_route *routes;
     size_t nroutes;
     void *ctx;
+    size_t max_body;
     unsigned port;
 };
 
@@ -43,28 +44,88 @@ int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsign
     return 0;
 }
 
+/* Per-request state: the body as it arrives. */
+struct request {
+    struct hn_buf body;
+    int too_large;
+};
+
+const char *hn_http_header(const struct hn_http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *hn_http_arg(const struct hn_http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static int path_matches(const char *route, const char *url)
+{
+    size_t n = strlen(route);
+    if (n > 0 && route[n - 1] == '*')
+        return strncmp(route, url, n - 1) == 0;
+    return strcmp(route, url) == 0;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *conn, struct hn_http_reply *reply)
+{
+    /* The body's allocation is handed to libmicrohttpd, which frees it: no second copy. */
+    struct MHD_Response *resp;
+    if (reply->body.data) {
+        resp = MHD_create_response_from_buffer(reply->body.len, reply->body.data,
+                                               MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+            hn_buf_fini(&reply->body);
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", reply->content_type);
+    enum MHD_Result r = MHD_queue_response(conn, (unsigned)reply->status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
 {
     struct hn_http *h = cls;
     (void)version;
-    (void)upload;
-    /* First call per request: headers only. Bodies are not accepted (GET-only server). */
-    if (*con_cls == NULL) {
-        *con_cls = h;
+    struct request *rq = *con_cls;
+    /* First call per request: headers only. */
+    if (rq == NULL) {
+        rq = xcalloc(1, sizeof(*rq));
+        hn_buf_init(&rq->body, h->max_body);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        uint64_t announced;
+        if (cl && hn_parse_u64(cl, 10, &announced) == 0 && announced > h->max_body)
+            rq->too_large = 1;
+        *con_cls = rq;
         return MHD_YES;
     }
+    /* Body chunks: kept up to the cap, the rest read and dropped. */
     if (*upload_size != 0) {
+        if (!rq->too_large && hn_buf_append(&rq->body, upload, *upload_size) != 0)
+            rq->too_large = 1;
         *upload_size = 0;
         return MHD_YES;
     }
-    struct hn_http_reply reply = {404, "text/plain; charset=utf-8", {0}};
+    struct hn_http_request req = {method, url, rq->body.data ? rq->body.data : "", rq->body.len,
+                                  conn};
+    struct hn_http_reply reply = {404, "text/plain; charset=utf-8", {0}, &req};
     hn_buf_init(&reply.body, REPLY_MAX);
+    if (rq->too_large) {
+        reply.status = 413;
+        hn_buf_printf(&reply.body, "request body larger than %zu bytes\n", h->max_body);
+        return send_reply(conn, &reply);
+    }
     int path_known = 0;
     const struct hn_http_route *route = NULL;
     for (size_t i = 0; i < h->nroutes; i++) {
-        if (strcmp(h->routes[i].path, url) != 0)
+        if (!path_matches(h->routes[i].path, url))
             continue;
         path_known = 1;
         if (strcmp(h->routes[i].method, method) == 0 ||
@@ -82,22 +143,26 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     } else {
         hn_buf_puts(&reply.body, "not found\n");
     }
-    /* The body's allocation is handed to libmicrohttpd, which frees it: no second copy. */
-    struct MHD_Response *resp;
-    if (reply.body.data) {
-        resp =
-            MHD_create_response_from_buffer(reply.body.len, reply.body.data, MHD_RESPMEM_MUST_FREE);
-        if (!resp)
-            hn_buf_fini(&reply.body);
-    } else {
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    }
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", reply.content_type);
-    enum MHD_Result r = MHD_queue_response(conn, (unsigned)reply.status, resp);
-    MHD_destroy_response(resp);
-    return r;
+    return send_reply(conn, &reply);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)conn;
+    (void)code;
+    struct request *rq = *con_cls;
+    if (!rq)
+        return;
+    hn_buf_fini(&rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+void hn_http_set_max_body(struct hn_http *h, size_t max)
+{
+    h->max_body = max;
 }
 
 struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
@@ -136,8 +201,10 @@ struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *ro
     h->routes = routes;
     h->nroutes = nroutes;
     h->ctx = ctx;
+    h->max_body = 1u << 20;
     h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR,
-                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 256u,
+                              MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!h->mhd) {
         snprintf(err, errsize, "cannot listen on %s: %s", listen, strerror(errno));

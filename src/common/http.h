@@ -2,10 +2,15 @@
  * http.h - houston's HTTP server: libmicrohttpd with a route table.
  *
  * hn_http_start() binds ADDR:PORT (IPv4 or [IPv6]) and serves in libmicrohttpd's own polling
- * thread. Each request is matched against the caller's routes by method and exact path; a
- * route's handler fills a struct hn_http_reply (status, content type, body in a capped
- * buffer). Unknown paths get 404, a known path with another method 405. Request bodies are
- * not read yet (GET only); the controller extends this.
+ * thread. Each request is matched against the caller's routes by method and path (exact, or a
+ * prefix when the route's path ends in '*'); a route's handler fills a struct hn_http_reply
+ * (status, content type, body in a capped buffer). Unknown paths get 404, a known path with
+ * another method 405. A request body is read whole before the handler runs, up to
+ * max_body bytes (hn_http_set_max_body, default 1 MiB): a larger one is answered 413 without
+ * calling the handler, whether Content-Length announced it or not.
+ *
+ * The handler finds the request in reply->req: method, path, body, and headers and query
+ * arguments through hn_http_header() / hn_http_arg(), valid during the call.
  *
  * Handlers run on the server thread: they must take their own locks for shared state.
  */
@@ -16,11 +21,24 @@
 
 #include <stddef.h>
 
+struct hn_http_request {
+    const char *method;
+    const char *url;  /* the path, without the query string */
+    const char *body; /* NUL-terminated; "" when none */
+    size_t body_len;
+    void *conn; /* libmicrohttpd's connection, for hn_http_header/arg */
+};
+
 struct hn_http_reply {
     int status;
     const char *content_type;
     struct hn_buf body; /* capped at 64 MiB */
+    const struct hn_http_request *req;
 };
+
+/* A request header or query argument, or NULL when absent. */
+const char *hn_http_header(const struct hn_http_request *req, const char *name);
+const char *hn_http_arg(const struct hn_http_request *req, const char *name);
 
 typedef void (*hn_http_handler_fn)(void *ctx, const char *url, struct hn_http_reply *reply);
 
@@ -38,6 +56,8 @@ int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsign
 struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
                               size_t nroutes, void *ctx, char *err, size_t errsize);
 void hn_http_stop(struct hn_http *h);
+/* Requests with a larger body get 413. Call before traffic arrives. */
+void hn_http_set_max_body(struct hn_http *h, size_t max);
 /* The port actually bound (useful with port 0). */
 unsigned hn_http_port(const struct hn_http *h);
 

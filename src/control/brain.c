@@ -269,6 +269,15 @@ static int guard_allows(struct hn_brain *b, double now, const struct node *n, ch
     return 1;
 }
 
+static void add_removal(struct hn_brain *b, double time, int node)
+{
+    if (b->nremovals == b->capremovals) {
+        b->capremovals = b->capremovals ? b->capremovals * 2 : 16;
+        b->removals = xrealloc(b->removals, b->capremovals * sizeof(*b->removals));
+    }
+    b->removals[b->nremovals++] = (struct removal){time, node};
+}
+
 /* Takes n out of service: drain it and requeue its job. */
 static void remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
                         const char *actor)
@@ -297,11 +306,7 @@ static void found(struct hn_brain *b, double now, struct node *n, const struct h
     char why[256];
     if (guard_allows(b, now, n, why, sizeof(why))) {
         remove_node(b, now, n, f, f->rule);
-        if (b->nremovals == b->capremovals) {
-            b->capremovals = b->capremovals ? b->capremovals * 2 : 16;
-            b->removals = xrealloc(b->removals, b->capremovals * sizeof(*b->removals));
-        }
-        b->removals[b->nremovals++] = (struct removal){now, (int)(n - b->nodes)};
+        add_removal(b, now, (int)(n - b->nodes));
         return;
     }
     struct hn_finding held = *f;
@@ -349,6 +354,34 @@ int hn_brain_find_node(const struct hn_brain *b, const char *name)
             return (int)i;
     }
     return -ENOENT;
+}
+
+int hn_brain_restore_node(struct hn_brain *b, int node, enum hn_node_state state,
+                          int drained_by_houston, int held, double since, const char *reason)
+{
+    if (node < 0 || (size_t)node >= b->nnodes || (unsigned)state >= HN_NODE_NSTATES)
+        return -EINVAL;
+    struct node *n = &b->nodes[node];
+    n->state = state;
+    n->drained_by_houston = drained_by_houston;
+    n->held = held;
+    n->since = since;
+    hn_strlcpy(n->reason, reason ? reason : "", sizeof(n->reason));
+    if (held)
+        finding_set(&n->held_finding, "restored", HN_SEV_FATAL, -1, "restored after restart", "%s",
+                    n->reason);
+    /* The guard's window survives a restart: a node houston took out counts from the time it
+     * left. (Operator-approved drains count too: the store does not say who drained; erring
+     * towards holding is the safe side.) */
+    if (drained_by_houston && (state == HN_NODE_DRAINING || state == HN_NODE_QUARANTINED))
+        add_removal(b, since, node);
+    return 0;
+}
+
+void hn_brain_set_next_action_id(struct hn_brain *b, uint64_t next)
+{
+    if (next > b->next_action)
+        b->next_action = next;
 }
 
 size_t hn_brain_node_count(const struct hn_brain *b)
@@ -512,6 +545,10 @@ int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, con
         g->t[f] = now;
     }
     check_gpu(b, now, nd, gpu);
+    if (g->v[HN_F_GPU_UP] == 0 && !g->lost)
+        hn_brain_gpu_lost(b, now, node, gpu, 1);
+    else if (g->v[HN_F_GPU_UP] == 1)
+        g->lost = 0;
     return 0;
 }
 

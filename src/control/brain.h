@@ -118,6 +118,11 @@ void hn_brain_free(struct hn_brain *b);
 int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, const char *sku,
                       unsigned gpus, enum hn_node_state state);
 int hn_brain_find_node(const struct hn_brain *b, const char *name);
+/* Restores what the store saved about a node after a controller restart (control/store.h). */
+int hn_brain_restore_node(struct hn_brain *b, int node, enum hn_node_state state,
+                          int drained_by_houston, int held, double since, const char *reason);
+/* Action ids continue after the last one stored, so they stay unique across restarts. */
+void hn_brain_set_next_action_id(struct hn_brain *b, uint64_t next);
 size_t hn_brain_node_count(const struct hn_brain *b);
 
 struct hn_node_view {

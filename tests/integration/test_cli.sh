@@ -7,8 +7,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 
 verbs=$("$HOUSTON" help | awk '/^verbs:/ {on=1; next} on && NF {print $1} on && !NF {exit}')
-check "houston help lists agent, check, version, help" \
-    test "$(echo $verbs)" = "agent check version help"
+for v in agent check control status nodes events drain resume approve version help; do
+    check "houston help lists $v" grep -qx "$v" <<<"$verbs"
+done
 for v in $verbs; do
     out=$("$HOUSTON" help "$v")
     check "houston help $v (exit $?)" grep -q "^usage: houston $v" <<<"$out"

@@ -1,0 +1,433 @@
+/*
+ * api.c - the controller's HTTP routes: agents' ingest, the JSON API (docs/api.md) and the
+ * controller's own /metrics. Handlers run on libmicrohttpd's thread and take the control
+ * lock for as long as they read or change shared state.
+ */
+#include "agent/expo.h"
+#include "common/http.h"
+#include "common/util.h"
+#include "control/control.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const severity_names[] = {"info", "warn", "suspect", "fatal"};
+static const char *const kind_names[] = {"finding", "transition", "action", "held"};
+
+static void reply_json(struct hn_http_reply *r, int status, json_t *j)
+{
+    r->status = status;
+    r->content_type = "application/json";
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!s || hn_buf_puts(&r->body, s) != 0 || hn_buf_puts(&r->body, "\n") != 0) {
+        r->status = 500;
+        hn_buf_reset(&r->body);
+    }
+    free(s);
+}
+
+static void reply_error(struct hn_http_reply *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reply_error(struct hn_http_reply *r, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    reply_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+/* Constant-time comparison of "Bearer TOKEN" with the expected token. */
+static int authorized(const struct hn_http_request *req, const char *token)
+{
+    const char *h = hn_http_header(req, "Authorization");
+    if (!h || strncmp(h, "Bearer ", 7) != 0)
+        return 0;
+    h += 7;
+    size_t a = strlen(h), b = strlen(token);
+    unsigned char diff = (unsigned char)(a != b);
+    for (size_t i = 0; i < b; i++)
+        diff |= (unsigned char)((i < a ? (unsigned char)h[i] : 0) ^ (unsigned char)token[i]);
+    return diff == 0;
+}
+
+/* ---- ingest ---- */
+
+static void api_ingest(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    const struct hn_http_request *req = r->req;
+    (void)url;
+    r->content_type = "text/plain; charset=utf-8";
+    if (!authorized(req, c->token)) {
+        pthread_mutex_lock(&c->lock);
+        c->frames_unauthorized++;
+        pthread_mutex_unlock(&c->lock);
+        r->status = 401;
+        hn_buf_puts(&r->body, "missing or wrong token\n");
+        return;
+    }
+    const char *type = hn_http_header(req, "Content-Type");
+    if (!type || strncmp(type, "application/x-houston-frame", 27) != 0) {
+        r->status = 415;
+        hn_buf_puts(&r->body, "Content-Type must be application/x-houston-frame\n");
+        return;
+    }
+    char err[256] = "";
+    int status = hn_control_ingest(c, req->body, req->body_len, hn_wall_s(), err, sizeof(err));
+    r->status = status == 208 ? 200 : status;
+    hn_buf_printf(&r->body, "%s\n", status == 200 ? "accepted" : status == 208 ? "duplicate" : err);
+}
+
+/* ---- reads ---- */
+
+static json_t *node_json(struct hn_control *c, int i)
+{
+    struct hn_node_view v;
+    if (hn_brain_node_view(c->brain, i, &v) != 0)
+        return NULL;
+    double seen = (size_t)i < c->cap_nodes ? c->nodes[i].last_seen : 0;
+    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:b, s:f, s:s, s:o}", "name", v.name,
+                     "rack", v.rack, "sku", v.sku, "state", hn_node_state_name(v.state),
+                     "gpus_expected", (int)v.gpus_expected, "gpus_seen", (int)v.gpus_seen,
+                     "drained_by_houston", v.drained_by_houston, "held", v.held, "since", v.since,
+                     "reason", v.reason, "last_seen", seen > 0 ? json_real(seen) : json_null());
+}
+
+static void api_nodes(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    (void)url;
+    json_t *arr = json_array();
+    pthread_mutex_lock(&c->lock);
+    size_t n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, node_json(c, (int)i));
+    pthread_mutex_unlock(&c->lock);
+    reply_json(r, 200, json_pack("{s:o}", "nodes", arr));
+}
+
+static int event_json(void *ctx, const struct hn_store_event *e)
+{
+    json_t *arr = ctx;
+    json_t *o = json_pack(
+        "{s:I, s:f, s:s, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)e->id, "time", e->time,
+        "kind", e->kind, "node", e->node, "rule", e->rule ? e->rule : "", "severity",
+        e->severity >= 0 && e->severity < 4 ? severity_names[e->severity] : "info", "detail",
+        e->detail ? e->detail : "", "evidence", e->evidence ? e->evidence : "");
+    if (!o)
+        return 0;
+    json_object_set_new(o, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
+    if (strcmp(e->kind, "transition") == 0) {
+        json_object_set_new(o, "from", json_string(e->from ? e->from : ""));
+        json_object_set_new(o, "to", json_string(e->to ? e->to : ""));
+        json_object_set_new(o, "actor", json_string(e->actor ? e->actor : ""));
+    }
+    if (strcmp(e->kind, "action") == 0) {
+        json_object_set_new(o, "action", json_string(e->action ? e->action : ""));
+        json_object_set_new(o, "action_id", json_integer((json_int_t)e->action_id));
+        json_object_set_new(o, "job", json_string(e->job ? e->job : ""));
+        json_object_set_new(o, "reason", json_string(e->reason ? e->reason : ""));
+        json_object_set_new(o, "done",
+                            e->action_done < 0 ? json_null() : json_boolean(e->action_done));
+        json_object_set_new(o, "result", json_string(e->action_result ? e->action_result : ""));
+    }
+    json_array_append_new(arr, o);
+    return 0;
+}
+
+static int parse_filter(const struct hn_http_request *req, struct hn_event_filter *f, char *err,
+                        size_t errsize)
+{
+    memset(f, 0, sizeof(*f));
+    f->node = hn_http_arg(req, "node");
+    f->kind = hn_http_arg(req, "kind");
+    f->rule = hn_http_arg(req, "rule");
+    const char *since = hn_http_arg(req, "since");
+    const char *before = hn_http_arg(req, "before");
+    const char *limit = hn_http_arg(req, "limit");
+    double d;
+    int64_t i;
+    if (since && hn_parse_double(since, &d) != 0) {
+        snprintf(err, errsize, "since: '%s' is not a Unix time", since);
+        return -1;
+    }
+    f->since = since ? d : 0;
+    if (before && (hn_parse_i64(before, 10, &i) != 0 || i < 0)) {
+        snprintf(err, errsize, "before: '%s' is not an event id", before);
+        return -1;
+    }
+    f->before_id = before ? i : 0;
+    if (limit && (hn_parse_i64(limit, 10, &i) != 0 || i < 1 || i > 10000)) {
+        snprintf(err, errsize, "limit: '%s' is not 1..10000", limit);
+        return -1;
+    }
+    f->limit = limit ? (unsigned)i : 100;
+    if (f->kind && strcmp(f->kind, "finding") && strcmp(f->kind, "transition") &&
+        strcmp(f->kind, "action") && strcmp(f->kind, "held")) {
+        snprintf(err, errsize, "kind: '%s' is not finding, transition, action or held", f->kind);
+        return -1;
+    }
+    return 0;
+}
+
+static void api_events(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    (void)url;
+    struct hn_event_filter f;
+    char err[256];
+    if (parse_filter(r->req, &f, err, sizeof(err)) != 0) {
+        reply_error(r, 400, "%s", err);
+        return;
+    }
+    json_t *arr = json_array();
+    pthread_mutex_lock(&c->lock);
+    int rc = hn_store_query_events(c->store, &f, event_json, arr);
+    pthread_mutex_unlock(&c->lock);
+    if (rc != 0) {
+        json_decref(arr);
+        reply_error(r, 500, "store: query failed");
+        return;
+    }
+    reply_json(r, 200, json_pack("{s:o}", "events", arr));
+}
+
+static void api_racks(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    (void)url;
+    json_t *racks = json_object();
+    pthread_mutex_lock(&c->lock);
+    size_t n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n; i++) {
+        struct hn_node_view v;
+        hn_brain_node_view(c->brain, (int)i, &v);
+        json_t *rk = json_object_get(racks, v.rack);
+        if (!rk) {
+            rk = json_pack("{s:s, s:i, s:i}", "name", v.rack, "nodes", 0, "in_production", 0);
+            json_object_set_new(racks, v.rack, rk);
+        }
+        json_object_set_new(rk, "nodes",
+                            json_integer(json_integer_value(json_object_get(rk, "nodes")) + 1));
+        if (v.state == HN_NODE_READY || v.state == HN_NODE_SUSPECT)
+            json_object_set_new(
+                rk, "in_production",
+                json_integer(json_integer_value(json_object_get(rk, "in_production")) + 1));
+    }
+    pthread_mutex_unlock(&c->lock);
+    json_t *arr = json_array();
+    const char *key;
+    json_t *rk;
+    json_object_foreach(racks, key, rk)
+    {
+        json_int_t nodes = json_integer_value(json_object_get(rk, "nodes"));
+        json_int_t prod = json_integer_value(json_object_get(rk, "in_production"));
+        /* An NVL72 rack is 18 compute trays; below 16 in production it is degraded. Racks of
+         * other sizes are degraded below 16/18 of their nodes too. */
+        json_object_set_new(rk, "degraded", json_boolean(prod * 18 < nodes * 16));
+        json_array_append(arr, rk);
+    }
+    json_decref(racks);
+    reply_json(r, 200, json_pack("{s:o}", "racks", arr));
+}
+
+/* /v1/nodes/NAME, /v1/nodes/NAME/drain|resume|approve|state */
+static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    const struct hn_http_request *req = r->req;
+    const char *rest = url + strlen("/v1/nodes/");
+    char name[HN_NAME_MAX];
+    const char *slash = strchr(rest, '/');
+    size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+    if (len == 0 || len >= sizeof(name)) {
+        reply_error(r, 404, "no such node");
+        return;
+    }
+    memcpy(name, rest, len);
+    name[len] = '\0';
+    const char *verb = slash ? slash + 1 : "";
+    int is_post = strcmp(req->method, "POST") == 0;
+    if (is_post != (verb[0] != '\0')) {
+        reply_error(r, 405, "use GET /v1/nodes/NAME or POST /v1/nodes/NAME/ACTION");
+        return;
+    }
+    if (!is_post) {
+        pthread_mutex_lock(&c->lock);
+        int i = hn_brain_find_node(c->brain, name);
+        json_t *node = i >= 0 ? node_json(c, i) : NULL;
+        pthread_mutex_unlock(&c->lock);
+        if (!node) {
+            reply_error(r, 404, "no such node: %s", name);
+            return;
+        }
+        json_t *hist = json_array();
+        struct hn_event_filter f = {.node = name, .limit = 100};
+        pthread_mutex_lock(&c->lock);
+        hn_store_query_events(c->store, &f, event_json, hist);
+        pthread_mutex_unlock(&c->lock);
+        json_object_set_new(node, "history", hist);
+        reply_json(r, 200, node);
+        return;
+    }
+    if (!authorized(req, c->operator_token)) {
+        reply_error(r, 401, "operator token required");
+        return;
+    }
+    json_error_t jerr;
+    json_t *body = req->body_len ? json_loadb(req->body, req->body_len, 0, &jerr) : json_object();
+    if (!body || !json_is_object(body)) {
+        json_decref(body);
+        reply_error(r, 400, "body must be a JSON object");
+        return;
+    }
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *reason = json_string_value(json_object_get(body, "reason"));
+    const char *state = json_string_value(json_object_get(body, "state"));
+    if (!user || !user[0])
+        user = "unknown";
+    pthread_mutex_lock(&c->lock);
+    int i = hn_brain_find_node(c->brain, name);
+    double now = hn_wall_s();
+    int rc;
+    if (i < 0) {
+        rc = -ENOENT;
+    } else if (strcmp(verb, "drain") == 0) {
+        rc = hn_brain_drain(c->brain, now, i, reason && reason[0] ? reason : "drain", user);
+    } else if (strcmp(verb, "resume") == 0) {
+        rc = hn_brain_resume(c->brain, now, i, user);
+    } else if (strcmp(verb, "approve") == 0) {
+        rc = hn_brain_approve(c->brain, now, i, user) == 0 ? 0 : -EBUSY;
+    } else if (strcmp(verb, "state") == 0) {
+        enum hn_node_state to;
+        rc = state && hn_node_state_parse(state, &to) == 0
+                 ? hn_brain_set_state(c->brain, now, i, to, user)
+                 : -EINVAL;
+    } else {
+        rc = -ENOSYS;
+    }
+    int saved = 0;
+    if (hn_store_begin(c->store) == 0) {
+        saved = hn_control_flush(c) == 0 && hn_store_commit(c->store) == 0;
+        if (!saved)
+            hn_store_rollback(c->store);
+    }
+    json_t *node = i >= 0 ? node_json(c, i) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    json_decref(body);
+    if (rc == -ENOENT)
+        reply_error(r, 404, "no such node: %s", name);
+    else if (rc == -ENOSYS)
+        reply_error(r, 404, "unknown action '%s'", verb);
+    else if (rc == -EBUSY)
+        reply_error(r, 409, "%s: nothing is held for approval", name);
+    else if (rc != 0)
+        reply_error(r, 400, "%s: not allowed in this state or bad request", verb);
+    else if (!saved)
+        reply_error(r, 500, "the change was made but could not be saved");
+    if (rc != 0 || !saved) {
+        json_decref(node);
+        return;
+    }
+    reply_json(r, 200, json_pack("{s:o}", "node", node));
+}
+
+/* ---- /metrics ---- */
+
+static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    (void)url;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    struct hn_expo e;
+    hn_expo_init(&e, &r->body);
+    char labels[128];
+    size_t len;
+    pthread_mutex_lock(&c->lock);
+    size_t counts[HN_NODE_NSTATES] = {0};
+    size_t held = 0, n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n; i++) {
+        struct hn_node_view v;
+        hn_brain_node_view(c->brain, (int)i, &v);
+        counts[v.state]++;
+        held += (size_t)v.held;
+    }
+    hn_expo_family(&e, "houston_control_nodes", "Nodes by lifecycle state.", HN_GAUGE);
+    for (int s = 0; s < HN_NODE_NSTATES; s++) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "state", hn_node_state_name(s));
+        hn_expo_sample(&e, "houston_control_nodes", labels, (double)counts[s]);
+    }
+    hn_expo_family(&e, "houston_control_nodes_held",
+                   "Nodes whose removal waits for an operator (blast-radius guard).", HN_GAUGE);
+    hn_expo_sample(&e, "houston_control_nodes_held", NULL, (double)held);
+    hn_expo_family(&e, "houston_control_decisions_total",
+                   "Brain outputs by kind: findings, transitions, actions, guard holds.",
+                   HN_COUNTER);
+    for (int k = 0; k < 4; k++) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "kind", kind_names[k]);
+        hn_expo_sample(&e, "houston_control_decisions_total", labels, (double)c->outputs[k]);
+    }
+    static const char *const results[] = {"accepted", "duplicate", "malformed", "unauthorized"};
+    const uint64_t frames[] = {c->frames_accepted, c->frames_duplicate, c->frames_malformed,
+                               c->frames_unauthorized};
+    hn_expo_family(&e, "houston_control_frames_total", "Agent frames by outcome.", HN_COUNTER);
+    for (int k = 0; k < 4; k++) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "result", results[k]);
+        hn_expo_sample(&e, "houston_control_frames_total", labels, (double)frames[k]);
+    }
+    hn_expo_family(&e, "houston_control_samples_total", "Samples applied to the brain.",
+                   HN_COUNTER);
+    hn_expo_sample(&e, "houston_control_samples_total", NULL, (double)c->samples);
+    hn_expo_family(&e, "houston_control_ingest_seconds_total",
+                   "Time spent applying frames (decode, brain, store).", HN_COUNTER);
+    hn_expo_sample(&e, "houston_control_ingest_seconds_total", NULL, c->ingest_seconds);
+    static const char *const aresults[] = {"ok", "skipped", "failed"};
+    const uint64_t acts[] = {c->actions_ok, c->actions_skipped, c->actions_failed};
+    hn_expo_family(&e, "houston_control_actions_total",
+                   "Scheduler actions run: ok, skipped (already done), failed (retried).",
+                   HN_COUNTER);
+    for (int k = 0; k < 3; k++) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "result", aresults[k]);
+        hn_expo_sample(&e, "houston_control_actions_total", labels, (double)acts[k]);
+    }
+    hn_expo_family(&e, "houston_control_store_errors_total", "Store writes that failed.",
+                   HN_COUNTER);
+    hn_expo_sample(&e, "houston_control_store_errors_total", NULL, (double)c->store_errors);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void api_health(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    (void)ctx;
+    (void)url;
+    hn_buf_puts(&r->body, "ok\n");
+}
+
+static const struct hn_http_route routes[] = {
+    {"POST", "/v1/ingest", api_ingest}, {"GET", "/v1/nodes", api_nodes},
+    {"GET", "/v1/nodes/*", api_node},   {"POST", "/v1/nodes/*", api_node},
+    {"GET", "/v1/events", api_events},  {"GET", "/v1/racks", api_racks},
+    {"GET", "/metrics", api_metrics},   {"GET", "/healthz", api_health},
+};
+
+const struct hn_http_route *hn_control_routes(size_t *n)
+{
+    *n = HN_ARRAY_LEN(routes);
+    return routes;
+}

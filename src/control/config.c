@@ -1,0 +1,251 @@
+#include "control/control.h"
+
+#include "common/http.h"
+#include "common/util.h"
+#include "common/xid.h"
+#include "sched/hostlist.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void hn_control_config_defaults(struct hn_control_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    hn_strlcpy(cfg->listen, "127.0.0.1:8080", sizeof(cfg->listen));
+    hn_strlcpy(cfg->store, "/var/lib/houston/houston.db", sizeof(cfg->store));
+    hn_strlcpy(cfg->scheduler, "slurm", sizeof(cfg->scheduler));
+    hn_strlcpy(cfg->scontrol, "scontrol", sizeof(cfg->scontrol));
+    hn_strlcpy(cfg->squeue, "squeue", sizeof(cfg->squeue));
+    hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
+    hn_strlcpy(cfg->default_sku, "H100", sizeof(cfg->default_sku));
+    cfg->default_gpus = 8;
+    cfg->sched_timeout_ms = 10000;
+    cfg->tick_s = 5;
+    cfg->poll_s = 5;
+    cfg->max_frame = 4u << 20;
+    hn_brain_config_default(&cfg->brain);
+}
+
+void hn_control_config_fini(struct hn_control_config *cfg)
+{
+    free(cfg->nodes);
+    cfg->nodes = NULL;
+    cfg->nnodes = 0;
+}
+
+static int set_str(char *dst, size_t size, const char *v, const char *key, char *err,
+                   size_t errsize)
+{
+    if (hn_strlcpy(dst, v, size) >= size) {
+        snprintf(err, errsize, "%s: longer than %zu bytes", key, size - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_num(double *dst, const char *v, double lo, double hi, const char *key, char *err,
+                   size_t errsize)
+{
+    double d;
+    if (hn_parse_double(v, &d) != 0 || d < lo || d > hi) {
+        snprintf(err, errsize, "%s: '%s' is not a number in [%g, %g]", key, v, lo, hi);
+        return -1;
+    }
+    *dst = d;
+    return 0;
+}
+
+/* "node = NAME RACK SKU GPUS" */
+static int add_node(struct hn_control_config *cfg, const char *v, char *err, size_t errsize)
+{
+    char name[HN_NAME_MAX], rack[HN_NAME_MAX], sku[32];
+    unsigned gpus;
+    char extra;
+    if (sscanf(v, "%63s %63s %31s %u %c", name, rack, sku, &gpus, &extra) != 4 || gpus == 0 ||
+        gpus > 1024) {
+        snprintf(err, errsize, "node: want 'NAME RACK SKU GPUS', got '%s'", v);
+        return -1;
+    }
+    if (cfg->nnodes >= HN_CONTROL_MAX_NODES) {
+        snprintf(err, errsize, "node: more than %d nodes", HN_CONTROL_MAX_NODES);
+        return -1;
+    }
+    cfg->nodes = xrealloc(cfg->nodes, (cfg->nnodes + 1) * sizeof(*cfg->nodes));
+    struct hn_control_node_cfg *n = &cfg->nodes[cfg->nnodes++];
+    hn_strlcpy(n->name, name, sizeof(n->name));
+    hn_strlcpy(n->rack, rack, sizeof(n->rack));
+    hn_strlcpy(n->sku, sku, sizeof(n->sku));
+    n->gpus = gpus;
+    return 0;
+}
+
+int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *v, char *err,
+                          size_t errsize)
+{
+    struct hn_brain_config *b = &cfg->brain;
+    double d;
+    if (strcmp(key, "listen") == 0)
+        return set_str(cfg->listen, sizeof(cfg->listen), v, key, err, errsize);
+    if (strcmp(key, "token-file") == 0)
+        return set_str(cfg->token_file, sizeof(cfg->token_file), v, key, err, errsize);
+    if (strcmp(key, "operator-token-file") == 0)
+        return set_str(cfg->operator_token_file, sizeof(cfg->operator_token_file), v, key, err,
+                       errsize);
+    if (strcmp(key, "store") == 0)
+        return set_str(cfg->store, sizeof(cfg->store), v, key, err, errsize);
+    if (strcmp(key, "store-sync") == 0) {
+        if (strcmp(v, "full") != 0 && strcmp(v, "normal") != 0) {
+            snprintf(err, errsize, "store-sync: '%s' is not normal or full", v);
+            return -1;
+        }
+        cfg->store_full_sync = strcmp(v, "full") == 0;
+        return 0;
+    }
+    if (strcmp(key, "scheduler") == 0) {
+        if (!hn_sched_lookup(v)) {
+            snprintf(err, errsize, "scheduler: '%s' is not one of %s", v, hn_sched_names());
+            return -1;
+        }
+        return set_str(cfg->scheduler, sizeof(cfg->scheduler), v, key, err, errsize);
+    }
+    if (strcmp(key, "scontrol") == 0)
+        return set_str(cfg->scontrol, sizeof(cfg->scontrol), v, key, err, errsize);
+    if (strcmp(key, "squeue") == 0)
+        return set_str(cfg->squeue, sizeof(cfg->squeue), v, key, err, errsize);
+    if (strcmp(key, "topology-conf") == 0)
+        return set_str(cfg->topology_conf, sizeof(cfg->topology_conf), v, key, err, errsize);
+    if (strcmp(key, "xid-catalog") == 0)
+        return set_str(cfg->xid_catalog, sizeof(cfg->xid_catalog), v, key, err, errsize);
+    if (strcmp(key, "default-sku") == 0)
+        return set_str(cfg->default_sku, sizeof(cfg->default_sku), v, key, err, errsize);
+    if (strcmp(key, "node") == 0)
+        return add_node(cfg, v, err, errsize);
+    if (strcmp(key, "default-gpus") == 0) {
+        if (set_num(&d, v, 1, 1024, key, err, errsize))
+            return -1;
+        cfg->default_gpus = (unsigned)d;
+        return 0;
+    }
+    if (strcmp(key, "scheduler-timeout") == 0) {
+        if (set_num(&d, v, 0.1, 600, key, err, errsize))
+            return -1;
+        cfg->sched_timeout_ms = (int)(d * 1000);
+        return 0;
+    }
+    if (strcmp(key, "tick") == 0)
+        return set_num(&cfg->tick_s, v, 0.01, 3600, key, err, errsize);
+    if (strcmp(key, "scheduler-poll") == 0)
+        return set_num(&cfg->poll_s, v, 0.1, 3600, key, err, errsize);
+    if (strcmp(key, "max-frame-bytes") == 0) {
+        if (set_num(&d, v, 1024, 256.0 * 1024 * 1024, key, err, errsize))
+            return -1;
+        cfg->max_frame = (size_t)d;
+        return 0;
+    }
+    if (strcmp(key, "guard-fraction") == 0)
+        return set_num(&b->guard_fraction, v, 0, 1, key, err, errsize);
+    if (strcmp(key, "guard-window") == 0)
+        return set_num(&b->guard_window_s, v, 1, 30 * 86400, key, err, errsize);
+    if (strcmp(key, "guard-per-rack") == 0) {
+        if (set_num(&d, v, 0, 1000, key, err, errsize))
+            return -1;
+        b->guard_per_rack = (int)d;
+        return 0;
+    }
+    if (strcmp(key, "retired-pages-limit") == 0)
+        return set_num(&b->retired_pages_limit, v, 1, 1e6, key, err, errsize);
+    if (strcmp(key, "nvlink-crc-per-s") == 0)
+        return set_num(&b->nvlink_crc_per_s_limit, v, 0, 1e9, key, err, errsize);
+    if (strcmp(key, "pcie-replay-per-lane-per-min") == 0)
+        return set_num(&b->pcie_replay_per_lane_min, v, 0, 1e6, key, err, errsize);
+    if (strcmp(key, "laggard-min-util") == 0)
+        return set_num(&b->laggard_min_util, v, 0, 100, key, err, errsize);
+    if (strcmp(key, "laggard-k") == 0)
+        return set_num(&b->laggard_k, v, 0, 100, key, err, errsize);
+    if (strcmp(key, "laggard-min-drop") == 0)
+        return set_num(&b->laggard_min_drop, v, 0, 1, key, err, errsize);
+    if (strcmp(key, "laggard-cycles") == 0) {
+        if (set_num(&d, v, 1, 1000, key, err, errsize))
+            return -1;
+        b->laggard_cycles = (int)d;
+        return 0;
+    }
+    if (strcmp(key, "laggard-min-peers") == 0) {
+        if (set_num(&d, v, 2, 1e6, key, err, errsize))
+            return -1;
+        b->laggard_min_peers = (int)d;
+        return 0;
+    }
+    snprintf(err, errsize, "unknown setting '%s'", key);
+    return -1;
+}
+
+/* A token file must exist, hold one non-empty line, and not be readable by others. */
+static void check_token(const char *key, const char *path, struct hn_buf *out, int *problems)
+{
+    if (!path[0]) {
+        hn_buf_printf(out, "%s is required\n", key);
+        (*problems)++;
+        return;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        hn_buf_printf(out, "%s: %s: %s\n", key, path, strerror(errno));
+        (*problems)++;
+        return;
+    }
+    if (st.st_mode & 0077)
+        hn_buf_printf(out, "%s: %s is readable by group or others (chmod 600 it)\n", key, path);
+    if (st.st_size == 0 || st.st_size > 511) {
+        hn_buf_printf(out, "%s: %s must hold one token of 1 to 511 bytes\n", key, path);
+        (*problems)++;
+    }
+}
+
+int hn_control_config_check(const struct hn_control_config *cfg, struct hn_buf *out)
+{
+    int problems = 0;
+    check_token("token-file", cfg->token_file, out, &problems);
+    check_token("operator-token-file", cfg->operator_token_file, out, &problems);
+    char dir[PATH_MAX];
+    hn_strlcpy(dir, cfg->store, sizeof(dir));
+    char *slash = strrchr(dir, '/');
+    if (strcmp(cfg->store, ":memory:") != 0) {
+        if (slash)
+            *slash = '\0';
+        else
+            hn_strlcpy(dir, ".", sizeof(dir));
+        if (access(dir[0] ? dir : "/", W_OK) != 0) {
+            hn_buf_printf(out, "store: cannot write in %s: %s\n", dir[0] ? dir : "/",
+                          strerror(errno));
+            problems++;
+        }
+    }
+    char host[128];
+    unsigned port;
+    if (hn_http_parse_listen(cfg->listen, host, sizeof(host), &port) != 0) {
+        hn_buf_printf(out, "listen: '%s' is not ADDR:PORT\n", cfg->listen);
+        problems++;
+    }
+    if (access(cfg->xid_catalog, R_OK) != 0) {
+        hn_buf_printf(out, "xid-catalog: %s: %s\n", cfg->xid_catalog, strerror(errno));
+        problems++;
+    }
+    if (cfg->topology_conf[0] && access(cfg->topology_conf, R_OK) != 0) {
+        hn_buf_printf(out, "topology-conf: %s: %s\n", cfg->topology_conf, strerror(errno));
+        problems++;
+    }
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(cfg->nodes[i].name, cfg->nodes[j].name) == 0) {
+                hn_buf_printf(out, "node %s is listed twice\n", cfg->nodes[i].name);
+                problems++;
+            }
+        }
+    }
+    return problems;
+}

@@ -1,0 +1,742 @@
+#include "control/control.h"
+
+#include "common/conf.h"
+#include "common/frame.h"
+#include "common/fsroot.h"
+#include "common/http.h"
+#include "common/log.h"
+#include "common/spawn.h"
+#include "common/util.h"
+#include "common/xid.h"
+#include "sched/hostlist.h"
+#include "verbs.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- set-up ---- */
+
+static int read_token(const char *path, char *out, size_t size, char *err, size_t errsize)
+{
+    long n = hn_read_file(path, out, size);
+    if (n < 0) {
+        snprintf(err, errsize, "%s: %s", path, strerror((int)-n));
+        return -1;
+    }
+    hn_trim(out);
+    if (!out[0]) {
+        snprintf(err, errsize, "%s: empty token", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int ensure_node_slots(struct hn_control *c)
+{
+    size_t n = hn_brain_node_count(c->brain);
+    if (n <= c->cap_nodes)
+        return 0;
+    size_t cap = c->cap_nodes ? c->cap_nodes : 64;
+    while (cap < n)
+        cap *= 2;
+    c->nodes = xrealloc(c->nodes, cap * sizeof(*c->nodes));
+    memset(c->nodes + c->cap_nodes, 0, (cap - c->cap_nodes) * sizeof(*c->nodes));
+    c->cap_nodes = cap;
+    return 0;
+}
+
+struct topo_ctx {
+    struct hn_control *c;
+    const char *rack;
+};
+
+static int topo_node(void *ctx, const char *name)
+{
+    struct topo_ctx *t = ctx;
+    const struct hn_control_config *cfg = &t->c->cfg;
+    int rc = hn_brain_add_node(t->c->brain, name, t->rack, cfg->default_sku, cfg->default_gpus,
+                               HN_NODE_NEW);
+    return rc == -EEXIST ? 0 : (rc < 0 ? rc : 0);
+}
+
+/* Slurm topology.conf with the block plugin (one block per NVL72 rack) or the tree plugin:
+ * "BlockName=rack1 Nodes=n[1-18]" / "SwitchName=leaf1 Nodes=n[1-8]". Lines without Nodes=
+ * (spine switches, BlockSizes=) are skipped. */
+static int load_topology(struct hn_control *c, const char *path, char *err, size_t errsize)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errsize, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[8192];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *block = strstr(line, "BlockName=");
+        char *sw = strstr(line, "SwitchName=");
+        char *nodes = strstr(line, "Nodes=");
+        if (!nodes || (!block && !sw))
+            continue;
+        char rack[HN_NAME_MAX];
+        const char *name = block ? block + 10 : sw + 11;
+        size_t n = strcspn(name, " \t\n");
+        if (n == 0 || n >= sizeof(rack)) {
+            snprintf(err, errsize, "%s:%d: bad block or switch name", path, lineno);
+            rc = -1;
+            break;
+        }
+        memcpy(rack, name, n);
+        rack[n] = '\0';
+        char *list = nodes + 6;
+        list[strcspn(list, " \t\n")] = '\0';
+        struct topo_ctx t = {c, rack};
+        if (hn_hostlist_expand(list, topo_node, &t) != 0) {
+            snprintf(err, errsize, "%s:%d: bad node list '%s'", path, lineno, list);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static int restore_node(void *ctx, const struct hn_store_node *sn)
+{
+    struct hn_control *c = ctx;
+    int i = hn_brain_find_node(c->brain, sn->name);
+    if (i < 0)
+        i = hn_brain_add_node(c->brain, sn->name, sn->rack, sn->sku, sn->gpus_expected, sn->state);
+    if (i < 0)
+        return 0;
+    hn_brain_restore_node(c->brain, i, sn->state, sn->drained_by_houston, sn->held, sn->since,
+                          sn->reason);
+    return 0;
+}
+
+int hn_control_init(struct hn_control *c, char *err, size_t errsize)
+{
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    if (read_token(c->cfg.token_file, c->token, sizeof(c->token), err, errsize) ||
+        read_token(c->cfg.operator_token_file, c->operator_token, sizeof(c->operator_token), err,
+                   errsize))
+        return -1;
+    c->catalog = hn_xid_catalog_new(c->cfg.xid_catalog, err, errsize);
+    if (!c->catalog)
+        return -1;
+    c->cfg.brain.xid_catalog = c->catalog;
+    c->brain = hn_brain_new(&c->cfg.brain);
+    for (size_t i = 0; i < c->cfg.nnodes; i++) {
+        const struct hn_control_node_cfg *n = &c->cfg.nodes[i];
+        if (hn_brain_add_node(c->brain, n->name, n->rack, n->sku, n->gpus, HN_NODE_NEW) < 0) {
+            snprintf(err, errsize, "node %s: listed twice or invalid", n->name);
+            return -1;
+        }
+    }
+    if (c->cfg.topology_conf[0] && load_topology(c, c->cfg.topology_conf, err, errsize))
+        return -1;
+    c->store = hn_store_open(c->cfg.store, err, errsize);
+    if (!c->store)
+        return -1;
+    if (c->cfg.store_full_sync && hn_store_set_sync(c->store, 1) != 0) {
+        snprintf(err, errsize, "store-sync full: %s", hn_store_error(c->store));
+        return -1;
+    }
+    if (hn_store_load_nodes(c->store, restore_node, c) != 0) {
+        snprintf(err, errsize, "store: cannot load nodes: %s", hn_store_error(c->store));
+        return -1;
+    }
+    hn_brain_set_next_action_id(c->brain, hn_store_max_action_id(c->store) + 1);
+    ensure_node_slots(c);
+    struct hn_sched_settings set;
+    hn_sched_settings_default(&set);
+    hn_strlcpy(set.scontrol, c->cfg.scontrol, sizeof(set.scontrol));
+    set.timeout_ms = c->cfg.sched_timeout_ms;
+    if (hn_sched_init(&c->sched, c->cfg.scheduler, &set) != 0) {
+        snprintf(err, errsize, "scheduler '%s' failed to start", c->cfg.scheduler);
+        return -1;
+    }
+    return 0;
+}
+
+void hn_control_fini(struct hn_control *c)
+{
+    if (c->sched.ops)
+        hn_sched_fini(&c->sched);
+    hn_store_close(c->store);
+    hn_brain_free(c->brain);
+    hn_xid_catalog_free(c->catalog);
+    free(c->nodes);
+    hn_control_config_fini(&c->cfg);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+}
+
+/* ---- persistence ---- */
+
+static void log_output(const struct hn_out *o)
+{
+    switch (o->kind) {
+    case HN_OUT_TRANSITION:
+        hn_info("%s: %s -> %s by %s: %s", o->node, hn_node_state_name(o->from),
+                hn_node_state_name(o->to), o->actor, o->finding.detail);
+        break;
+    case HN_OUT_HELD:
+        hn_warn("%s: held for an operator (%s): %s", o->node, o->finding.detail,
+                o->finding.evidence);
+        break;
+    case HN_OUT_ACTION:
+        hn_info("%s: action %llu %s %s", o->node, (unsigned long long)o->action.id,
+                o->action.kind == HN_ACT_DRAIN    ? "drain"
+                : o->action.kind == HN_ACT_RESUME ? "resume"
+                                                  : "requeue",
+                o->action.kind == HN_ACT_REQUEUE ? o->action.job : o->action.reason);
+        break;
+    case HN_OUT_FINDING:
+        if (o->finding.severity >= HN_SEV_WARN)
+            hn_info("%s: %s: %s", o->node, o->finding.rule, o->finding.detail);
+        break;
+    }
+}
+
+int hn_control_flush(struct hn_control *c)
+{
+    struct hn_out o;
+    int actions = 0, rc = 0;
+    /* Nodes touched, saved once each after their outputs. */
+    int touched[64];
+    size_t ntouched = 0;
+    int overflow = 0;
+    while (hn_brain_poll(c->brain, &o)) {
+        log_output(&o);
+        c->outputs[o.kind]++;
+        if (hn_store_append(c->store, &o) < 0)
+            rc = -EIO;
+        actions += o.kind == HN_OUT_ACTION;
+        int i = hn_brain_find_node(c->brain, o.node);
+        int seen = 0;
+        for (size_t k = 0; k < ntouched; k++)
+            seen |= touched[k] == i;
+        if (!seen && ntouched < HN_ARRAY_LEN(touched))
+            touched[ntouched++] = i;
+        else if (!seen)
+            overflow = 1;
+    }
+    size_t total = overflow ? hn_brain_node_count(c->brain) : ntouched;
+    for (size_t k = 0; k < total; k++) {
+        struct hn_node_view v;
+        if (hn_brain_node_view(c->brain, overflow ? (int)k : touched[k], &v) == 0 &&
+            hn_store_put_node(c->store, &v) != 0)
+            rc = -EIO;
+    }
+    if (actions)
+        pthread_cond_signal(&c->wake);
+    return rc;
+}
+
+/* ---- ingest ---- */
+
+#define INGEST_DUPLICATE 1001
+
+struct ingest {
+    struct hn_control *c;
+    double now;
+    struct hn_frame_header h;
+    int node;
+    char name[HN_NAME_MAX];
+};
+
+static int on_header(void *ctx, const struct hn_frame_header *h)
+{
+    struct ingest *in = ctx;
+    in->h = *h;
+    return 0;
+}
+
+static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn_frame_str model)
+{
+    struct ingest *in = ctx;
+    struct hn_control *c = in->c;
+    (void)model;
+    if (name.len == 0 || name.len >= sizeof(in->name))
+        return -EBADMSG;
+    memcpy(in->name, name.p, name.len);
+    in->name[name.len] = '\0';
+    int i = hn_brain_find_node(c->brain, in->name);
+    if (i < 0) {
+        /* An agent the configuration does not list joins the fleet as a new node. */
+        i = hn_brain_add_node(c->brain, in->name, "", c->cfg.default_sku,
+                              gpus ? gpus : c->cfg.default_gpus, HN_NODE_NEW);
+        if (i < 0)
+            return -EBADMSG;
+        hn_info("%s: new node (not in the configuration), %u GPUs", in->name, gpus);
+        ensure_node_slots(c);
+    }
+    in->node = i;
+    int seen = hn_store_frame_seen(c->store, in->name, in->h.boot_id, in->h.seq);
+    if (seen > 0)
+        return INGEST_DUPLICATE;
+    if (seen < 0)
+        return -EIO;
+    c->nodes[i].last_seen = in->now;
+    c->nodes[i].frames++;
+    return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
+}
+
+static int on_samples(void *ctx, unsigned gpu, const struct hn_frame_field *f, unsigned n)
+{
+    struct ingest *in = ctx;
+    unsigned fields[256];
+    double values[256];
+    for (unsigned done = 0; done < n;) {
+        unsigned k = 0;
+        for (; k < HN_ARRAY_LEN(fields) && done < n; k++, done++) {
+            fields[k] = f[done].field;
+            values[k] = f[done].value;
+        }
+        /* A GPU index the node does not have is the agent's business; skip it. */
+        if (hn_brain_samples(in->c->brain, in->now, in->node, gpu, fields, values, k) == 0)
+            in->c->samples += k;
+    }
+    return 0;
+}
+
+static int on_xid(void *ctx, const struct hn_frame_xid *x)
+{
+    struct ingest *in = ctx;
+    if (x->kind != 1)
+        return 0; /* SXid: NVSwitch, counted by the agent; no node rule yet */
+    hn_brain_xid(in->c->brain, in->now, in->node, x->gpu, x->code);
+    return 0;
+}
+
+static int on_ibport(void *ctx, const struct hn_frame_ibport *p)
+{
+    struct ingest *in = ctx;
+    char key[48];
+    snprintf(key, sizeof(key), "%.*s/%u", (int)(p->device.len > 32 ? 32 : p->device.len),
+             p->device.p, p->port);
+    hn_brain_ib_port(in->c->brain, in->now, in->node, key, p->state == 4, p->link_downed);
+    return 0;
+}
+
+static const struct hn_frame_sink ingest_sink = {
+    .header = on_header,
+    .node = on_node,
+    .samples = on_samples,
+    .xid = on_xid,
+    .ibport = on_ibport,
+};
+
+int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, double now, char *err,
+                      size_t errsize)
+{
+    struct ingest in = {.c = c, .now = now, .node = -1};
+    uint64_t t0 = hn_mono_ns();
+    pthread_mutex_lock(&c->lock);
+    int rc = hn_frame_decode(frame, len, c->cfg.max_frame, &ingest_sink, &in, err, errsize);
+    int status;
+    if (rc == INGEST_DUPLICATE) {
+        c->frames_duplicate++;
+        status = 208;
+    } else if (rc != 0) {
+        c->frames_malformed++;
+        if (rc == -EIO)
+            snprintf(err, errsize, "store: %s", hn_store_error(c->store));
+        status = rc == -EIO ? 500 : 400;
+        /* Whatever a half-applied frame decided is still kept (the brain already changed);
+         * a frame is validated whole before anything is applied, so this is the store. */
+        if (hn_store_begin(c->store) == 0) {
+            hn_control_flush(c);
+            hn_store_commit(c->store);
+        }
+    } else {
+        status = 200;
+        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
+            hn_store_mark_frame(c->store, in.name, in.h.boot_id, in.h.seq) != 0 ||
+            hn_store_commit(c->store) != 0) {
+            snprintf(err, errsize, "store: %s", hn_store_error(c->store));
+            hn_store_rollback(c->store);
+            c->store_errors++;
+            status = 500;
+        } else {
+            c->frames_accepted++;
+        }
+    }
+    c->ingest_seconds += (double)(hn_mono_ns() - t0) / 1e9;
+    pthread_mutex_unlock(&c->lock);
+    return status;
+}
+
+void hn_control_tick(struct hn_control *c, double now)
+{
+    pthread_mutex_lock(&c->lock);
+    hn_brain_tick(c->brain, now);
+    if (hn_store_begin(c->store) == 0) {
+        if (hn_control_flush(c) != 0 || hn_store_commit(c->store) != 0) {
+            hn_store_rollback(c->store);
+            c->store_errors++;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- executor: actions through the scheduler ---- */
+
+#define MAX_BATCH 64
+
+struct batch {
+    struct hn_action a[MAX_BATCH];
+    size_t n;
+};
+
+static int collect_pending(void *ctx, const struct hn_action *a, double time)
+{
+    struct batch *b = ctx;
+    (void)time;
+    if (b->n == MAX_BATCH)
+        return 1;
+    b->a[b->n++] = *a;
+    return 0;
+}
+
+/*
+ * Runs one action. A drain or resume the scheduler already reflects is not repeated: after a
+ * crash between running an action and marking it done, the restart finds it pending and sees
+ * it has happened.
+ */
+static int execute(struct hn_control *c, const struct hn_action *a, char *result, size_t size)
+{
+    const struct hn_sched_ops *ops = c->sched.ops;
+    void *ctx = c->sched.ctx;
+    struct hn_sched_node node;
+    switch (a->kind) {
+    case HN_ACT_DRAIN:
+        if (ops->node_info(ctx, a->node, &node) == 0 && node.drain &&
+            hn_sched_drained_by_houston(&node)) {
+            snprintf(result, size, "already drained: %s", node.reason);
+            return 1;
+        }
+        if (ops->drain(ctx, a->node, a->reason) != 0) {
+            snprintf(result, size, "%s", ops->last_error(ctx));
+            return -1;
+        }
+        snprintf(result, size, "drained");
+        return 0;
+    case HN_ACT_RESUME:
+        if (ops->node_info(ctx, a->node, &node) == 0 && !node.drain) {
+            snprintf(result, size, "not drained");
+            return 1;
+        }
+        if (ops->resume(ctx, a->node) != 0) {
+            snprintf(result, size, "%s", ops->last_error(ctx));
+            return -1;
+        }
+        snprintf(result, size, "resumed");
+        return 0;
+    case HN_ACT_REQUEUE:
+        if (ops->requeue(ctx, a->job) != 0) {
+            snprintf(result, size, "%s", ops->last_error(ctx));
+            return -1;
+        }
+        snprintf(result, size, "requeued");
+        return 0;
+    }
+    return -1;
+}
+
+struct job_ctx {
+    struct hn_control *c;
+    const char *job;
+};
+
+static int job_node(void *ctx, const char *name)
+{
+    struct job_ctx *j = ctx;
+    int i = hn_brain_find_node(j->c->brain, name);
+    if (i >= 0)
+        hn_brain_node_job(j->c->brain, 0, i, j->job);
+    return 0;
+}
+
+/* Asks the scheduler which job runs where (squeue) and whether draining nodes are empty. */
+static void poll_scheduler(struct hn_control *c, double now)
+{
+    if (strcmp(c->sched.ops->name, "slurm") != 0)
+        return;
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%i %N", NULL};
+    struct hn_buf out;
+    hn_buf_init(&out, 4u << 20);
+    int truncated = 0, status = 0;
+    int rc = hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status);
+    pthread_mutex_lock(&c->lock);
+    if (rc == 0 && status == 0 && !truncated) {
+        size_t n = hn_brain_node_count(c->brain);
+        for (size_t i = 0; i < n; i++)
+            hn_brain_node_job(c->brain, now, (int)i, "");
+        char *save = NULL;
+        for (char *line = strtok_r(out.data ? out.data : (char *)"", "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            char *sp = strchr(line, ' ');
+            if (!sp)
+                continue;
+            *sp = '\0';
+            struct job_ctx j = {c, line};
+            hn_hostlist_expand(sp + 1, job_node, &j);
+        }
+    }
+    /* Draining nodes: empty once the scheduler shows no allocation. */
+    size_t n = hn_brain_node_count(c->brain);
+    char names[64][HN_NAME_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 64; i++) {
+        struct hn_node_view v;
+        if (hn_brain_node_view(c->brain, (int)i, &v) == 0 && v.state == HN_NODE_DRAINING)
+            hn_strlcpy(names[k++], v.name, HN_NAME_MAX);
+    }
+    pthread_mutex_unlock(&c->lock);
+    hn_buf_fini(&out);
+    for (size_t i = 0; i < k; i++) {
+        struct hn_sched_node node;
+        if (c->sched.ops->node_info(c->sched.ctx, names[i], &node) != 0)
+            continue;
+        if (strstr(node.state, "ALLOC") || strstr(node.state, "MIX") ||
+            strstr(node.state, "COMPLETING"))
+            continue;
+        pthread_mutex_lock(&c->lock);
+        int idx = hn_brain_find_node(c->brain, names[i]);
+        hn_brain_node_idle(c->brain, now, idx);
+        if (hn_store_begin(c->store) == 0 &&
+            (hn_control_flush(c) != 0 || hn_store_commit(c->store) != 0))
+            hn_store_rollback(c->store);
+        pthread_mutex_unlock(&c->lock);
+    }
+}
+
+static void *executor_main(void *arg)
+{
+    struct hn_control *c = arg;
+    double next_poll = 0;
+    for (;;) {
+        struct batch b;
+        b.n = 0;
+        pthread_mutex_lock(&c->lock);
+        if (c->stop) {
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+        hn_store_pending_actions(c->store, collect_pending, &b);
+        pthread_mutex_unlock(&c->lock);
+
+        for (size_t i = 0; i < b.n; i++) {
+            char result[512];
+            int rc = execute(c, &b.a[i], result, sizeof(result));
+            pthread_mutex_lock(&c->lock);
+            if (rc >= 0) {
+                hn_store_action_done(c->store, b.a[i].id, 1, result);
+                hn_brain_action_done(c->brain, hn_wall_s(), b.a[i].id, 1);
+                if (rc == 0)
+                    c->actions_ok++;
+                else
+                    c->actions_skipped++;
+            } else {
+                /* Failed actions stay pending and are retried with the next batch; the
+                 * failure is visible in the log and houston_control_actions_total. */
+                c->actions_failed++;
+                hn_warn("%s: action %llu failed: %s", b.a[i].node, (unsigned long long)b.a[i].id,
+                        result);
+            }
+            pthread_mutex_unlock(&c->lock);
+        }
+        double now = hn_wall_s();
+        if (now >= next_poll) {
+            poll_scheduler(c, now);
+            next_poll = now + c->cfg.poll_s;
+        }
+        pthread_mutex_lock(&c->lock);
+        if (!c->stop) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            /* Failed actions wait a little; new ones wake the thread at once. */
+            ts.tv_sec += 1;
+            pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    return NULL;
+}
+
+/* ---- the verb ---- */
+
+void hn_usage_control(FILE *out)
+{
+    fprintf(out, "usage: houston control --config FILE [--check-config] [--log-level LEVEL]\n\n"
+                 "Runs the cluster's controller: receives the agents' frames on POST /v1/ingest,\n"
+                 "decides (rules, laggards, lifecycle, blast-radius guard), drains and requeues\n"
+                 "through the scheduler, keeps its state in SQLite, and serves the JSON API\n"
+                 "(docs/api.md) and its own /metrics.\n\n"
+                 "options:\n"
+                 "  --config FILE       settings (docs/operations.md lists every key)\n"
+                 "  --check-config      check FILE, print each problem, exit 0 if none, 1 if any\n"
+                 "  --log-level LEVEL   error, warn, info or debug (default info)\n"
+                 "  -h, --help          show this help\n");
+}
+
+struct load_ctx {
+    struct hn_control_config *cfg;
+    char err[512];
+};
+
+static int conf_set(const char *key, const char *value, void *ctx)
+{
+    struct load_ctx *l = ctx;
+    if (strcmp(key, "log-level") == 0) {
+        enum hn_log_level lvl;
+        if (hn_log_parse_level(value, &lvl) != 0) {
+            snprintf(l->err, sizeof(l->err), "log-level: '%s' is not error/warn/info/debug", value);
+            return -1;
+        }
+        hn_log_set_level(lvl);
+        return 0;
+    }
+    return hn_control_config_set(l->cfg, key, value, l->err, sizeof(l->err));
+}
+
+static int wait_signal(const sigset_t *set, double seconds)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    int sig = sigtimedwait(set, NULL, &ts);
+    return sig > 0 ? sig : 0;
+}
+
+int hn_cmd_control(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check-config", no_argument, NULL, 'k'},
+        {"log-level", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config = NULL;
+    int check = 0, ch;
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            config = optarg;
+            break;
+        case 'k':
+            check = 1;
+            break;
+        case 'l': {
+            enum hn_log_level lvl;
+            if (hn_log_parse_level(optarg, &lvl) != 0) {
+                fprintf(stderr,
+                        "houston control: --log-level: '%s' is not error, warn, info, "
+                        "debug\n",
+                        optarg);
+                return 2;
+            }
+            hn_log_set_level(lvl);
+            break;
+        }
+        case 'h':
+            hn_usage_control(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "(try `houston control --help`)\n");
+            return 2;
+        }
+    }
+    if (optind < argc || !config) {
+        fprintf(stderr, "houston control: %s\n",
+                optind < argc ? "unexpected argument" : "--config FILE is required");
+        return 2;
+    }
+    struct hn_control *c = xcalloc(1, sizeof(*c));
+    hn_control_config_defaults(&c->cfg);
+    struct load_ctx l = {&c->cfg, ""};
+    char err[1024];
+    if (hn_conf_load(config, conf_set, &l, err, sizeof(err)) != 0) {
+        fprintf(stderr, "houston control: %s%s%s\n", err, l.err[0] ? ": " : "", l.err);
+        hn_control_config_fini(&c->cfg);
+        free(c);
+        return check ? 1 : 2;
+    }
+    struct hn_buf problems;
+    hn_buf_init(&problems, 64u << 10);
+    int nproblems = hn_control_config_check(&c->cfg, &problems);
+    if (check || nproblems) {
+        if (problems.len)
+            fprintf(check ? stdout : stderr, "%s", problems.data);
+        if (check && !nproblems)
+            printf("%s: ok\n", config);
+        hn_buf_fini(&problems);
+        hn_control_config_fini(&c->cfg);
+        free(c);
+        return nproblems ? 1 : 0;
+    }
+    hn_buf_fini(&problems);
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int rc = 1;
+    struct hn_http *http = NULL;
+    if (hn_control_init(c, err, sizeof(err)) != 0) {
+        hn_err("control: %s", err);
+        goto out;
+    }
+    size_t nroutes;
+    const struct hn_http_route *routes = hn_control_routes(&nroutes);
+    http = hn_http_start(c->cfg.listen, routes, nroutes, c, err, sizeof(err));
+    if (!http) {
+        hn_err("control: %s", err);
+        goto out;
+    }
+    hn_http_set_max_body(http, c->cfg.max_frame);
+    if (pthread_create(&c->executor, NULL, executor_main, c) != 0) {
+        hn_err("control: cannot start the executor thread");
+        goto out;
+    }
+    c->executor_running = 1;
+    hn_info("control: %zu nodes, serving http://%s (scheduler %s, store %s)",
+            hn_brain_node_count(c->brain), c->cfg.listen, c->cfg.scheduler, c->cfg.store);
+    for (;;) {
+        int sig = wait_signal(&set, c->cfg.tick_s);
+        if (sig == SIGINT || sig == SIGTERM) {
+            hn_info("control: signal %d, exiting", sig);
+            break;
+        }
+        hn_control_tick(c, hn_wall_s());
+    }
+    rc = 0;
+out:
+    hn_http_stop(http);
+    if (c->executor_running) {
+        pthread_mutex_lock(&c->lock);
+        c->stop = 1;
+        pthread_cond_signal(&c->wake);
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->executor, NULL);
+    }
+    hn_control_fini(c);
+    free(c);
+    return rc;
+}

@@ -1,0 +1,116 @@
+/*
+ * control.h - `houston control`: the per-cluster controller.
+ *
+ * It receives agents' frames (POST /v1/ingest), feeds them to the brain (control/brain.h)
+ * under one lock, persists what the brain decided in the same transaction as the frame's
+ * sequence number (control/store.h), answers the agent, and lets an executor thread carry out
+ * the actions through the scheduler backend (sched/sched.h). A tick drives time-based
+ * detection; a scheduler poll tells the brain which jobs run where and which draining nodes
+ * are empty. The JSON API (control/api.c, docs/api.md) reads the same state.
+ *
+ * Threads: libmicrohttpd's (ingest and API handlers), the executor, and the main thread
+ * (tick, signals). Everything shared is under struct hn_control.lock.
+ */
+#ifndef HN_CONTROL_H
+#define HN_CONTROL_H
+
+#include "common/buf.h"
+#include "control/brain.h"
+#include "control/store.h"
+#include "sched/sched.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HN_CONTROL_MAX_NODES 100000
+
+struct hn_control_node_cfg {
+    char name[HN_NAME_MAX];
+    char rack[HN_NAME_MAX];
+    char sku[32];
+    unsigned gpus;
+};
+
+struct hn_control_config {
+    char listen[128];                   /* listen: default 127.0.0.1:8080 */
+    char token_file[PATH_MAX];          /* token-file: agents' bearer token (required) */
+    char operator_token_file[PATH_MAX]; /* operator-token-file: for POSTs (required) */
+    char store[PATH_MAX];              /* store: SQLite path, default /var/lib/houston/houston.db */
+    int store_full_sync;               /* store-sync: normal (default) or full */
+    char scheduler[32];                /* scheduler: slurm | dry-run */
+    char scontrol[256];                /* scontrol: program, default scontrol */
+    char squeue[256];                  /* squeue: program, default squeue */
+    int sched_timeout_ms;              /* scheduler-timeout: seconds in the file, default 10 */
+    char topology_conf[PATH_MAX];      /* topology-conf: Slurm topology.conf (block plugin) */
+    char xid_catalog[PATH_MAX];        /* xid-catalog */
+    char default_sku[32];              /* default-sku: for nodes not listed, default H100 */
+    unsigned default_gpus;             /* default-gpus: default 8 */
+    double tick_s;                     /* tick: seconds between brain ticks, default 5 */
+    double poll_s;                     /* scheduler-poll: seconds, default 5 */
+    size_t max_frame;                  /* max-frame-bytes: default 4 MiB */
+    struct hn_brain_config brain;      /* guard-fraction, guard-window, guard-per-rack, ... */
+    struct hn_control_node_cfg *nodes; /* node = NAME RACK SKU GPUS (repeatable) */
+    size_t nnodes;
+};
+
+void hn_control_config_defaults(struct hn_control_config *cfg);
+void hn_control_config_fini(struct hn_control_config *cfg);
+/* One setting; 0 or -1 with a reason. */
+int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *value,
+                          char *err, size_t errsize);
+/* Checks what the settings need (token files readable, store directory writable, topology
+ * parseable). Appends one line per problem to out; returns the number of problems. */
+int hn_control_config_check(const struct hn_control_config *cfg, struct hn_buf *out);
+
+/* Per-node facts the brain does not keep. */
+struct hn_control_node {
+    double last_seen;
+    uint64_t frames;
+};
+
+struct hn_control {
+    struct hn_control_config cfg;
+    pthread_mutex_t lock;
+    struct hn_brain *brain;
+    struct hn_store *store;
+    struct hn_xid_catalog *catalog;
+    struct hn_control_node *nodes; /* by brain node index */
+    size_t cap_nodes;
+    char token[512];
+    char operator_token[512];
+    /* executor */
+    pthread_t executor;
+    pthread_cond_t wake;
+    int stop;
+    int executor_running;
+    struct hn_sched sched;
+    /* counters for /metrics, under lock */
+    uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
+        frames_too_large, samples;
+    uint64_t outputs[4]; /* by enum hn_out_kind */
+    uint64_t actions_ok, actions_failed, actions_skipped;
+    uint64_t store_errors;
+    double ingest_seconds; /* time spent applying frames */
+};
+
+/* Sets up everything but the HTTP server and threads: reads token files, opens the store,
+ * builds the brain from the config, restores saved nodes. 0 or -1 with a reason. */
+int hn_control_init(struct hn_control *c, char *err, size_t errsize);
+void hn_control_fini(struct hn_control *c);
+
+/* Applies one frame (the ingest handler's work, usable without HTTP). Returns 200 (accepted),
+ * 208 (duplicate: already accepted), 400 (malformed, reason in err), 500 (store failure). */
+int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, double now, char *err,
+                      size_t errsize);
+/* Ticks the brain and persists what it decided. */
+void hn_control_tick(struct hn_control *c, double now);
+/* Persists and announces everything the brain decided. Caller holds c->lock. 0 or -EIO. */
+int hn_control_flush(struct hn_control *c);
+
+/* The HTTP routes (control/api.c). */
+struct hn_http_route;
+const struct hn_http_route *hn_control_routes(size_t *n);
+
+#endif

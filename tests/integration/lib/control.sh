@@ -1,0 +1,64 @@
+# Sourced by controller tests: a houston controller and one agent per Slurm node, all real
+# processes on loopback. Needs lib/common.sh and lib/slurm-cluster.sh sourced first, and
+# $work, $HOUSTON, $HN_FAKENVML, $HN_FIXTURES set.
+
+CTL_PORT=${HN_TEST_CONTROL_PORT:-18080}
+CTL=http://127.0.0.1:$CTL_PORT
+AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19410}
+
+# control_config FILE GUARD_FRACTION: writes a controller config for nodes n1..n4 in two racks.
+control_config() {
+    umask 077
+    echo "agent-secret-$$" >"$work/token"
+    echo "operator-secret-$$" >"$work/operator.token"
+    cat >"$1" <<CONF
+listen = 127.0.0.1:$CTL_PORT
+token-file = $work/token
+operator-token-file = $work/operator.token
+store = $work/houston.db
+scheduler = slurm
+tick = 0.5
+scheduler-poll = 0.5
+guard-fraction = $2
+guard-per-rack = 4
+node = n1 r1 H100 8
+node = n2 r1 H100 8
+node = n3 r2 H100 8
+node = n4 r2 H100 8
+CONF
+}
+
+# control_start CONFIG: starts the controller, waits for /healthz. Sets CTL_PID.
+control_start() {
+    "$HOUSTON" control --config "$1" >>"$work/control.log" 2>&1 &
+    CTL_PID=$!
+    HN_PIDS+=($CTL_PID)
+    wait_for 20 curl -fsS "$CTL/healthz"
+}
+
+# agent_start NODE: an agent for NODE with its own fake NVML state and sysfs copy.
+agent_start() {
+    local node=$1 i=${1#n}
+    mkdir -p "$work/$node"
+    [ -e "$work/$node/state" ] || : >"$work/$node/state"
+    [ -d "$work/$node/sys" ] || cp -r "$HN_FIXTURES/sysfs-h100" "$work/$node/sys"
+    : >"$work/$node/kmsg"
+    HN_FAKENVML_STATE=$work/$node/state "$HOUSTON" agent --hostname "$node" \
+        --listen 127.0.0.1:$((AGENT_PORT_BASE + i)) --nvml-lib "$HN_FAKENVML" \
+        --sysfs-root "$work/$node/sys" --proc-root "$HN_FIXTURES/host/proc" \
+        --kmsg "$work/$node/kmsg" --interval 0.3 --controller "$CTL" \
+        --token-file "$work/token" >>"$work/$node/agent.log" 2>&1 &
+    HN_PIDS+=($!)
+}
+
+# houston_cli VERB ARGS...: the CLI against this controller.
+houston_cli() {
+    HOUSTON_SERVER=$CTL HOUSTON_OPERATOR_TOKEN_FILE=$work/operator.token "$HOUSTON" "$@"
+}
+
+node_state() {
+    curl -fsS "$CTL/v1/nodes/$1" | jq -r .state
+}
+node_state_is() { [ "$(node_state "$1")" = "$2" ]; }
+slurm_drained() { sinfo -h -N -n "$1" -o '%T' | grep -q drain; }
+slurm_reason() { sinfo -h -N -n "$1" -o '%E' | head -n1; }

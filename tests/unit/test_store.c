@@ -1,0 +1,651 @@
+/*
+ * test_store.c - the controller's SQLite store: schema creation and reopening, the event log
+ * and its filters, nodes, frame dedupe, the action journal, rollback, and a writer killed with
+ * SIGKILL in the middle of its transactions.
+ */
+#include "control/store.h"
+
+#include "testutil.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+/* A fresh database path in the test's scratch folder. */
+static void db_path(char *out, size_t size, const char *name)
+{
+    int n = snprintf(out, size, "%s/%s.db", tu_tmpdir(), name);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
+static struct hn_store *open_ok(const char *path)
+{
+    char err[256] = "";
+    struct hn_store *s = hn_store_open(path, err, sizeof(err));
+    if (!s)
+        fail_msg("hn_store_open %s: %s", path, err);
+    return s;
+}
+
+/* Runs one SQL statement on its own connection and returns its first column as text. */
+static void raw_query(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    out[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        hn_strlcpy(out, (const char *)sqlite3_column_text(st, 0), size);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* ---- building brain outputs ---- */
+
+static void out_base(struct hn_out *o, enum hn_out_kind kind, double time, const char *node)
+{
+    memset(o, 0, sizeof(*o));
+    o->kind = kind;
+    o->time = time;
+    hn_strlcpy(o->node, node, sizeof(o->node));
+}
+
+static void finding(struct hn_out *o, enum hn_out_kind kind, double time, const char *node,
+                    const char *rule, enum hn_severity sev, int gpu, const char *detail)
+{
+    out_base(o, kind, time, node);
+    hn_strlcpy(o->finding.rule, rule, sizeof(o->finding.rule));
+    o->finding.severity = sev;
+    o->finding.gpu = gpu;
+    hn_strlcpy(o->finding.detail, detail, sizeof(o->finding.detail));
+    snprintf(o->finding.evidence, sizeof(o->finding.evidence), "ev(%s)", detail);
+}
+
+static void action(struct hn_out *o, double time, const char *node, uint64_t id,
+                   enum hn_action_kind kind, const char *job, const char *reason)
+{
+    out_base(o, HN_OUT_ACTION, time, node);
+    o->action.id = id;
+    o->action.kind = kind;
+    hn_strlcpy(o->action.node, node, sizeof(o->action.node));
+    hn_strlcpy(o->action.job, job, sizeof(o->action.job));
+    hn_strlcpy(o->action.reason, reason, sizeof(o->action.reason));
+}
+
+static int64_t append_ok(struct hn_store *s, const struct hn_out *o)
+{
+    int64_t id = hn_store_append(s, o);
+    if (id <= 0)
+        fail_msg("append: %lld %s", (long long)id, hn_store_error(s));
+    return id;
+}
+
+/* ---- collecting events as lines ---- */
+
+struct lines {
+    char text[8192];
+    size_t len;
+    int count;
+    int64_t last_id;
+};
+
+static const char *nz(const char *s)
+{
+    return s ? s : "~";
+}
+
+/* One line per event: every field, "~" for NULL, so a test compares exact text. */
+static int collect_event(void *ctx, const struct hn_store_event *e)
+{
+    struct lines *l = ctx;
+    int n = snprintf(l->text + l->len, sizeof(l->text) - l->len,
+                     "%lld %.0f %s %s %s sev=%d gpu=%d %s|%s %s>%s by %s | %s #%llu job=%s "
+                     "reason=%s done=%d %s\n",
+                     (long long)e->id, e->time, e->kind, e->node, nz(e->rule), e->severity, e->gpu,
+                     nz(e->detail), nz(e->evidence), nz(e->from), nz(e->to), nz(e->actor),
+                     nz(e->action), (unsigned long long)e->action_id, nz(e->job), nz(e->reason),
+                     e->action_done, nz(e->action_result));
+    if (n > 0 && (size_t)n < sizeof(l->text) - l->len)
+        l->len += (size_t)n;
+    l->count++;
+    l->last_id = e->id;
+    return 0;
+}
+
+static struct lines *query(struct hn_store *s, const struct hn_event_filter *f)
+{
+    static struct lines l;
+    memset(&l, 0, sizeof(l));
+    assert_int_equal(hn_store_query_events(s, f, collect_event, &l), 0);
+    return &l;
+}
+
+/* ---- schema ---- */
+
+static void test_schema_and_reopen(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], text[128];
+    db_path(path, sizeof(path), "schema");
+    struct hn_store *s = open_ok(path);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "1");
+    raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
+    assert_string_equal(text, "wal");
+    raw_query(path,
+              "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
+              " WHERE name NOT LIKE 'sqlite_%' ORDER BY name)",
+              text, sizeof(text));
+    assert_string_equal(text,
+                        "actions,actions_pending,events,events_kind,events_node,frames,nodes");
+
+    struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_node(s, &v), 0);
+    assert_int_equal(hn_store_commit(s), 0);
+    hn_store_close(s);
+
+    /* Reopening keeps the data and does not recreate the schema. */
+    s = open_ok(path);
+    raw_query(path, "SELECT name || '/' || rack FROM nodes", text, sizeof(text));
+    assert_string_equal(text, "n1/r1");
+    hn_store_close(s);
+
+    /* A database from a newer houston is refused, with a reason. */
+    raw_query(path, "PRAGMA user_version = 99", text, sizeof(text));
+    char err[256] = "";
+    assert_null(hn_store_open(path, err, sizeof(err)));
+    assert_non_null(strstr(err, "schema version 99"));
+
+    /* A folder that does not exist. */
+    err[0] = '\0';
+    assert_null(hn_store_open("/nonexistent-hn/x.db", err, sizeof(err)));
+    assert_true(err[0] != '\0');
+
+    s = open_ok(":memory:");
+    assert_string_equal(hn_store_error(s), "");
+    hn_store_close(s);
+    hn_store_close(NULL);
+}
+
+/* ---- the event log ---- */
+
+/* Appends one output of each kind over three nodes; action 1 ends up done. */
+static void fill_log(struct hn_store *s)
+{
+    struct hn_out o;
+    assert_int_equal(hn_store_begin(s), 0);
+    finding(&o, HN_OUT_FINDING, 10, "n1", "xid", HN_SEV_FATAL, 3, "xid 79");
+    assert_int_equal(append_ok(s, &o), 1);
+    finding(&o, HN_OUT_TRANSITION, 10, "n1", "xid", HN_SEV_FATAL, 3, "xid 79");
+    o.from = HN_NODE_READY;
+    o.to = HN_NODE_DRAINING;
+    hn_strlcpy(o.actor, "xid", sizeof(o.actor));
+    assert_int_equal(append_ok(s, &o), 2);
+    action(&o, 10, "n1", 1, HN_ACT_DRAIN, "", "houston: xid 79");
+    assert_int_equal(append_ok(s, &o), 3);
+    finding(&o, HN_OUT_HELD, 20, "n2", "dbe_new", HN_SEV_FATAL, -1, "guard");
+    assert_int_equal(append_ok(s, &o), 4);
+    finding(&o, HN_OUT_FINDING, 20, "n2", "laggard", HN_SEV_SUSPECT, 5, "slow");
+    assert_int_equal(append_ok(s, &o), 5);
+    action(&o, 30, "n3", 2, HN_ACT_REQUEUE, "j42", "");
+    assert_int_equal(append_ok(s, &o), 6);
+    assert_int_equal(hn_store_commit(s), 0);
+    assert_int_equal(hn_store_action_done(s, 1, 1, "scontrol ok"), 0);
+}
+
+static void test_events(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    fill_log(s);
+
+    struct lines *l = query(s, NULL);
+    assert_int_equal(l->count, 6);
+    assert_string_equal(
+        l->text,
+        "6 30 action n3 ~ sev=0 gpu=-1 ~|~ ~>~ by ~ | requeue #2 job=j42 reason= done=-1 ~\n"
+        "5 20 finding n2 laggard sev=2 gpu=5 slow|ev(slow) ~>~ by ~ | ~ #0 job=~ reason=~ "
+        "done=-1 ~\n"
+        "4 20 held n2 dbe_new sev=3 gpu=-1 guard|ev(guard) ~>~ by ~ | ~ #0 job=~ reason=~ "
+        "done=-1 ~\n"
+        "3 10 action n1 ~ sev=0 gpu=-1 ~|~ ~>~ by ~ | drain #1 job= reason=houston: xid 79 "
+        "done=1 scontrol ok\n"
+        "2 10 transition n1 xid sev=3 gpu=3 xid 79|ev(xid 79) ready>draining by xid | ~ #0 "
+        "job=~ reason=~ done=-1 ~\n"
+        "1 10 finding n1 xid sev=3 gpu=3 xid 79|ev(xid 79) ~>~ by ~ | ~ #0 job=~ reason=~ "
+        "done=-1 ~\n");
+
+    struct hn_event_filter f = {.node = "n1"};
+    assert_int_equal(query(s, &f)->count, 3);
+    f = (struct hn_event_filter){.kind = "action"};
+    l = query(s, &f);
+    assert_int_equal(l->count, 2);
+    assert_int_equal(l->last_id, 3);
+    f = (struct hn_event_filter){.rule = "xid"};
+    assert_int_equal(query(s, &f)->count, 2);
+    f = (struct hn_event_filter){.since = 20};
+    l = query(s, &f);
+    assert_int_equal(l->count, 3);
+    assert_int_equal(l->last_id, 4);
+    f = (struct hn_event_filter){.node = "n2", .kind = "held", .rule = "dbe_new"};
+    assert_int_equal(query(s, &f)->count, 1);
+    f = (struct hn_event_filter){.limit = 1};
+    l = query(s, &f);
+    assert_int_equal(l->count, 1);
+    assert_int_equal(l->last_id, 6);
+
+    /* Paging with before_id: the smallest id seen so far. */
+    int64_t before = 0, pages = 0, seen = 0;
+    for (;;) {
+        f = (struct hn_event_filter){.before_id = before, .limit = 4};
+        l = query(s, &f);
+        if (l->count == 0)
+            break;
+        pages++;
+        seen += l->count;
+        before = l->last_id;
+    }
+    assert_int_equal(pages, 2);
+    assert_int_equal(seen, 6);
+
+    /* Values are bound, never pasted into the SQL. */
+    f = (struct hn_event_filter){.node = "n1' OR '1'='1"};
+    assert_int_equal(query(s, &f)->count, 0);
+    hn_store_close(s);
+}
+
+static int stop_at_first(void *ctx, const struct hn_store_event *e)
+{
+    (void)e;
+    (*(int *)ctx)++;
+    return 42;
+}
+
+static int count_event(void *ctx, const struct hn_store_event *e)
+{
+    (void)e;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static void test_event_limits(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    struct hn_out o;
+    assert_int_equal(hn_store_begin(s), 0);
+    for (int i = 0; i < 10050; i++) {
+        finding(&o, HN_OUT_FINDING, i, "n1", "xid", HN_SEV_WARN, 0, "x");
+        append_ok(s, &o);
+    }
+    assert_int_equal(hn_store_commit(s), 0);
+
+    int n = 0;
+    assert_int_equal(hn_store_query_events(s, NULL, count_event, &n), 0);
+    assert_int_equal(n, 100);
+    n = 0;
+    struct hn_event_filter f = {.limit = 20000};
+    assert_int_equal(hn_store_query_events(s, &f, count_event, &n), 0);
+    assert_int_equal(n, 10000);
+    n = 0;
+    assert_int_equal(hn_store_query_events(s, NULL, stop_at_first, &n), 42);
+    assert_int_equal(n, 1);
+
+    /* Bad outputs are refused before SQLite sees them. */
+    out_base(&o, (enum hn_out_kind)9, 1, "n1");
+    assert_int_equal(hn_store_append(s, &o), -EINVAL);
+    action(&o, 1, "n1", 0, HN_ACT_DRAIN, "", "");
+    assert_int_equal(hn_store_append(s, &o), -EINVAL);
+    hn_store_close(s);
+}
+
+/* ---- nodes ---- */
+
+struct node_list {
+    char text[1024];
+    size_t len;
+    int count;
+    int stop_after;
+};
+
+static int collect_node(void *ctx, const struct hn_store_node *n)
+{
+    struct node_list *l = ctx;
+    int w = snprintf(l->text + l->len, sizeof(l->text) - l->len,
+                     "%s %s %s %s gpus=%u drained=%d held=%d since=%.1f reason=%s\n", n->name,
+                     n->rack, n->sku, hn_node_state_name(n->state), n->gpus_expected,
+                     n->drained_by_houston, n->held, n->since, n->reason);
+    if (w > 0 && (size_t)w < sizeof(l->text) - l->len)
+        l->len += (size_t)w;
+    l->count++;
+    return l->stop_after && l->count >= l->stop_after ? 7 : 0;
+}
+
+static void test_nodes(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    struct hn_node_view v[3] = {
+        {.name = "n1", .rack = "r1", .sku = "H100", .state = HN_NODE_READY, .gpus_expected = 8},
+        {.name = "n2",
+         .rack = "r1",
+         .sku = "H100",
+         .state = HN_NODE_SUSPECT,
+         .gpus_expected = 8,
+         .held = 1,
+         .since = 12.5},
+        {.name = "n3", .rack = "r2", .sku = "GB200", .state = HN_NODE_NEW, .gpus_expected = 4},
+    };
+    hn_strlcpy(v[1].reason, "guard: 1 of 4", sizeof(v[1].reason));
+    assert_int_equal(hn_store_begin(s), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hn_store_put_node(s, &v[i]), 0);
+    /* n1 changes later: the row is updated in place and keeps its position. */
+    v[0].state = HN_NODE_DRAINING;
+    v[0].drained_by_houston = 1;
+    v[0].since = 30;
+    hn_strlcpy(v[0].reason, "xid 79", sizeof(v[0].reason));
+    assert_int_equal(hn_store_put_node(s, &v[0]), 0);
+    assert_int_equal(hn_store_commit(s), 0);
+
+    struct node_list l = {.len = 0};
+    assert_int_equal(hn_store_load_nodes(s, collect_node, &l), 0);
+    assert_string_equal(
+        l.text, "n1 r1 H100 draining gpus=8 drained=1 held=0 since=30.0 reason=xid 79\n"
+                "n2 r1 H100 suspect gpus=8 drained=0 held=1 since=12.5 reason=guard: 1 of 4\n"
+                "n3 r2 GB200 new gpus=4 drained=0 held=0 since=0.0 reason=\n");
+
+    struct node_list stop = {.stop_after = 2};
+    assert_int_equal(hn_store_load_nodes(s, collect_node, &stop), 7);
+    assert_int_equal(stop.count, 2);
+
+    struct hn_node_view bad = {.name = ""};
+    assert_int_equal(hn_store_put_node(s, &bad), -EINVAL);
+    hn_store_close(s);
+}
+
+/* ---- frames ---- */
+
+static void test_frames(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    const uint64_t boot = 0xfedcba9876543210ULL; /* above INT64_MAX */
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 1), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 5), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 5), 1); /* equal: a resend */
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 4), 1); /* lower */
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 6), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot + 1, 1), 0); /* a new boot */
+    assert_int_equal(hn_store_frame_seen(s, "n2", boot, 1), 0);     /* another node */
+
+    /* The stored seq never goes down. */
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 3), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 5), 1);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, 6), 0);
+
+    /* Seqs past INT64_MAX compare as unsigned numbers. */
+    const uint64_t big = (1ULL << 63) + 1;
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, big - 2), 1);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, big + 1), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 7), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, big), 1);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, UINT64_MAX), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, UINT64_MAX), 1);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big), 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", boot, UINT64_MAX), 1);
+    hn_store_close(s);
+}
+
+/* ---- the action journal ---- */
+
+struct action_list {
+    char text[512];
+    size_t len;
+    struct hn_store *mark; /* when set, each listed action is marked done during the walk */
+};
+
+static int collect_action(void *ctx, const struct hn_action *a, double time)
+{
+    static const char *const kinds[] = {"drain", "resume", "requeue"};
+    struct action_list *l = ctx;
+    int w = snprintf(l->text + l->len, sizeof(l->text) - l->len, "%llu %s %s job=%s %s t=%.0f\n",
+                     (unsigned long long)a->id, kinds[a->kind], a->node, a->job, a->reason, time);
+    if (w > 0 && (size_t)w < sizeof(l->text) - l->len)
+        l->len += (size_t)w;
+    if (l->mark)
+        assert_int_equal(hn_store_action_done(l->mark, a->id, 0, NULL), 0);
+    return 0;
+}
+
+static void test_actions(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    assert_int_equal(hn_store_max_action_id(s), 0);
+
+    struct hn_out o;
+    assert_int_equal(hn_store_begin(s), 0);
+    action(&o, 1, "n1", 1, HN_ACT_DRAIN, "", "houston: xid 79");
+    append_ok(s, &o);
+    finding(&o, HN_OUT_FINDING, 2, "n2", "xid", HN_SEV_WARN, 0, "xid 13");
+    append_ok(s, &o);
+    action(&o, 2, "n2", 2, HN_ACT_REQUEUE, "j7", "");
+    append_ok(s, &o);
+    action(&o, 3, "n1", 3, HN_ACT_RESUME, "", "");
+    append_ok(s, &o);
+    assert_int_equal(hn_store_commit(s), 0);
+
+    struct action_list l = {.len = 0};
+    assert_int_equal(hn_store_pending_actions(s, collect_action, &l), 0);
+    assert_string_equal(l.text, "1 drain n1 job= houston: xid 79 t=1\n"
+                                "2 requeue n2 job=j7  t=2\n"
+                                "3 resume n1 job=  t=3\n");
+    assert_int_equal(hn_store_max_action_id(s), 3);
+
+    assert_int_equal(hn_store_action_done(s, 2, 1, "requeued"), 0);
+    l = (struct action_list){.len = 0};
+    assert_int_equal(hn_store_pending_actions(s, collect_action, &l), 0);
+    assert_string_equal(l.text, "1 drain n1 job= houston: xid 79 t=1\n"
+                                "3 resume n1 job=  t=3\n");
+    assert_int_equal(hn_store_action_done(s, 99, 1, NULL), -ENOENT);
+    assert_non_null(strstr(hn_store_error(s), "no action 99"));
+
+    /* An action id journalled twice is refused; the transaction is rolled back. */
+    assert_int_equal(hn_store_begin(s), 0);
+    action(&o, 4, "n1", 3, HN_ACT_DRAIN, "", "again");
+    assert_int_equal(hn_store_append(s, &o), -EEXIST);
+    assert_int_equal(hn_store_rollback(s), 0);
+
+    /* The walk reads the list first, so its callback may mark actions done. */
+    l = (struct action_list){.mark = s};
+    assert_int_equal(hn_store_pending_actions(s, collect_action, &l), 0);
+    l = (struct action_list){.len = 0};
+    assert_int_equal(hn_store_pending_actions(s, collect_action, &l), 0);
+    assert_string_equal(l.text, "");
+    struct hn_event_filter f = {.kind = "action"};
+    struct lines *ev = query(s, &f);
+    assert_int_equal(ev->count, 3);
+    assert_non_null(strstr(ev->text, "#2 job=j7 reason= done=1 requeued\n"));
+    assert_non_null(strstr(ev->text, "#3 job= reason= done=0 ~\n"));
+    assert_int_equal(hn_store_max_action_id(s), 3);
+    hn_store_close(s);
+}
+
+/* ---- transactions ---- */
+
+static void test_rollback(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    db_path(path, sizeof(path), "rollback");
+    struct hn_store *s = open_ok(path);
+    struct hn_out o;
+    struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
+
+    assert_int_equal(hn_store_begin(s), 0);
+    finding(&o, HN_OUT_FINDING, 1, "n1", "xid", HN_SEV_FATAL, 0, "xid 79");
+    append_ok(s, &o);
+    action(&o, 1, "n1", 1, HN_ACT_DRAIN, "", "houston: xid 79");
+    append_ok(s, &o);
+    assert_int_equal(hn_store_put_node(s, &v), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", 1, 1), 0);
+    assert_int_equal(hn_store_rollback(s), 0);
+
+    assert_int_equal(hn_store_max_action_id(s), 0);
+    assert_int_equal(query(s, NULL)->count, 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", 1, 1), 0);
+    struct node_list nl = {.len = 0};
+    assert_int_equal(hn_store_load_nodes(s, collect_node, &nl), 0);
+    assert_int_equal(nl.count, 0);
+
+    /* Nested begin and a commit with nothing open are errors with a message. */
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_true(hn_store_begin(s) < 0);
+    assert_true(hn_store_error(s)[0] != '\0');
+    assert_int_equal(hn_store_commit(s), 0);
+    assert_true(hn_store_commit(s) < 0);
+
+    /* A transaction left open at close is discarded. */
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_node(s, &v), 0);
+    hn_store_close(s);
+    s = open_ok(path);
+    nl = (struct node_list){.len = 0};
+    assert_int_equal(hn_store_load_nodes(s, collect_node, &nl), 0);
+    assert_int_equal(nl.count, 0);
+    hn_store_close(s);
+}
+
+/* ---- crash safety ---- */
+
+/* The child: commits transaction after transaction, each a finding, an action, a node and a
+ * frame, and reports each committed number on fd. Never returns. */
+static void crash_writer(const char *path, int fd)
+{
+    char err[256];
+    struct hn_store *s = hn_store_open(path, err, sizeof(err));
+    if (!s)
+        _exit(2);
+    struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
+    for (uint32_t i = 1; i < 1000000; i++) {
+        struct hn_out o;
+        char detail[32];
+        snprintf(detail, sizeof(detail), "tx %u", i);
+        v.since = i;
+        if (hn_store_begin(s) < 0)
+            _exit(3);
+        finding(&o, HN_OUT_FINDING, i, "n1", "crash", HN_SEV_WARN, 0, detail);
+        if (hn_store_append(s, &o) <= 0)
+            _exit(4);
+        action(&o, i, "n1", i, HN_ACT_DRAIN, "", detail);
+        if (hn_store_append(s, &o) <= 0 || hn_store_put_node(s, &v) < 0 ||
+            hn_store_mark_frame(s, "n1", 7, i) < 0 || hn_store_commit(s) < 0)
+            _exit(5);
+        if (write(fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
+            _exit(6);
+    }
+    _exit(0);
+}
+
+/* Reads one count; 0 at the end of the pipe. */
+static int read_count(int fd, uint32_t *out)
+{
+    size_t got = 0;
+    while (got < sizeof(*out)) {
+        ssize_t n = read(fd, (char *)out + got, sizeof(*out) - got);
+        if (n == 0)
+            return 0;
+        assert_true(n > 0 || errno == EINTR);
+        if (n > 0)
+            got += (size_t)n;
+    }
+    return 1;
+}
+
+static int node_since(void *ctx, const struct hn_store_node *n)
+{
+    *(double *)ctx = n->since;
+    return 0;
+}
+
+static void test_crash_safety(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    db_path(path, sizeof(path), "crash");
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        crash_writer(path, fds[1]);
+    }
+    close(fds[1]);
+
+    /* Let it commit a few hundred transactions, kill it mid-stream, then take what it had
+     * already reported. */
+    uint32_t committed = 0, n;
+    while (committed < 300 && read_count(fds[0], &n)) {
+        assert_int_equal(n, committed + 1);
+        committed = n;
+    }
+    assert_int_equal(committed, 300);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    while (read_count(fds[0], &n)) {
+        assert_int_equal(n, committed + 1);
+        committed = n;
+    }
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    /* Every reported transaction is there, whole; at most one more committed unreported. */
+    struct hn_store *s = open_ok(path);
+    uint64_t max = hn_store_max_action_id(s);
+    assert_true(max == committed || max == committed + 1);
+    assert_int_equal(hn_store_frame_seen(s, "n1", 7, max), 1);
+    assert_int_equal(hn_store_frame_seen(s, "n1", 7, max + 1), 0);
+    double since = 0;
+    assert_int_equal(hn_store_load_nodes(s, node_since, &since), 0);
+    assert_true(since == (double)max);
+    int findings = 0, actions = 0;
+    struct hn_event_filter f = {.kind = "finding", .limit = 10000};
+    assert_int_equal(hn_store_query_events(s, &f, count_event, &findings), 0);
+    f.kind = "action";
+    assert_int_equal(hn_store_query_events(s, &f, count_event, &actions), 0);
+    assert_int_equal(findings, max);
+    assert_int_equal(actions, max);
+    f = (struct hn_event_filter){.limit = 1};
+    struct lines *l = query(s, &f);
+    char want[64];
+    snprintf(want, sizeof(want), "tx %llu", (unsigned long long)max);
+    assert_non_null(strstr(l->text, want));
+    hn_store_close(s);
+
+    char text[64];
+    raw_query(path, "PRAGMA integrity_check", text, sizeof(text));
+    assert_string_equal(text, "ok");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schema_and_reopen),
+        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_event_limits),
+        cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_frames),
+        cmocka_unit_test(test_actions),
+        cmocka_unit_test(test_rollback),
+        cmocka_unit_test(test_crash_safety),
+    };
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
+}
