@@ -296,9 +296,9 @@ static void serve_health(void *ctx, const char *url, struct hn_http_reply *reply
 }
 
 static const struct hn_http_route routes[] = {
-    {"GET", "/metrics", serve_metrics},
-    {"GET", "/", serve_index},
-    {"GET", "/healthz", serve_health},
+    {"GET", "/metrics", serve_metrics, 0},
+    {"GET", "/", serve_index, 0},
+    {"GET", "/healthz", serve_health, 0},
 };
 
 void hn_usage_agent(FILE *out)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ struct hn_http {
     const struct hn_http_route *routes;
     size_t nroutes;
     void *ctx;
-    size_t max_body;
+    _Atomic size_t max_body; /* set while serving (hn_http_set_max_body) */
     unsigned port;
 };
 
@@ -47,6 +48,7 @@ int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsign
 /* Per-request state: the body as it arrives. */
 struct request {
     struct hn_buf body;
+    size_t cap;
     int too_large;
 };
 
@@ -98,10 +100,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     /* First call per request: headers only. */
     if (rq == NULL) {
         rq = xcalloc(1, sizeof(*rq));
-        hn_buf_init(&rq->body, h->max_body);
+        /* The cap is the route's, known from the request line alone. */
+        rq->cap = atomic_load(&h->max_body);
+        for (size_t i = 0; i < h->nroutes; i++) {
+            if (path_matches(h->routes[i].path, url) && strcmp(h->routes[i].method, method) == 0) {
+                if (h->routes[i].max_body)
+                    rq->cap = h->routes[i].max_body;
+                break;
+            }
+        }
+        hn_buf_init(&rq->body, rq->cap);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
         uint64_t announced;
-        if (cl && hn_parse_u64(cl, 10, &announced) == 0 && announced > h->max_body)
+        if (cl && hn_parse_u64(cl, 10, &announced) == 0 && announced > rq->cap)
             rq->too_large = 1;
         *con_cls = rq;
         return MHD_YES;
@@ -119,7 +130,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     hn_buf_init(&reply.body, REPLY_MAX);
     if (rq->too_large) {
         reply.status = 413;
-        hn_buf_printf(&reply.body, "request body larger than %zu bytes\n", h->max_body);
+        hn_buf_printf(&reply.body, "request body larger than %zu bytes\n", rq->cap);
         return send_reply(conn, &reply);
     }
     int path_known = 0;
@@ -162,7 +173,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 void hn_http_set_max_body(struct hn_http *h, size_t max)
 {
-    h->max_body = max;
+    atomic_store(&h->max_body, max);
 }
 
 struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
@@ -176,7 +187,8 @@ struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *ro
     }
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof(ss));
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* epoll: thousands of agents keep a connection open each; select() stops at 1024 fds. */
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (host[0] == '\0') {
         struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
         a6->sin6_family = AF_INET6;
@@ -201,9 +213,9 @@ struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *ro
     h->routes = routes;
     h->nroutes = nroutes;
     h->ctx = ctx;
-    h->max_body = 1u << 20;
+    atomic_init(&h->max_body, (size_t)1 << 20);
     h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR,
-                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 256u,
+                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16384u,
                               MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!h->mhd) {

@@ -5,9 +5,9 @@
  * thread. Each request is matched against the caller's routes by method and path (exact, or a
  * prefix when the route's path ends in '*'); a route's handler fills a struct hn_http_reply
  * (status, content type, body in a capped buffer). Unknown paths get 404, a known path with
- * another method 405. A request body is read whole before the handler runs, up to
- * max_body bytes (hn_http_set_max_body, default 1 MiB): a larger one is answered 413 without
- * calling the handler, whether Content-Length announced it or not.
+ * another method 405. A request body is read whole before the handler runs, up to the route's
+ * max_body (0: the server's, hn_http_set_max_body, default 1 MiB): a larger one is answered
+ * 413 without calling the handler, whether Content-Length announced it or not.
  *
  * The handler finds the request in reply->req: method, path, body, and headers and query
  * arguments through hn_http_header() / hn_http_arg(), valid during the call.
@@ -46,6 +46,7 @@ struct hn_http_route {
     const char *method;
     const char *path;
     hn_http_handler_fn fn;
+    size_t max_body; /* 0: the server's default */
 };
 
 struct hn_http;
@@ -56,7 +57,7 @@ int hn_http_parse_listen(const char *listen, char *host, size_t hostsize, unsign
 struct hn_http *hn_http_start(const char *listen, const struct hn_http_route *routes,
                               size_t nroutes, void *ctx, char *err, size_t errsize);
 void hn_http_stop(struct hn_http *h);
-/* Requests with a larger body get 413. Call before traffic arrives. */
+/* The default body cap of routes that set none; safe to call while serving. */
 void hn_http_set_max_body(struct hn_http *h, size_t max);
 /* The port actually bound (useful with port 0). */
 unsigned hn_http_port(const struct hn_http *h);

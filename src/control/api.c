@@ -18,6 +18,30 @@
 static const char *const severity_names[] = {"info", "warn", "suspect", "fatal"};
 static const char *const kind_names[] = {"finding", "transition", "action", "held"};
 
+/*
+ * A JSON string from text that came from outside (agents' names, kernel-log text, operators'
+ * reasons) and may not be valid UTF-8: invalid bytes become '?', so the object is never
+ * dropped.
+ */
+static json_t *jstr(const char *s)
+{
+    if (!s)
+        return json_string("");
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char buf[1024];
+    size_t n = hn_strlcpy(buf, s, sizeof(buf));
+    if (n >= sizeof(buf))
+        n = sizeof(buf) - 1;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)buf[i] >= 0x80)
+            buf[i] = '?';
+    }
+    j = json_string(buf);
+    return j ? j : json_string("");
+}
+
 static void reply_json(struct hn_http_reply *r, int status, json_t *j)
 {
     r->status = status;
@@ -41,7 +65,7 @@ static void reply_error(struct hn_http_reply *r, int status, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    reply_json(r, status, json_pack("{s:s}", "error", msg));
+    reply_json(r, status, json_pack("{s:o}", "error", jstr(msg)));
 }
 
 /* Constant-time comparison of "Bearer TOKEN" with the expected token. */
@@ -94,11 +118,12 @@ static json_t *node_json(struct hn_control *c, int i)
     if (hn_brain_node_view(c->brain, i, &v) != 0)
         return NULL;
     double seen = (size_t)i < c->cap_nodes ? c->nodes[i].last_seen : 0;
-    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:b, s:f, s:s, s:o}", "name", v.name,
-                     "rack", v.rack, "sku", v.sku, "state", hn_node_state_name(v.state),
-                     "gpus_expected", (int)v.gpus_expected, "gpus_seen", (int)v.gpus_seen,
-                     "drained_by_houston", v.drained_by_houston, "held", v.held, "since", v.since,
-                     "reason", v.reason, "last_seen", seen > 0 ? json_real(seen) : json_null());
+    return json_pack("{s:o, s:o, s:o, s:s, s:i, s:i, s:b, s:b, s:f, s:o, s:o}", "name",
+                     jstr(v.name), "rack", jstr(v.rack), "sku", jstr(v.sku), "state",
+                     hn_node_state_name(v.state), "gpus_expected", (int)v.gpus_expected,
+                     "gpus_seen", (int)v.gpus_seen, "drained_by_houston", v.drained_by_houston,
+                     "held", v.held, "since", v.since, "reason", jstr(v.reason), "last_seen",
+                     seen > 0 ? json_real(seen) : json_null());
 }
 
 static void api_nodes(void *ctx, const char *url, struct hn_http_reply *r)
@@ -118,26 +143,26 @@ static int event_json(void *ctx, const struct hn_store_event *e)
 {
     json_t *arr = ctx;
     json_t *o = json_pack(
-        "{s:I, s:f, s:s, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)e->id, "time", e->time,
-        "kind", e->kind, "node", e->node, "rule", e->rule ? e->rule : "", "severity",
+        "{s:I, s:f, s:o, s:o, s:o, s:s, s:o, s:o}", "id", (json_int_t)e->id, "time", e->time,
+        "kind", jstr(e->kind), "node", jstr(e->node), "rule", jstr(e->rule), "severity",
         e->severity >= 0 && e->severity < 4 ? severity_names[e->severity] : "info", "detail",
-        e->detail ? e->detail : "", "evidence", e->evidence ? e->evidence : "");
+        jstr(e->detail), "evidence", jstr(e->evidence));
     if (!o)
         return 0;
     json_object_set_new(o, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
     if (strcmp(e->kind, "transition") == 0) {
-        json_object_set_new(o, "from", json_string(e->from ? e->from : ""));
-        json_object_set_new(o, "to", json_string(e->to ? e->to : ""));
-        json_object_set_new(o, "actor", json_string(e->actor ? e->actor : ""));
+        json_object_set_new(o, "from", jstr(e->from));
+        json_object_set_new(o, "to", jstr(e->to));
+        json_object_set_new(o, "actor", jstr(e->actor));
     }
     if (strcmp(e->kind, "action") == 0) {
-        json_object_set_new(o, "action", json_string(e->action ? e->action : ""));
+        json_object_set_new(o, "action", jstr(e->action));
         json_object_set_new(o, "action_id", json_integer((json_int_t)e->action_id));
-        json_object_set_new(o, "job", json_string(e->job ? e->job : ""));
-        json_object_set_new(o, "reason", json_string(e->reason ? e->reason : ""));
+        json_object_set_new(o, "job", jstr(e->job));
+        json_object_set_new(o, "reason", jstr(e->reason));
         json_object_set_new(o, "done",
                             e->action_done < 0 ? json_null() : json_boolean(e->action_done));
-        json_object_set_new(o, "result", json_string(e->action_result ? e->action_result : ""));
+        json_object_set_new(o, "result", jstr(e->action_result));
     }
     json_array_append_new(arr, o);
     return 0;
@@ -170,8 +195,8 @@ static int parse_filter(const struct hn_http_request *req, struct hn_event_filte
         return -1;
     }
     f->limit = limit ? (unsigned)i : 100;
-    if (f->kind && strcmp(f->kind, "finding") && strcmp(f->kind, "transition") &&
-        strcmp(f->kind, "action") && strcmp(f->kind, "held")) {
+    if (f->kind && strcmp(f->kind, "finding") != 0 && strcmp(f->kind, "transition") != 0 &&
+        strcmp(f->kind, "action") != 0 && strcmp(f->kind, "held") != 0) {
         snprintf(err, errsize, "kind: '%s' is not finding, transition, action or held", f->kind);
         return -1;
     }
@@ -212,7 +237,7 @@ static void api_racks(void *ctx, const char *url, struct hn_http_reply *r)
         hn_brain_node_view(c->brain, (int)i, &v);
         json_t *rk = json_object_get(racks, v.rack);
         if (!rk) {
-            rk = json_pack("{s:s, s:i, s:i}", "name", v.rack, "nodes", 0, "in_production", 0);
+            rk = json_pack("{s:o, s:i, s:i}", "name", jstr(v.rack), "nodes", 0, "in_production", 0);
             json_object_set_new(racks, v.rack, rk);
         }
         json_object_set_new(rk, "nodes",
@@ -289,6 +314,15 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
         reply_error(r, 400, "body must be a JSON object");
         return;
     }
+    static const char *const keys[] = {"user", "reason", "state"};
+    for (size_t k = 0; k < HN_ARRAY_LEN(keys); k++) {
+        json_t *v = json_object_get(body, keys[k]);
+        if (v && !json_is_string(v)) {
+            json_decref(body);
+            reply_error(r, 400, "%s must be a string", keys[k]);
+            return;
+        }
+    }
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *reason = json_string_value(json_object_get(body, "reason"));
     const char *state = json_string_value(json_object_get(body, "state"));
@@ -298,6 +332,9 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
     int i = hn_brain_find_node(c->brain, name);
     double now = hn_wall_s();
     int rc;
+    struct hn_node_view before;
+    enum hn_node_state state_before =
+        i >= 0 && hn_brain_node_view(c->brain, i, &before) == 0 ? before.state : HN_NODE_NEW;
     if (i < 0) {
         rc = -ENOENT;
     } else if (strcmp(verb, "drain") == 0) {
@@ -314,11 +351,11 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
     } else {
         rc = -ENOSYS;
     }
-    int saved = 0;
-    if (hn_store_begin(c->store) == 0) {
-        saved = hn_control_flush(c) == 0 && hn_store_commit(c->store) == 0;
-        if (!saved)
-            hn_store_rollback(c->store);
+    int saved =
+        hn_store_begin(c->store) == 0 && hn_control_flush(c) == 0 && hn_store_commit(c->store) == 0;
+    if (!saved) {
+        hn_store_rollback(c->store);
+        hn_control_store_failed(c, "saving an operator action");
     }
     json_t *node = i >= 0 ? node_json(c, i) : NULL;
     pthread_mutex_unlock(&c->lock);
@@ -329,6 +366,8 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
         reply_error(r, 404, "unknown action '%s'", verb);
     else if (rc == -EBUSY)
         reply_error(r, 409, "%s: nothing is held for approval", name);
+    else if (rc != 0 && state_before == HN_NODE_RETIRED)
+        reply_error(r, 409, "%s is retired", name);
     else if (rc != 0)
         reply_error(r, 400, "%s: not allowed in this state or bad request", verb);
     else if (!saved)
@@ -379,11 +418,12 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
         hn_expo_label(labels, sizeof(labels), &len, "kind", kind_names[k]);
         hn_expo_sample(&e, "houston_control_decisions_total", labels, (double)c->outputs[k]);
     }
-    static const char *const results[] = {"accepted", "duplicate", "malformed", "unauthorized"};
+    static const char *const results[] = {"accepted", "duplicate", "malformed", "unauthorized",
+                                          "unknown_node"};
     const uint64_t frames[] = {c->frames_accepted, c->frames_duplicate, c->frames_malformed,
-                               c->frames_unauthorized};
+                               c->frames_unauthorized, c->frames_unknown};
     hn_expo_family(&e, "houston_control_frames_total", "Agent frames by outcome.", HN_COUNTER);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         len = 0;
         labels[0] = '\0';
         hn_expo_label(labels, sizeof(labels), &len, "result", results[k]);
@@ -419,15 +459,23 @@ static void api_health(void *ctx, const char *url, struct hn_http_reply *r)
     hn_buf_puts(&r->body, "ok\n");
 }
 
-static const struct hn_http_route routes[] = {
-    {"POST", "/v1/ingest", api_ingest}, {"GET", "/v1/nodes", api_nodes},
-    {"GET", "/v1/nodes/*", api_node},   {"POST", "/v1/nodes/*", api_node},
-    {"GET", "/v1/events", api_events},  {"GET", "/v1/racks", api_racks},
-    {"GET", "/metrics", api_metrics},   {"GET", "/healthz", api_health},
+/* JSON bodies are small; frames get the configured cap (set in hn_control_routes). */
+#define JSON_BODY_MAX (64u << 10)
+
+static struct hn_http_route routes[] = {
+    {"POST", "/v1/ingest", api_ingest, 0},
+    {"GET", "/v1/nodes", api_nodes, JSON_BODY_MAX},
+    {"GET", "/v1/nodes/*", api_node, JSON_BODY_MAX},
+    {"POST", "/v1/nodes/*", api_node, JSON_BODY_MAX},
+    {"GET", "/v1/events", api_events, JSON_BODY_MAX},
+    {"GET", "/v1/racks", api_racks, JSON_BODY_MAX},
+    {"GET", "/metrics", api_metrics, JSON_BODY_MAX},
+    {"GET", "/healthz", api_health, JSON_BODY_MAX},
 };
 
-const struct hn_http_route *hn_control_routes(size_t *n)
+const struct hn_http_route *hn_control_routes(const struct hn_control *c, size_t *n)
 {
+    routes[0].max_body = c->cfg.max_frame; /* one controller per process */
     *n = HN_ARRAY_LEN(routes);
     return routes;
 }

@@ -35,6 +35,7 @@ struct gpu_st {
     double prev_t[HN_F_COUNT];
     int lost;
     int lag_streak;
+    double lag_t; /* time of the SM clock sample the streak last counted */
     unsigned fired;
 };
 
@@ -114,6 +115,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->laggard_min_drop = 0.05;
     cfg->laggard_cycles = 3;
     cfg->laggard_min_peers = 4;
+    cfg->laggard_max_age_s = 60;
 }
 
 struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
@@ -704,10 +706,12 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int loaded(const struct hn_brain *b, const struct node *n, const struct gpu_st *g)
+static int loaded(const struct hn_brain *b, double now, const struct node *n,
+                  const struct gpu_st *g)
 {
     return (n->state == HN_NODE_READY || n->state == HN_NODE_SUSPECT) && !g->lost &&
-           !isnan(g->v[HN_F_SM_CLOCK]) && g->v[HN_F_GPU_UTIL] >= b->cfg.laggard_min_util;
+           !isnan(g->v[HN_F_SM_CLOCK]) && g->v[HN_F_GPU_UTIL] >= b->cfg.laggard_min_util &&
+           now - g->t[HN_F_SM_CLOCK] <= b->cfg.laggard_max_age_s;
 }
 
 /* Compares every loaded GPU's SM clock with the median of its SKU's loaded GPUs, using the
@@ -721,7 +725,7 @@ static void laggards(struct hn_brain *b, double now, const char *sku)
         if (strcmp(nd->sku, sku) != 0)
             continue;
         for (unsigned g = 0; g < nd->gpus_expected; g++)
-            n += loaded(b, nd, &nd->gpus[g]);
+            n += loaded(b, now, nd, &nd->gpus[g]);
     }
     if (n < (size_t)b->cfg.laggard_min_peers)
         return;
@@ -735,7 +739,7 @@ static void laggards(struct hn_brain *b, double now, const char *sku)
         if (strcmp(nd->sku, sku) != 0)
             continue;
         for (unsigned g = 0; g < nd->gpus_expected; g++) {
-            if (loaded(b, nd, &nd->gpus[g]))
+            if (loaded(b, now, nd, &nd->gpus[g]))
                 b->scratch[k++] = nd->gpus[g].v[HN_F_SM_CLOCK];
         }
     }
@@ -749,10 +753,15 @@ static void laggards(struct hn_brain *b, double now, const char *sku)
             continue;
         for (unsigned gi = 0; gi < nd->gpus_expected; gi++) {
             struct gpu_st *g = &nd->gpus[gi];
-            if (!loaded(b, nd, g)) {
+            if (!loaded(b, now, nd, g)) {
                 g->lag_streak = 0;
                 continue;
             }
+            /* Persistence counts samples, not ticks: a tick with no new sample changes
+             * nothing. */
+            if (g->t[HN_F_SM_CLOCK] == g->lag_t)
+                continue;
+            g->lag_t = g->t[HN_F_SM_CLOCK];
             double clock = g->v[HN_F_SM_CLOCK];
             double drop = med > 0 ? (med - clock) / med : 0;
             double z = sigma > 0 ? (med - clock) / sigma : (drop > 0 ? INFINITY : 0);

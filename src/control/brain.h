@@ -98,11 +98,12 @@ struct hn_brain_config {
     /* Silent laggards: a GPU under load whose SM clock is below the same-SKU median by more
      * than laggard_k robust deviations and laggard_min_drop, for laggard_cycles evaluations
      * in a row. */
-    double laggard_min_util;                  /* 50 (%) */
-    double laggard_k;                         /* 4 */
-    double laggard_min_drop;                  /* 0.05 (5% below the median) */
-    int laggard_cycles;                       /* 3 */
-    int laggard_min_peers;                    /* 4 */
+    double laggard_min_util;  /* 50 (%) */
+    double laggard_k;         /* 4 */
+    double laggard_min_drop;  /* 0.05 (5% below the median) */
+    int laggard_cycles;       /* 3 */
+    int laggard_min_peers;    /* 4 */
+    double laggard_max_age_s; /* 60: older SM clock samples (a silent agent) are no peers */
     const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
 };
 

@@ -23,6 +23,7 @@ void hn_control_config_defaults(struct hn_control_config *cfg)
     hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
     hn_strlcpy(cfg->default_sku, "H100", sizeof(cfg->default_sku));
     cfg->default_gpus = 8;
+    cfg->accept_unknown = -1;
     cfg->sched_timeout_ms = 10000;
     cfg->tick_s = 5;
     cfg->poll_s = 5;
@@ -59,15 +60,34 @@ static int set_num(double *dst, const char *v, double lo, double hi, const char 
     return 0;
 }
 
+/* Splits the next blank-separated word of *s into out; 0, or -1 when missing or too long. */
+static int next_word(const char **s, char *out, size_t size)
+{
+    const char *p = *s + strspn(*s, " \t");
+    size_t n = strcspn(p, " \t");
+    if (n == 0 || n >= size)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    *s = p + n;
+    return 0;
+}
+
 /* "node = NAME RACK SKU GPUS" */
 static int add_node(struct hn_control_config *cfg, const char *v, char *err, size_t errsize)
 {
-    char name[HN_NAME_MAX], rack[HN_NAME_MAX], sku[32];
-    unsigned gpus;
-    char extra;
-    if (sscanf(v, "%63s %63s %31s %u %c", name, rack, sku, &gpus, &extra) != 4 || gpus == 0 ||
+    char name[HN_NAME_MAX], rack[HN_NAME_MAX], sku[32], gpus_s[16];
+    const char *p = v;
+    uint64_t gpus;
+    if (next_word(&p, name, sizeof(name)) || next_word(&p, rack, sizeof(rack)) ||
+        next_word(&p, sku, sizeof(sku)) || next_word(&p, gpus_s, sizeof(gpus_s)) ||
+        p[strspn(p, " \t")] != '\0' || hn_parse_u64(gpus_s, 10, &gpus) || gpus == 0 ||
         gpus > 1024) {
         snprintf(err, errsize, "node: want 'NAME RACK SKU GPUS', got '%s'", v);
+        return -1;
+    }
+    if (!hn_sched_valid_node(name)) {
+        snprintf(err, errsize, "node: '%s' is not a valid node name", name);
         return -1;
     }
     if (cfg->nnodes >= HN_CONTROL_MAX_NODES) {
@@ -79,7 +99,7 @@ static int add_node(struct hn_control_config *cfg, const char *v, char *err, siz
     hn_strlcpy(n->name, name, sizeof(n->name));
     hn_strlcpy(n->rack, rack, sizeof(n->rack));
     hn_strlcpy(n->sku, sku, sizeof(n->sku));
-    n->gpus = gpus;
+    n->gpus = (unsigned)gpus;
     return 0;
 }
 
@@ -124,6 +144,14 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_str(cfg->default_sku, sizeof(cfg->default_sku), v, key, err, errsize);
     if (strcmp(key, "node") == 0)
         return add_node(cfg, v, err, errsize);
+    if (strcmp(key, "accept-unknown-nodes") == 0) {
+        if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+            snprintf(err, errsize, "accept-unknown-nodes: '%s' is not yes or no", v);
+            return -1;
+        }
+        cfg->accept_unknown = strcmp(v, "yes") == 0;
+        return 0;
+    }
     if (strcmp(key, "default-gpus") == 0) {
         if (set_num(&d, v, 1, 1024, key, err, errsize))
             return -1;
@@ -174,6 +202,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         b->laggard_cycles = (int)d;
         return 0;
     }
+    if (strcmp(key, "laggard-max-age") == 0)
+        return set_num(&b->laggard_max_age_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "laggard-min-peers") == 0) {
         if (set_num(&d, v, 2, 1e6, key, err, errsize))
             return -1;

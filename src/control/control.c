@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- set-up ---- */
 
@@ -144,6 +145,8 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     }
     if (c->cfg.topology_conf[0] && load_topology(c, c->cfg.topology_conf, err, errsize))
         return -1;
+    if (c->cfg.accept_unknown < 0)
+        c->cfg.accept_unknown = hn_brain_node_count(c->brain) == 0;
     c->store = hn_store_open(c->cfg.store, err, errsize);
     if (!c->store)
         return -1;
@@ -243,13 +246,29 @@ int hn_control_flush(struct hn_control *c)
     return rc;
 }
 
+/* The store failed after the brain changed: memory and disk disagree. The controller stops
+ * (fail-stop) and a restart rebuilds the brain from the store, rather than act on decisions
+ * that were never saved. Caller holds c->lock. */
+void hn_control_store_failed(struct hn_control *c, const char *what)
+{
+    c->store_errors++;
+    hn_err("control: store failure while %s: %s; stopping so that a restart reloads a "
+           "consistent state",
+           what, hn_store_error(c->store));
+    c->fatal = 1;
+    kill(getpid(), SIGTERM);
+}
+
 /* ---- ingest ---- */
 
 #define INGEST_DUPLICATE 1001
+#define INGEST_UNKNOWN   1002
+#define INGEST_BAD_NAME  1003
 
 struct ingest {
     struct hn_control *c;
     double now;
+    double sample_time; /* the frame's own time: rates must not depend on arrival */
     struct hn_frame_header h;
     int node;
     char name[HN_NAME_MAX];
@@ -268,12 +287,16 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
     struct hn_control *c = in->c;
     (void)model;
     if (name.len == 0 || name.len >= sizeof(in->name))
-        return -EBADMSG;
+        return INGEST_BAD_NAME;
     memcpy(in->name, name.p, name.len);
     in->name[name.len] = '\0';
     int i = hn_brain_find_node(c->brain, in->name);
     if (i < 0) {
-        /* An agent the configuration does not list joins the fleet as a new node. */
+        /* An agent the configuration does not list joins the fleet as a new node only when
+         * that is allowed, its name is one Slurm could have, and the fleet has room. */
+        if (!c->cfg.accept_unknown || !hn_sched_valid_node(in->name) ||
+            hn_brain_node_count(c->brain) >= HN_CONTROL_MAX_NODES)
+            return INGEST_UNKNOWN;
         i = hn_brain_add_node(c->brain, in->name, "", c->cfg.default_sku,
                               gpus ? gpus : c->cfg.default_gpus, HN_NODE_NEW);
         if (i < 0)
@@ -287,6 +310,15 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
         return INGEST_DUPLICATE;
     if (seen < 0)
         return -EIO;
+    /* Frames queued during an outage arrive back to back: counters' rates are computed over
+     * the agent's collection times, kept monotonic and never in the future. */
+    double t = (double)in->h.time_ns / 1e9;
+    if (!(t <= in->now))
+        t = in->now;
+    if (t < c->nodes[i].last_sample)
+        t = c->nodes[i].last_sample;
+    in->sample_time = t;
+    c->nodes[i].last_sample = t;
     c->nodes[i].last_seen = in->now;
     c->nodes[i].frames++;
     return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
@@ -304,7 +336,7 @@ static int on_samples(void *ctx, unsigned gpu, const struct hn_frame_field *f, u
             values[k] = f[done].value;
         }
         /* A GPU index the node does not have is the agent's business; skip it. */
-        if (hn_brain_samples(in->c->brain, in->now, in->node, gpu, fields, values, k) == 0)
+        if (hn_brain_samples(in->c->brain, in->sample_time, in->node, gpu, fields, values, k) == 0)
             in->c->samples += k;
     }
     return 0;
@@ -343,21 +375,36 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
     struct ingest in = {.c = c, .now = now, .node = -1};
     uint64_t t0 = hn_mono_ns();
     pthread_mutex_lock(&c->lock);
+    if (c->fatal) {
+        pthread_mutex_unlock(&c->lock);
+        snprintf(err, errsize, "the controller is stopping after a store failure");
+        return 503;
+    }
     int rc = hn_frame_decode(frame, len, c->cfg.max_frame, &ingest_sink, &in, err, errsize);
     int status;
     if (rc == INGEST_DUPLICATE) {
         c->frames_duplicate++;
         status = 208;
+    } else if (rc == INGEST_BAD_NAME) {
+        c->frames_malformed++;
+        snprintf(err, errsize, "node name empty or longer than %d bytes", HN_NAME_MAX - 1);
+        status = 400;
+    } else if (rc == INGEST_UNKNOWN) {
+        c->frames_unknown++;
+        snprintf(err, errsize, "node '%s' is not in this cluster's configuration", in.name);
+        status = 403;
     } else if (rc != 0) {
         c->frames_malformed++;
+        hn_complain(&c->malformed_log, "ingest: refused a frame (%s)", err);
         if (rc == -EIO)
             snprintf(err, errsize, "store: %s", hn_store_error(c->store));
         status = rc == -EIO ? 500 : 400;
         /* Whatever a half-applied frame decided is still kept (the brain already changed);
          * a frame is validated whole before anything is applied, so this is the store. */
-        if (hn_store_begin(c->store) == 0) {
-            hn_control_flush(c);
-            hn_store_commit(c->store);
+        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
+            hn_store_commit(c->store) != 0) {
+            hn_store_rollback(c->store);
+            hn_control_store_failed(c, "saving what a malformed frame changed");
         }
     } else {
         status = 200;
@@ -366,7 +413,7 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
             hn_store_commit(c->store) != 0) {
             snprintf(err, errsize, "store: %s", hn_store_error(c->store));
             hn_store_rollback(c->store);
-            c->store_errors++;
+            hn_control_store_failed(c, "saving a frame");
             status = 500;
         } else {
             c->frames_accepted++;
@@ -381,21 +428,21 @@ void hn_control_tick(struct hn_control *c, double now)
 {
     pthread_mutex_lock(&c->lock);
     hn_brain_tick(c->brain, now);
-    if (hn_store_begin(c->store) == 0) {
-        if (hn_control_flush(c) != 0 || hn_store_commit(c->store) != 0) {
-            hn_store_rollback(c->store);
-            c->store_errors++;
-        }
+    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
+        hn_store_commit(c->store) != 0) {
+        hn_store_rollback(c->store);
+        hn_control_store_failed(c, "saving a tick");
     }
     pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- executor: actions through the scheduler ---- */
 
-#define MAX_BATCH 64
+#define MAX_BATCH    1024
+#define MAX_ATTEMPTS 5
 
 struct batch {
-    struct hn_action a[MAX_BATCH];
+    struct hn_action *a;
     size_t n;
 };
 
@@ -409,49 +456,100 @@ static int collect_pending(void *ctx, const struct hn_action *a, double time)
     return 0;
 }
 
+/* Retry state of actions that failed; small, since failures are rare and bounded. */
+struct retry {
+    uint64_t id;
+    int attempts;
+    double next;
+};
+
+static struct retry *retry_find(struct retry *r, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].id == id)
+            return &r[i];
+    }
+    return NULL;
+}
+
+/* 1 when the job runs (or is being set up) on node, per squeue; 0 when it does not; -1 when
+ * squeue cannot tell. */
+static int job_on_node(struct hn_control *c, const char *job, const char *node)
+{
+    if (strcmp(c->sched.ops->name, "slurm") != 0)
+        return 1;
+    const char *argv[] = {c->cfg.squeue, "-h", "-j", job, "-o", "%T %N", NULL};
+    struct hn_buf out;
+    hn_buf_init(&out, 64u << 10);
+    int truncated = 0, status = 0, found = -1;
+    if (hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status) == 0) {
+        found = 0;
+        char *line = out.data ? out.data : (char *)"";
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        char *sp = strchr(line, ' ');
+        if (status == 0 && sp &&
+            (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0)) {
+            found = hn_hostlist_contains(sp + 1, node);
+        }
+    }
+    hn_buf_fini(&out);
+    return found;
+}
+
 /*
- * Runs one action. A drain or resume the scheduler already reflects is not repeated: after a
- * crash between running an action and marking it done, the restart finds it pending and sees
- * it has happened.
+ * Runs one action. Returns 0 done, 1 nothing to do (skipped, with the reason in result), -1
+ * failed (retry), -2 failed for good. Actions that Slurm already reflects are not repeated:
+ * after a crash between running an action and marking it done, the restart finds it pending
+ * and sees it has happened. A drain or resume never touches a drain someone else set.
  */
 static int execute(struct hn_control *c, const struct hn_action *a, char *result, size_t size)
 {
     const struct hn_sched_ops *ops = c->sched.ops;
     void *ctx = c->sched.ctx;
     struct hn_sched_node node;
+    int rc;
     switch (a->kind) {
     case HN_ACT_DRAIN:
-        if (ops->node_info(ctx, a->node, &node) == 0 && node.drain &&
-            hn_sched_drained_by_houston(&node)) {
-            snprintf(result, size, "already drained: %s", node.reason);
+        if (ops->node_info(ctx, a->node, &node) == 0 && node.drain) {
+            snprintf(result, size, "%s: %s",
+                     hn_sched_drained_by_houston(&node) ? "already drained"
+                                                        : "already drained by someone else",
+                     node.reason);
             return 1;
         }
-        if (ops->drain(ctx, a->node, a->reason) != 0) {
-            snprintf(result, size, "%s", ops->last_error(ctx));
-            return -1;
-        }
-        snprintf(result, size, "drained");
-        return 0;
+        rc = ops->drain(ctx, a->node, a->reason);
+        break;
     case HN_ACT_RESUME:
-        if (ops->node_info(ctx, a->node, &node) == 0 && !node.drain) {
-            snprintf(result, size, "not drained");
+        if (ops->node_info(ctx, a->node, &node) == 0 && !hn_sched_drained_by_houston(&node)) {
+            snprintf(result, size, "%s",
+                     node.drain ? "drained by someone else; left alone" : "not drained");
             return 1;
         }
-        if (ops->resume(ctx, a->node) != 0) {
-            snprintf(result, size, "%s", ops->last_error(ctx));
-            return -1;
-        }
-        snprintf(result, size, "resumed");
-        return 0;
+        rc = ops->resume(ctx, a->node);
+        break;
     case HN_ACT_REQUEUE:
-        if (ops->requeue(ctx, a->job) != 0) {
-            snprintf(result, size, "%s", ops->last_error(ctx));
-            return -1;
+        /* A job id from the last squeue poll may be stale: requeueing a finished batch job
+         * would run it again, and a repeat after a restart would kill its new run. */
+        if (job_on_node(c, a->job, a->node) == 0) {
+            snprintf(result, size, "job %s no longer runs on %s", a->job, a->node);
+            return 1;
         }
-        snprintf(result, size, "requeued");
-        return 0;
+        rc = ops->requeue(ctx, a->job);
+        break;
+    default:
+        return -2;
     }
-    return -1;
+    if (rc != 0) {
+        snprintf(result, size, "%s", ops->last_error(ctx));
+        return rc == -EINVAL || rc == -ENOENT ? -2 : -1;
+    }
+    snprintf(result, size, "%s",
+             a->kind == HN_ACT_DRAIN    ? "drained"
+             : a->kind == HN_ACT_RESUME ? "resumed"
+                                        : "requeued");
+    return 0;
 }
 
 struct job_ctx {
@@ -483,15 +581,22 @@ static void poll_scheduler(struct hn_control *c, double now)
         size_t n = hn_brain_node_count(c->brain);
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
-        char *save = NULL;
-        for (char *line = strtok_r(out.data ? out.data : (char *)"", "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
+        /* One "JOBID NODELIST" per line. A node running several jobs keeps the last one
+         * listed (docs/architecture.md: known limits). */
+        char *line = out.data ? out.data : (char *)"";
+        while (*line) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
             char *sp = strchr(line, ' ');
-            if (!sp)
-                continue;
-            *sp = '\0';
-            struct job_ctx j = {c, line};
-            hn_hostlist_expand(sp + 1, job_node, &j);
+            if (sp) {
+                *sp = '\0';
+                struct job_ctx j = {c, line};
+                hn_hostlist_expand(sp + 1, job_node, &j);
+            }
+            if (!nl)
+                break;
+            line = nl + 1;
         }
     }
     /* Draining nodes: empty once the scheduler shows no allocation. */
@@ -515,9 +620,11 @@ static void poll_scheduler(struct hn_control *c, double now)
         pthread_mutex_lock(&c->lock);
         int idx = hn_brain_find_node(c->brain, names[i]);
         hn_brain_node_idle(c->brain, now, idx);
-        if (hn_store_begin(c->store) == 0 &&
-            (hn_control_flush(c) != 0 || hn_store_commit(c->store) != 0))
+        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
+            hn_store_commit(c->store) != 0) {
             hn_store_rollback(c->store);
+            hn_control_store_failed(c, "saving a node that became empty");
+        }
         pthread_mutex_unlock(&c->lock);
     }
 }
@@ -526,8 +633,10 @@ static void *executor_main(void *arg)
 {
     struct hn_control *c = arg;
     double next_poll = 0;
+    struct batch b = {xcalloc(MAX_BATCH, sizeof(struct hn_action)), 0};
+    struct retry retries[256];
+    size_t nretries = 0;
     for (;;) {
-        struct batch b;
         b.n = 0;
         pthread_mutex_lock(&c->lock);
         if (c->stop) {
@@ -537,27 +646,63 @@ static void *executor_main(void *arg)
         hn_store_pending_actions(c->store, collect_pending, &b);
         pthread_mutex_unlock(&c->lock);
 
+        /* Actions on one node run in order: while an earlier one waits for a retry, the
+         * later ones wait too (a requeue must not run before its drain). */
+        char blocked[64][HN_NAME_MAX];
+        size_t nblocked = 0;
+        double now = hn_wall_s();
         for (size_t i = 0; i < b.n; i++) {
-            char result[512];
-            int rc = execute(c, &b.a[i], result, sizeof(result));
-            pthread_mutex_lock(&c->lock);
-            if (rc >= 0) {
-                hn_store_action_done(c->store, b.a[i].id, 1, result);
-                hn_brain_action_done(c->brain, hn_wall_s(), b.a[i].id, 1);
-                if (rc == 0)
-                    c->actions_ok++;
-                else
-                    c->actions_skipped++;
-            } else {
-                /* Failed actions stay pending and are retried with the next batch; the
-                 * failure is visible in the log and houston_control_actions_total. */
-                c->actions_failed++;
-                hn_warn("%s: action %llu failed: %s", b.a[i].node, (unsigned long long)b.a[i].id,
-                        result);
+            const struct hn_action *a = &b.a[i];
+            int skip = 0;
+            for (size_t k = 0; k < nblocked && !skip; k++)
+                skip = strcmp(blocked[k], a->node) == 0;
+            struct retry *r = retry_find(retries, nretries, a->id);
+            if (!skip && r && now < r->next)
+                skip = 1;
+            if (skip) {
+                if (nblocked < 64)
+                    hn_strlcpy(blocked[nblocked++], a->node, HN_NAME_MAX);
+                continue;
             }
+            char result[512];
+            int rc = execute(c, a, result, sizeof(result));
+            if (rc == -1 && (!r || r->attempts + 1 < MAX_ATTEMPTS)) {
+                if (!r && nretries < HN_ARRAY_LEN(retries)) {
+                    r = &retries[nretries++];
+                    *r = (struct retry){a->id, 0, 0};
+                }
+                if (r) {
+                    r->attempts++;
+                    r->next = now + (double)(1 << r->attempts);
+                    if (r->attempts == 1)
+                        hn_warn("%s: action %llu failed, retrying with back-off: %s", a->node,
+                                (unsigned long long)a->id, result);
+                }
+                pthread_mutex_lock(&c->lock);
+                c->actions_failed++;
+                pthread_mutex_unlock(&c->lock);
+                if (nblocked < 64)
+                    hn_strlcpy(blocked[nblocked++], a->node, HN_NAME_MAX);
+                continue;
+            }
+            if (rc < 0)
+                hn_err("%s: action %llu failed for good: %s", a->node, (unsigned long long)a->id,
+                       result);
+            if (r)
+                *r = retries[--nretries];
+            pthread_mutex_lock(&c->lock);
+            if (hn_store_action_done(c->store, a->id, rc >= 0, result) != 0)
+                hn_control_store_failed(c, "marking an action done");
+            hn_brain_action_done(c->brain, now, a->id, rc >= 0);
+            if (rc == 0)
+                c->actions_ok++;
+            else if (rc == 1)
+                c->actions_skipped++;
+            else
+                c->actions_failed++;
             pthread_mutex_unlock(&c->lock);
         }
-        double now = hn_wall_s();
+        now = hn_wall_s();
         if (now >= next_poll) {
             poll_scheduler(c, now);
             next_poll = now + c->cfg.poll_s;
@@ -566,12 +711,13 @@ static void *executor_main(void *arg)
         if (!c->stop) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            /* Failed actions wait a little; new ones wake the thread at once. */
+            /* Retries and polls wait a little; new actions wake the thread at once. */
             ts.tv_sec += 1;
             pthread_cond_timedwait(&c->wake, &c->lock, &ts);
         }
         pthread_mutex_unlock(&c->lock);
     }
+    free(b.a);
     return NULL;
 }
 
@@ -704,20 +850,22 @@ int hn_cmd_control(int argc, char **argv)
         goto out;
     }
     size_t nroutes;
-    const struct hn_http_route *routes = hn_control_routes(&nroutes);
+    const struct hn_http_route *routes = hn_control_routes(c, &nroutes);
     http = hn_http_start(c->cfg.listen, routes, nroutes, c, err, sizeof(err));
     if (!http) {
         hn_err("control: %s", err);
         goto out;
     }
-    hn_http_set_max_body(http, c->cfg.max_frame);
     if (pthread_create(&c->executor, NULL, executor_main, c) != 0) {
         hn_err("control: cannot start the executor thread");
         goto out;
     }
     c->executor_running = 1;
-    hn_info("control: %zu nodes, serving http://%s (scheduler %s, store %s)",
-            hn_brain_node_count(c->brain), c->cfg.listen, c->cfg.scheduler, c->cfg.store);
+    pthread_mutex_lock(&c->lock);
+    size_t nnodes = hn_brain_node_count(c->brain);
+    pthread_mutex_unlock(&c->lock);
+    hn_info("control: %zu nodes, serving http://%s (scheduler %s, store %s)", nnodes, c->cfg.listen,
+            c->cfg.scheduler, c->cfg.store);
     for (;;) {
         int sig = wait_signal(&set, c->cfg.tick_s);
         if (sig == SIGINT || sig == SIGTERM) {
@@ -726,7 +874,9 @@ int hn_cmd_control(int argc, char **argv)
         }
         hn_control_tick(c, hn_wall_s());
     }
-    rc = 0;
+    pthread_mutex_lock(&c->lock);
+    rc = c->fatal ? 1 : 0;
+    pthread_mutex_unlock(&c->lock);
 out:
     hn_http_stop(http);
     if (c->executor_running) {

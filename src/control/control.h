@@ -15,6 +15,7 @@
 #define HN_CONTROL_H
 
 #include "common/buf.h"
+#include "common/log.h"
 #include "control/brain.h"
 #include "control/store.h"
 #include "sched/sched.h"
@@ -37,19 +38,20 @@ struct hn_control_config {
     char listen[128];                   /* listen: default 127.0.0.1:8080 */
     char token_file[PATH_MAX];          /* token-file: agents' bearer token (required) */
     char operator_token_file[PATH_MAX]; /* operator-token-file: for POSTs (required) */
-    char store[PATH_MAX];              /* store: SQLite path, default /var/lib/houston/houston.db */
-    int store_full_sync;               /* store-sync: normal (default) or full */
-    char scheduler[32];                /* scheduler: slurm | dry-run */
-    char scontrol[256];                /* scontrol: program, default scontrol */
-    char squeue[256];                  /* squeue: program, default squeue */
-    int sched_timeout_ms;              /* scheduler-timeout: seconds in the file, default 10 */
-    char topology_conf[PATH_MAX];      /* topology-conf: Slurm topology.conf (block plugin) */
-    char xid_catalog[PATH_MAX];        /* xid-catalog */
-    char default_sku[32];              /* default-sku: for nodes not listed, default H100 */
-    unsigned default_gpus;             /* default-gpus: default 8 */
-    double tick_s;                     /* tick: seconds between brain ticks, default 5 */
-    double poll_s;                     /* scheduler-poll: seconds, default 5 */
-    size_t max_frame;                  /* max-frame-bytes: default 4 MiB */
+    char store[PATH_MAX];         /* store: SQLite path, default /var/lib/houston/houston.db */
+    int store_full_sync;          /* store-sync: normal (default) or full */
+    char scheduler[32];           /* scheduler: slurm | dry-run */
+    char scontrol[256];           /* scontrol: program, default scontrol */
+    char squeue[256];             /* squeue: program, default squeue */
+    int sched_timeout_ms;         /* scheduler-timeout: seconds in the file, default 10 */
+    char topology_conf[PATH_MAX]; /* topology-conf: Slurm topology.conf (block plugin) */
+    char xid_catalog[PATH_MAX];   /* xid-catalog */
+    char default_sku[32];         /* default-sku: for nodes not listed, default H100 */
+    unsigned default_gpus;        /* default-gpus: default 8 */
+    int accept_unknown; /* accept-unknown-nodes: yes, no; default yes only with no node listed */
+    double tick_s;      /* tick: seconds between brain ticks, default 5 */
+    double poll_s;      /* scheduler-poll: seconds, default 5 */
+    size_t max_frame;   /* max-frame-bytes: default 4 MiB */
     struct hn_brain_config brain;      /* guard-fraction, guard-window, guard-per-rack, ... */
     struct hn_control_node_cfg *nodes; /* node = NAME RACK SKU GPUS (repeatable) */
     size_t nnodes;
@@ -66,7 +68,8 @@ int hn_control_config_check(const struct hn_control_config *cfg, struct hn_buf *
 
 /* Per-node facts the brain does not keep. */
 struct hn_control_node {
-    double last_seen;
+    double last_seen;   /* when the controller received its last frame */
+    double last_sample; /* the agent's time of that frame, clamped (rates use it) */
     uint64_t frames;
 };
 
@@ -88,11 +91,13 @@ struct hn_control {
     struct hn_sched sched;
     /* counters for /metrics, under lock */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
-        frames_too_large, samples;
+        frames_unknown, samples;
     uint64_t outputs[4]; /* by enum hn_out_kind */
     uint64_t actions_ok, actions_failed, actions_skipped;
     uint64_t store_errors;
-    double ingest_seconds; /* time spent applying frames */
+    int fatal; /* a store failure: the process stops and a restart reloads the store */
+    struct hn_complain malformed_log; /* refused frames, logged rate-limited */
+    double ingest_seconds;            /* time spent applying frames */
 };
 
 /* Sets up everything but the HTTP server and threads: reads token files, opens the store,
@@ -104,6 +109,9 @@ void hn_control_fini(struct hn_control *c);
  * 208 (duplicate: already accepted), 400 (malformed, reason in err), 500 (store failure). */
 int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, double now, char *err,
                       size_t errsize);
+/* The store failed after the brain changed: logs it, sets fatal and raises SIGTERM so the
+ * process stops and a restart reloads a consistent state. Caller holds c->lock. */
+void hn_control_store_failed(struct hn_control *c, const char *what);
 /* Ticks the brain and persists what it decided. */
 void hn_control_tick(struct hn_control *c, double now);
 /* Persists and announces everything the brain decided. Caller holds c->lock. 0 or -EIO. */
@@ -111,6 +119,6 @@ int hn_control_flush(struct hn_control *c);
 
 /* The HTTP routes (control/api.c). */
 struct hn_http_route;
-const struct hn_http_route *hn_control_routes(size_t *n);
+const struct hn_http_route *hn_control_routes(const struct hn_control *c, size_t *n);
 
 #endif

@@ -91,3 +91,13 @@ int hn_hostlist_expand(const char *expr, hn_hostlist_fn fn, void *ctx)
     }
     return 0;
 }
+
+static int match(void *ctx, const char *name)
+{
+    return strcmp(ctx, name) == 0 ? 1 : 0;
+}
+
+int hn_hostlist_contains(const char *expr, const char *name)
+{
+    return hn_hostlist_expand(expr, match, (void *)name) == 1;
+}

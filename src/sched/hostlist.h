@@ -17,4 +17,7 @@ typedef int (*hn_hostlist_fn)(void *ctx, const char *name);
  * non-zero result. */
 int hn_hostlist_expand(const char *expr, hn_hostlist_fn fn, void *ctx);
 
+/* 1 when name is one of expr's names, 0 when not or when expr is malformed. */
+int hn_hostlist_contains(const char *expr, const char *name);
+
 #endif

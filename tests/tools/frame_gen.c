@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     struct hn_buf out;
     hn_buf_init(&out, 1u << 20);
     struct hn_frame_writer w;
-    hn_frame_begin(&w, &out, boot, seq, 1000000000ull * 1764500000ull);
+    hn_frame_begin(&w, &out, boot, seq, (uint64_t)(hn_wall_s() * 1e9));
     hn_frame_node(&w, argv[1], 8, "NVIDIA H100 80GB HBM3");
     for (unsigned g = 0; g < 8; g++) {
         hn_frame_sample(&w, g, HN_F_GPU_UTIL, 95);

@@ -132,7 +132,7 @@ static void serve_ingest(void *ctx, const char *url, struct hn_http_reply *reply
     hn_buf_puts(&reply->body, "{\"accepted\": true}\n");
 }
 
-static const struct hn_http_route routes[] = {{"POST", "/v1/ingest", serve_ingest}};
+static const struct hn_http_route routes[] = {{"POST", "/v1/ingest", serve_ingest, 0}};
 
 static int usage(void)
 {

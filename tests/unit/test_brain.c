@@ -325,6 +325,23 @@ static void test_laggard_becomes_suspect(void **unused)
     hn_brain_free(b);
 }
 
+/* Persistence counts samples: ticks without a new sample do not make a laggard, and a GPU
+ * whose agent went silent stops being anybody's peer. */
+static void test_laggard_needs_fresh_samples(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(4, 0.25);
+    load_round(b, 1, 1386);
+    for (int t = 2; t < 10; t++)
+        hn_brain_tick(b, t);
+    assert_string_equal(drain_outputs(b), "");
+    /* 61 s later every sample is stale: no peers, nothing evaluated. */
+    hn_brain_tick(b, 200);
+    hn_brain_tick(b, 201);
+    assert_string_equal(drain_outputs(b), "");
+    hn_brain_free(b);
+}
+
 /* The same script twice gives the same outputs, byte for byte. */
 static void run_script(struct hn_brain *b)
 {
@@ -399,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_guard_holds_until_approved),
         cmocka_unit_test(test_operator_drain_resume),
         cmocka_unit_test(test_laggard_becomes_suspect),
+        cmocka_unit_test(test_laggard_needs_fresh_samples),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };

@@ -677,17 +677,17 @@ static void h_slow(void *ctx, const char *url, struct hn_http_reply *reply)
 }
 
 static const struct hn_http_route routes[] = {
-    {"GET", "/v1/nodes", h_nodes},
-    {"GET", "/v1/racks", h_racks},
-    {"GET", "/v1/events", h_events},
-    {"POST", "/v1/nodes/n2/drain", h_write},
-    {"POST", "/v1/nodes/n2/resume", h_write},
-    {"POST", "/v1/nodes/n2/approve", h_write},
-    {"POST", "/v1/nodes/a/b c/resume", h_write}, /* libmicrohttpd unescapes the path */
-    {"GET", "/malformed/v1/nodes", h_malformed},
-    {"GET", "/huge/v1/nodes", h_huge},
-    {"GET", "/gateway/v1/nodes", h_gateway},
-    {"GET", "/slow/v1/nodes", h_slow},
+    {"GET", "/v1/nodes", h_nodes, 0},
+    {"GET", "/v1/racks", h_racks, 0},
+    {"GET", "/v1/events", h_events, 0},
+    {"POST", "/v1/nodes/n2/drain", h_write, 0},
+    {"POST", "/v1/nodes/n2/resume", h_write, 0},
+    {"POST", "/v1/nodes/n2/approve", h_write, 0},
+    {"POST", "/v1/nodes/a/b c/resume", h_write, 0}, /* libmicrohttpd unescapes the path */
+    {"GET", "/malformed/v1/nodes", h_malformed, 0},
+    {"GET", "/huge/v1/nodes", h_huge, 0},
+    {"GET", "/gateway/v1/nodes", h_gateway, 0},
+    {"GET", "/slow/v1/nodes", h_slow, 0},
 };
 
 static void test_live(void **unused)

@@ -63,11 +63,21 @@ static void test_malformed(void **unused)
     }
 }
 
+static void test_contains(void **unused)
+{
+    (void)unused;
+    assert_int_equal(hn_hostlist_contains("n[1-4,7]", "n3"), 1);
+    assert_int_equal(hn_hostlist_contains("n[1-4,7]", "n5"), 0);
+    assert_int_equal(hn_hostlist_contains("n1,n2", "n2"), 1);
+    assert_int_equal(hn_hostlist_contains("n[", "n1"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_contains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,8 +81,8 @@ static void busy(void *c, const char *url, struct hn_http_reply *reply)
 }
 
 static const struct hn_http_route routes[] = {
-    {"GET", "/hello", hello},
-    {"GET", "/busy", busy},
+    {"GET", "/hello", hello, 0},
+    {"GET", "/busy", busy, 0},
 };
 
 struct response {

@@ -443,7 +443,7 @@ static void serve_ingest(void *ctx, const char *url, struct hn_http_reply *reply
     pthread_mutex_unlock(&s->lock);
 }
 
-static const struct hn_http_route server_routes[] = {{"POST", "/v1/ingest", serve_ingest}};
+static const struct hn_http_route server_routes[] = {{"POST", "/v1/ingest", serve_ingest, 0}};
 
 static void server_start(struct server *s, const char *token, int fail_first)
 {
