@@ -23,6 +23,7 @@
 #include "verbs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -136,9 +137,10 @@ static void check_gpus(struct check_ctx *c)
         if (v[HN_F_REMAP_FAILURE] > 0)
             problem(c, "GPU %u (%s) row remapping failed", i, g->pci_bus_id);
         /* DCGM's limit: 64 retired pages is the most a GPU may have; 63 fails the check. */
-        if (v[HN_F_RETIRED_SBE] + v[HN_F_RETIRED_DBE] >= 63)
-            problem(c, "GPU %u (%s) has %.0f retired pages (limit 63)", i, g->pci_bus_id,
-                    v[HN_F_RETIRED_SBE] + v[HN_F_RETIRED_DBE]);
+        double retired = (isnan(v[HN_F_RETIRED_SBE]) ? 0 : v[HN_F_RETIRED_SBE]) +
+                         (isnan(v[HN_F_RETIRED_DBE]) ? 0 : v[HN_F_RETIRED_DBE]);
+        if (retired >= 63)
+            problem(c, "GPU %u (%s) has %.0f retired pages (limit 63)", i, g->pci_bus_id, retired);
         if (v[HN_F_RECOVERY_ACTION] >= NVML_GPU_RECOVERY_ACTION_GPU_RESET)
             problem(c, "GPU %u (%s) NVML asks for recovery action %.0f", i, g->pci_bus_id,
                     v[HN_F_RECOVERY_ACTION]);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_IB_PORTS 32
 
@@ -438,10 +439,31 @@ static double rate_per_s(const struct gpu_st *g, int f)
     return (g->v[f] - g->prev[f]) / dt;
 }
 
+/* The thresholds for node n: the fleet's, with its SKU's overrides. */
+static void thresholds(const struct hn_brain *b, const struct node *n, struct hn_sku_rules *t)
+{
+    t->retired_pages_limit = b->cfg.retired_pages_limit;
+    t->nvlink_crc_per_s_limit = b->cfg.nvlink_crc_per_s_limit;
+    t->pcie_replay_per_lane_min = b->cfg.pcie_replay_per_lane_min;
+    for (size_t i = 0; i < b->cfg.nsku_rules; i++) {
+        const struct hn_sku_rules *r = &b->cfg.sku_rules[i];
+        if (strcasecmp(r->sku, n->sku) != 0)
+            continue;
+        if (!isnan(r->retired_pages_limit))
+            t->retired_pages_limit = r->retired_pages_limit;
+        if (!isnan(r->nvlink_crc_per_s_limit))
+            t->nvlink_crc_per_s_limit = r->nvlink_crc_per_s_limit;
+        if (!isnan(r->pcie_replay_per_lane_min))
+            t->pcie_replay_per_lane_min = r->pcie_replay_per_lane_min;
+    }
+}
+
 static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned gi)
 {
     struct gpu_st *g = &n->gpus[gi];
-    const struct hn_brain_config *c = &b->cfg;
+    struct hn_sku_rules limits;
+    thresholds(b, n, &limits);
+    const struct hn_sku_rules *c = &limits;
     struct hn_finding f;
     char ev[320];
     int gpu = (int)gi;
@@ -457,7 +479,10 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
                     "GPU %u: new uncorrectable ECC error (%.0f volatile)", gi, dbe);
         found(b, now, n, &f);
     }
-    double retired = g->v[HN_F_RETIRED_SBE] + g->v[HN_F_RETIRED_DBE];
+    /* Either cause alone can reach the limit: an unknown one counts as 0. */
+    double sbe = g->v[HN_F_RETIRED_SBE], dbe2 = g->v[HN_F_RETIRED_DBE];
+    double retired =
+        isnan(sbe) && isnan(dbe2) ? NAN : (isnan(sbe) ? 0 : sbe) + (isnan(dbe2) ? 0 : dbe2);
     if (!isnan(retired) && retired >= c->retired_pages_limit && fire_once(g, R_RETIRED)) {
         snprintf(ev, sizeof(ev), "retired_sbe=%.0f retired_dbe=%.0f limit=%.0f",
                  g->v[HN_F_RETIRED_SBE], g->v[HN_F_RETIRED_DBE], c->retired_pages_limit);

@@ -87,6 +87,14 @@ struct hn_out {
     struct hn_action action;     /* ACTION */
 };
 
+/* Rule thresholds for one SKU, overriding the fleet-wide ones (NaN: not overridden). */
+struct hn_sku_rules {
+    char sku[32];
+    double retired_pages_limit;
+    double nvlink_crc_per_s_limit;
+    double pcie_replay_per_lane_min;
+};
+
 struct hn_brain_config {
     double guard_fraction; /* 0.25: at most this share of the fleet drained automatically */
     double guard_window_s; /* 3600 */
@@ -105,6 +113,8 @@ struct hn_brain_config {
     int laggard_min_peers;    /* 4 */
     double laggard_max_age_s; /* 60: older SM clock samples (a silent agent) are no peers */
     const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
+    const struct hn_sku_rules *sku_rules;     /* borrowed; per-SKU overrides */
+    size_t nsku_rules;
 };
 
 void hn_brain_config_default(struct hn_brain_config *cfg);

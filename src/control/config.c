@@ -6,7 +6,9 @@
 #include "sched/hostlist.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +35,9 @@ void hn_control_config_defaults(struct hn_control_config *cfg)
 
 void hn_control_config_fini(struct hn_control_config *cfg)
 {
+    free(cfg->sku_rules);
+    cfg->sku_rules = NULL;
+    cfg->nsku_rules = 0;
     free(cfg->nodes);
     cfg->nodes = NULL;
     cfg->nnodes = 0;
@@ -103,6 +108,49 @@ static int add_node(struct hn_control_config *cfg, const char *v, char *err, siz
     return 0;
 }
 
+/* "rule = SKU KEY VALUE": a threshold for one SKU, e.g. "rule = GB200 retired-pages-limit 48". */
+static int add_rule(struct hn_control_config *cfg, const char *v, char *err, size_t errsize)
+{
+    char sku[32], key[48], val[32];
+    const char *p = v;
+    double d;
+    if (next_word(&p, sku, sizeof(sku)) || next_word(&p, key, sizeof(key)) ||
+        next_word(&p, val, sizeof(val)) || p[strspn(p, " \t")] != '\0' ||
+        hn_parse_double(val, &d) != 0 || d < 0) {
+        snprintf(err, errsize, "rule: want 'SKU KEY VALUE', got '%s'", v);
+        return -1;
+    }
+    struct hn_sku_rules *r = NULL;
+    for (size_t i = 0; i < cfg->nsku_rules; i++) {
+        if (strcasecmp(cfg->sku_rules[i].sku, sku) == 0)
+            r = &cfg->sku_rules[i];
+    }
+    if (!r) {
+        if (cfg->nsku_rules >= 256) {
+            snprintf(err, errsize, "rule: more than 256 SKUs");
+            return -1;
+        }
+        cfg->sku_rules = xrealloc(cfg->sku_rules, (cfg->nsku_rules + 1) * sizeof(*cfg->sku_rules));
+        r = &cfg->sku_rules[cfg->nsku_rules++];
+        hn_strlcpy(r->sku, sku, sizeof(r->sku));
+        r->retired_pages_limit = r->nvlink_crc_per_s_limit = r->pcie_replay_per_lane_min = NAN;
+    }
+    if (strcmp(key, "retired-pages-limit") == 0)
+        r->retired_pages_limit = d;
+    else if (strcmp(key, "nvlink-crc-per-s") == 0)
+        r->nvlink_crc_per_s_limit = d;
+    else if (strcmp(key, "pcie-replay-per-lane-per-min") == 0)
+        r->pcie_replay_per_lane_min = d;
+    else {
+        snprintf(err, errsize,
+                 "rule: '%s' is not retired-pages-limit, nvlink-crc-per-s or "
+                 "pcie-replay-per-lane-per-min",
+                 key);
+        return -1;
+    }
+    return 0;
+}
+
 int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *v, char *err,
                           size_t errsize)
 {
@@ -144,6 +192,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_str(cfg->default_sku, sizeof(cfg->default_sku), v, key, err, errsize);
     if (strcmp(key, "node") == 0)
         return add_node(cfg, v, err, errsize);
+    if (strcmp(key, "rule") == 0)
+        return add_rule(cfg, v, err, errsize);
     if (strcmp(key, "accept-unknown-nodes") == 0) {
         if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
             snprintf(err, errsize, "accept-unknown-nodes: '%s' is not yes or no", v);

@@ -135,6 +135,8 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     if (!c->catalog)
         return -1;
     c->cfg.brain.xid_catalog = c->catalog;
+    c->cfg.brain.sku_rules = c->cfg.sku_rules;
+    c->cfg.brain.nsku_rules = c->cfg.nsku_rules;
     c->brain = hn_brain_new(&c->cfg.brain);
     for (size_t i = 0; i < c->cfg.nnodes; i++) {
         const struct hn_control_node_cfg *n = &c->cfg.nodes[i];

@@ -52,7 +52,9 @@ struct hn_control_config {
     double tick_s;      /* tick: seconds between brain ticks, default 5 */
     double poll_s;      /* scheduler-poll: seconds, default 5 */
     size_t max_frame;   /* max-frame-bytes: default 4 MiB */
-    struct hn_brain_config brain;      /* guard-fraction, guard-window, guard-per-rack, ... */
+    struct hn_brain_config brain;   /* guard-fraction, guard-window, guard-per-rack, ... */
+    struct hn_sku_rules *sku_rules; /* rule = SKU KEY VALUE (repeatable) */
+    size_t nsku_rules;
     struct hn_control_node_cfg *nodes; /* node = NAME RACK SKU GPUS (repeatable) */
     size_t nnodes;
 };

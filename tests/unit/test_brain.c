@@ -325,6 +325,26 @@ static void test_laggard_becomes_suspect(void **unused)
     hn_brain_free(b);
 }
 
+/* A SKU's own thresholds override the fleet's. */
+static void test_sku_rules(void **unused)
+{
+    (void)unused;
+    static const struct hn_sku_rules rules[] = {{"h100", 10, NAN, NAN}};
+    struct hn_brain_config cfg;
+    hn_brain_config_default(&cfg);
+    cfg.sku_rules = rules;
+    cfg.nsku_rules = 1;
+    struct hn_brain *b = hn_brain_new(&cfg);
+    hn_brain_add_node(b, "a1", "r1", "H100", 8, HN_NODE_READY);
+    hn_brain_add_node(b, "b1", "r1", "B200", 8, HN_NODE_READY);
+    sample(b, 1, "a1", 0, HN_F_RETIRED_DBE, 10);
+    sample(b, 1, "b1", 0, HN_F_RETIRED_DBE, 10);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "finding a1 retired_pages"));
+    assert_null(strstr(t, "finding b1"));
+    hn_brain_free(b);
+}
+
 /* Persistence counts samples: ticks without a new sample do not make a laggard, and a GPU
  * whose agent went silent stops being anybody's peer. */
 static void test_laggard_needs_fresh_samples(void **unused)
@@ -417,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_operator_drain_resume),
         cmocka_unit_test(test_laggard_becomes_suspect),
         cmocka_unit_test(test_laggard_needs_fresh_samples),
+        cmocka_unit_test(test_sku_rules),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
