@@ -252,11 +252,11 @@ static const struct col_spec sxid_cols[] = {
     SCOL("gpud_repair_actions", COL_STR, repair_actions, 0),
 };
 
-/* Reads a whole regular file of at most HN_CSV_MAX_FILE bytes into a new heap buffer. */
-static int read_whole(const char *path, char **out, size_t *len, char *err, size_t errsize)
+int hn_csv_read_file(const char *path, char **out, size_t *len, char *err, size_t errsize)
 {
     int rc;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK keeps a FIFO from blocking the open; fstat then refuses it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         rc = -errno;
         set_err(err, errsize, "%s: %s", path, strerror(errno));
@@ -412,7 +412,7 @@ static int table_load(struct table *t, const char *path, char *err, size_t errsi
     char msg[200] = "";
     char *data = NULL;
     size_t len = 0;
-    int rc = read_whole(path, &data, &len, err, errsize);
+    int rc = hn_csv_read_file(path, &data, &len, err, errsize);
     if (rc < 0)
         return rc;
 

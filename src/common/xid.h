@@ -56,6 +56,10 @@ void hn_csv_reader_fini(struct hn_csv_reader *r);
  * -E2BIG past a cap; then err holds "line N: what" and the reader must not be used again. */
 int hn_csv_reader_next(struct hn_csv_reader *r, char *err, size_t errsize);
 
+/* Reads a whole regular file of at most HN_CSV_MAX_FILE bytes into a new heap buffer (NUL
+ * terminated; the caller frees it). Returns 0 or a negative errno with a reason in err. */
+int hn_csv_read_file(const char *path, char **out, size_t *len, char *err, size_t errsize);
+
 /* ---- Xid catalog ---- */
 
 struct hn_xid_entry {

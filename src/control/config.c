@@ -186,6 +186,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_str(cfg->squeue, sizeof(cfg->squeue), v, key, err, errsize);
     if (strcmp(key, "topology-conf") == 0)
         return set_str(cfg->topology_conf, sizeof(cfg->topology_conf), v, key, err, errsize);
+    if (strcmp(key, "sku-file") == 0)
+        return set_str(cfg->sku_file, sizeof(cfg->sku_file), v, key, err, errsize);
     if (strcmp(key, "xid-catalog") == 0)
         return set_str(cfg->xid_catalog, sizeof(cfg->xid_catalog), v, key, err, errsize);
     if (strcmp(key, "default-sku") == 0)

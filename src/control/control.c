@@ -134,6 +134,10 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     c->catalog = hn_xid_catalog_new(c->cfg.xid_catalog, err, errsize);
     if (!c->catalog)
         return -1;
+    c->skus = hn_sku_table_new(hn_sku_default_path(), err, errsize);
+    if (!c->skus ||
+        (c->cfg.sku_file[0] && hn_sku_table_overlay(c->skus, c->cfg.sku_file, err, errsize) != 0))
+        return -1;
     c->cfg.brain.xid_catalog = c->catalog;
     c->cfg.brain.sku_rules = c->cfg.sku_rules;
     c->cfg.brain.nsku_rules = c->cfg.nsku_rules;
@@ -161,6 +165,12 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         return -1;
     }
     hn_brain_set_next_action_id(c->brain, hn_store_max_action_id(c->store) + 1);
+    for (size_t i = 0; i < hn_brain_node_count(c->brain); i++) {
+        struct hn_node_view v;
+        if (hn_brain_node_view(c->brain, (int)i, &v) == 0 && !hn_sku_find(c->skus, v.sku))
+            hn_warn("control: node %s: SKU '%s' is not in the SKU table (docs/skus.md)", v.name,
+                    v.sku);
+    }
     ensure_node_slots(c);
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
@@ -180,6 +190,7 @@ void hn_control_fini(struct hn_control *c)
     hn_store_close(c->store);
     hn_brain_free(c->brain);
     hn_xid_catalog_free(c->catalog);
+    hn_sku_table_free(c->skus);
     free(c->nodes);
     hn_control_config_fini(&c->cfg);
     pthread_cond_destroy(&c->wake);

@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/log.h"
+#include "common/sku.h"
 #include "control/brain.h"
 #include "control/store.h"
 #include "sched/sched.h"
@@ -46,6 +47,7 @@ struct hn_control_config {
     int sched_timeout_ms;         /* scheduler-timeout: seconds in the file, default 10 */
     char topology_conf[PATH_MAX]; /* topology-conf: Slurm topology.conf (block plugin) */
     char xid_catalog[PATH_MAX];   /* xid-catalog */
+    char sku_file[PATH_MAX];      /* sku-file: the operator's SKUs, over data/skus.csv */
     char default_sku[32];         /* default-sku: for nodes not listed, default H100 */
     unsigned default_gpus;        /* default-gpus: default 8 */
     int accept_unknown; /* accept-unknown-nodes: yes, no; default yes only with no node listed */
@@ -81,6 +83,7 @@ struct hn_control {
     struct hn_brain *brain;
     struct hn_store *store;
     struct hn_xid_catalog *catalog;
+    struct hn_sku_table *skus;
     struct hn_control_node *nodes; /* by brain node index */
     size_t cap_nodes;
     char token[512];
