@@ -79,6 +79,8 @@ struct hn_brain {
     struct removal *removals;
     size_t nremovals, capremovals;
     double *scratch;
+    int *index; /* open-addressing hash of node names -> node index + 1; 0 = empty */
+    size_t index_cap;
     size_t capscratch;
 };
 
@@ -140,6 +142,7 @@ void hn_brain_free(struct hn_brain *b)
     free(b->outq);
     free(b->removals);
     free(b->scratch);
+    free(b->index);
     free(b);
 }
 
@@ -323,6 +326,40 @@ static void found(struct hn_brain *b, double now, struct node *n, const struct h
 
 /* ---- fleet model ---- */
 
+/* FNV-1a: names are short and the table at most half full, so probes are few. Every frame
+ * looks its node up, so this must not be a scan of the fleet. */
+static size_t name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)h;
+}
+
+static void index_insert(struct hn_brain *b, int node)
+{
+    size_t mask = b->index_cap - 1;
+    size_t i = name_hash(b->nodes[node].name) & mask;
+    while (b->index[i])
+        i = (i + 1) & mask;
+    b->index[i] = node + 1;
+}
+
+/* Keeps the index at most half full; rebuilt on growth. */
+static void index_grow(struct hn_brain *b)
+{
+    if (b->index_cap >= 2 * (b->nnodes + 1))
+        return;
+    size_t cap = b->index_cap ? b->index_cap : 64;
+    while (cap < 2 * (b->nnodes + 1))
+        cap *= 2;
+    free(b->index);
+    b->index = xcalloc(cap, sizeof(*b->index));
+    b->index_cap = cap;
+    for (size_t n = 0; n < b->nnodes; n++)
+        index_insert(b, (int)n);
+}
+
 int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, const char *sku,
                       unsigned gpus, enum hn_node_state state)
 {
@@ -347,14 +384,20 @@ int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, co
         for (int f = 0; f < HN_F_COUNT; f++)
             n->gpus[g].v[f] = n->gpus[g].prev[f] = NAN;
     }
+    index_grow(b);
+    index_insert(b, (int)b->nnodes);
     return (int)b->nnodes++;
 }
 
 int hn_brain_find_node(const struct hn_brain *b, const char *name)
 {
-    for (size_t i = 0; i < b->nnodes; i++) {
-        if (strcmp(b->nodes[i].name, name) == 0)
-            return (int)i;
+    if (!b->index_cap)
+        return -ENOENT;
+    size_t mask = b->index_cap - 1;
+    for (size_t i = name_hash(name) & mask; b->index[i]; i = (i + 1) & mask) {
+        int n = b->index[i] - 1;
+        if (strcmp(b->nodes[n].name, name) == 0)
+            return n;
     }
     return -ENOENT;
 }
