@@ -162,7 +162,7 @@ if [ ${#perf_args[@]} -gt 0 ] && [ "$(get perf_rc)" = 0 ]; then
     fcntl=$(pct __x64_sys_fcntl)
     store_us=$(awk -v n="$(get ctl_ns_per_sample)" -v k="$(get samples_per_frame)" -v s="$store" \
         'BEGIN {printf "%.1f", n * k * s / 100 / 1000}')
-    profile="at $(get perf_fps) frames/s: ${ingest:-?}% of the controller's CPU in hn_control_ingest, of which the SQLite store (one transaction per frame) ${store}% = about ${store_us} µs of CPU per frame (commit ${commit:-0}%, the duplicate check ${seen:-0}%; fcntl locking ${fcntl:-0}%) and the brain ${brain}% (its node lookup by name, hn_brain_find_node, a linear scan of the fleet: ${find:-0}%); the other $(awk -v a="${ingest:-0}" 'BEGIN {print 100 - a}')% is HTTP (libmicrohttpd's select loop, loopback TCP send and receive), the executor and the tick"
+    profile="at $(get perf_fps) frames/s: ${ingest:-?}% of the controller's CPU in hn_control_ingest, of which the SQLite store (one transaction per frame) ${store}% = about ${store_us} µs of CPU per frame (commit ${commit:-0}%, the duplicate check ${seen:-0}%; fcntl locking ${fcntl:-0}%) and the brain ${brain}% (its node lookup by name, hn_brain_find_node: ${find:-0}%); the other $(awk -v a="${ingest:-0}" 'BEGIN {print 100 - a}')% is HTTP (libmicrohttpd's epoll loop, loopback TCP send and receive), the executor and the tick"
 fi
 echo "bench: controller profile: $profile"
 
