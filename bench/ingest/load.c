@@ -139,26 +139,6 @@ static void fill_node(struct hn_gpu_set *s, unsigned node, uint64_t tick, unsign
     }
 }
 
-/* The agent's label sets (agent/gpu.c formats them once per GPU; here once per render). */
-static void format_labels(struct hn_gpu_set *s, struct hn_gpu *g)
-{
-    static const char *const dcgm[] = {"gpu",    "UUID",      "pci_bus_id",
-                                       "device", "modelName", "Hostname"};
-    static const char *const snake[] = {"gpu",    "uuid",       "pci_bus_id",
-                                        "device", "model_name", "hostname"};
-    char idx[16], dev[32];
-    snprintf(idx, sizeof(idx), "%u", g->index);
-    snprintf(dev, sizeof(dev), "nvidia%u", g->index);
-    const char *values[] = {idx, g->uuid, g->pci_bus_id, dev, g->name, s->hostname};
-    size_t len = 0, hlen = 0;
-    g->labels[0] = g->hlabels[0] = '\0';
-    for (size_t i = 0; i < HN_ARRAY_LEN(values); i++) {
-        hn_expo_label(g->labels, sizeof(g->labels), &len, dcgm[i], values[i]);
-        hn_expo_label(g->hlabels, sizeof(g->hlabels), &hlen, snake[i], values[i]);
-    }
-    hn_expo_label(g->labels, sizeof(g->labels), &len, "DCGM_FI_DRIVER_VERSION", s->driver);
-}
-
 static struct hn_gpu_set *gpu_set_new(void)
 {
     struct hn_gpu_set *s = xcalloc(1, sizeof(*s));
@@ -940,7 +920,7 @@ static void serve_node(void *ctx, const char *url, struct hn_http_reply *r)
     }
     fill_node(sv->gs, (unsigned)node, (uint64_t)hn_wall_s(), 0);
     for (unsigned g = 0; g < GPUS; g++)
-        format_labels(sv->gs, &sv->gs->gpus[g]);
+        hn_gpus_format_labels(sv->gs, &sv->gs->gpus[g]);
     r->content_type = "text/plain; version=0.0.4; charset=utf-8";
     struct hn_expo e;
     hn_expo_init(&e, &r->body);

@@ -163,7 +163,7 @@ static int put(struct hn_gpu_set *s, struct hn_gpu *g, int f, nvmlReturn_t rc, d
  * its dashboards work; houston's own series use snake_case names, as Prometheus' linter asks,
  * with the same values, and share gpu, pci_bus_id and device for joins.
  */
-static void format_labels(struct hn_gpu_set *s, struct hn_gpu *g)
+void hn_gpus_format_labels(const struct hn_gpu_set *s, struct hn_gpu *g)
 {
     static const char *const dcgm[] = {"gpu",    "UUID",      "pci_bus_id",
                                        "device", "modelName", "Hostname"};
@@ -219,7 +219,7 @@ static void discover(struct hn_gpu_set *s, unsigned i)
         if (HN_NVML(n, device_get_nvlink_state, g->dev, l, &active) == NVML_SUCCESS)
             g->nlinks = l + 1;
     }
-    format_labels(s, g);
+    hn_gpus_format_labels(s, g);
 }
 
 /* Registers GPU g for Xid events on the running event set. */

@@ -85,6 +85,9 @@ void hn_gpus_init(struct hn_gpu_set *s, const char *lib, const char *hostname);
 void hn_gpus_fini(struct hn_gpu_set *s);
 int hn_gpus_collect(struct hn_gpu_set *s);
 void hn_gpus_render(struct hn_gpu_set *s, struct hn_expo *e);
+/* Formats g's label sets (labels, hlabels) from its identity and s's hostname and driver.
+ * Called at discovery; exported for tools that render agent-format series. */
+void hn_gpus_format_labels(const struct hn_gpu_set *s, struct hn_gpu *g);
 /* Starts / stops the Xid event thread (no-op when NVML is not open). */
 int hn_gpus_events_start(struct hn_gpu_set *s);
 void hn_gpus_events_stop(struct hn_gpu_set *s);
