@@ -8,7 +8,7 @@
 
 #include <assert.h>
 #include <ctype.h>
-#include <curl/curl.h>
+#include "common/curl_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -335,6 +335,7 @@ struct slot {
 enum outcome { SENT, REFUSED, RETRY };
 
 struct hn_push {
+    const struct hn_curl_ops *cu; /* libcurl, loaded by hn_push_new */
     char url[1024 + sizeof(HN_PUSH_INGEST_PATH)];
     char token[HN_PUSH_TOKEN_MAX];
     double backoff_min_s, backoff_max_s, connect_timeout_s, timeout_s;
@@ -391,12 +392,13 @@ struct hn_push *hn_push_new(const struct hn_push_config *cfg, char *err, size_t 
         snprintf(err, errsize, "push-queue: must be at least 1");
         return NULL;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        snprintf(err, errsize, "libcurl: global initialisation failed");
+    /* libcurl is loaded now, only by agents that push (common/curl_dl.h). */
+    const struct hn_curl_ops *cu = hn_curl_load(err, errsize);
+    if (!cu)
         return NULL;
-    }
 
     struct hn_push *p = xcalloc(1, sizeof(*p));
+    p->cu = cu;
     hn_strlcpy(p->url, url, sizeof(p->url));
     hn_strlcpy(p->url + len, HN_PUSH_INGEST_PATH, sizeof(p->url) - len);
     hn_strlcpy(p->token, tok, sizeof(p->token));
@@ -527,7 +529,7 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 /* Appends one header line to p->headers (libcurl copies it). 0 or -ENOMEM. */
 static int add_header(struct hn_push *p, const char *line)
 {
-    struct curl_slist *h = curl_slist_append(p->headers, line);
+    struct curl_slist *h = p->cu->slist_append(p->headers, line);
     if (!h)
         return -ENOMEM;
     p->headers = h;
@@ -536,7 +538,7 @@ static int add_header(struct hn_push *p, const char *line)
 
 static int curl_setup(struct hn_push *p)
 {
-    p->curl = curl_easy_init();
+    p->curl = p->cu->easy_init();
     if (!p->curl)
         return -ENOMEM;
     int rc = add_header(p, "Content-Type: " HN_PUSH_CONTENT_TYPE);
@@ -553,21 +555,21 @@ static int curl_setup(struct hn_push *p)
         return rc;
     CURL *c = p->curl;
     int bad = 0;
-    bad |= curl_easy_setopt(c, CURLOPT_URL, p->url) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->connect_timeout_s * 1000)) !=
+    bad |= p->cu->easy_setopt(c, CURLOPT_URL, p->url) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_HTTPHEADER, p->headers) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->connect_timeout_s * 1000)) !=
            CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(p->timeout_s * 1000)) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_USERAGENT, "houston-agent/" HN_VERSION) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_reply) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_WRITEDATA, p) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_XFERINFODATA, p) != CURLE_OK;
-    bad |= curl_easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_err) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(p->timeout_s * 1000)) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_USERAGENT, "houston-agent/" HN_VERSION) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_reply) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_WRITEDATA, p) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_XFERINFODATA, p) != CURLE_OK;
+    bad |= p->cu->easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_err) != CURLE_OK;
     return bad ? -EINVAL : 0;
 }
 
@@ -578,15 +580,15 @@ static enum outcome post(struct hn_push *p, long *status)
     p->reply[0] = '\0';
     p->curl_err[0] = '\0';
     *status = 0;
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, p->sending.data);
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->sending.len);
-    CURLcode rc = curl_easy_perform(p->curl);
+    p->cu->easy_setopt(p->curl, CURLOPT_POSTFIELDS, p->sending.data);
+    p->cu->easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->sending.len);
+    CURLcode rc = p->cu->easy_perform(p->curl);
     if (rc != CURLE_OK) {
         if (!p->curl_err[0])
-            hn_strlcpy(p->curl_err, curl_easy_strerror(rc), sizeof(p->curl_err));
+            hn_strlcpy(p->curl_err, p->cu->easy_strerror(rc), sizeof(p->curl_err));
         return RETRY;
     }
-    curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, status);
+    p->cu->easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, status);
     if (*status >= 200 && *status < 300)
         return SENT;
     if (*status >= 400 && *status < 500 && *status != 408 && *status != 429)
@@ -727,8 +729,8 @@ void hn_push_free(struct hn_push *p)
         return;
     hn_push_stop(p, 0);
     if (p->curl)
-        curl_easy_cleanup(p->curl);
-    curl_slist_free_all(p->headers);
+        p->cu->easy_cleanup(p->curl);
+    p->cu->slist_free_all(p->headers);
     for (unsigned i = 0; i < p->max; i++)
         hn_buf_fini(&p->slots[i].buf);
     free(p->slots);
@@ -738,7 +740,6 @@ void hn_push_free(struct hn_push *p)
     pthread_mutex_destroy(&p->lock);
     explicit_bzero(p->token, sizeof(p->token));
     free(p);
-    curl_global_cleanup();
 }
 
 void hn_push_get_stats(struct hn_push *p, struct hn_push_stats *st)

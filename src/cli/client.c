@@ -2,7 +2,7 @@
 
 #include "common/util.h"
 
-#include <curl/curl.h>
+#include "common/curl_dl.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,15 +11,6 @@
 
 #define SERVER_MAX 2048
 #define HEADER_MAX 4608
-
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_OK;
-
-/* libcurl wants its global set-up done once, before any handle, and not concurrently. */
-static void global_init(void)
-{
-    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 void hn_client_reply_init(struct hn_client_reply *r)
 {
@@ -100,6 +91,9 @@ static int set_up(CURL *h, const struct hn_client *c, const char *method, const 
                   struct curl_slist *headers, struct sink *sink, char *curl_err,
                   struct hn_client_reply *r)
 {
+    const struct hn_curl_ops *cu = hn_curl_load(NULL, 0); /* loaded by the caller */
+    if (!cu)
+        return -1;
     long timeout_ms = (long)(c->timeout_s * 1000.0);
     if (timeout_ms < 1)
         timeout_ms = 1;
@@ -109,7 +103,7 @@ static int set_up(CURL *h, const struct hn_client *c, const char *method, const 
 #define SET(opt, val)                                                                              \
     do {                                                                                           \
         if (rc == CURLE_OK)                                                                        \
-            rc = curl_easy_setopt(h, opt, val);                                                    \
+            rc = cu->easy_setopt(h, opt, val);                                                     \
     } while (0)
     SET(CURLOPT_URL, r->url);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -154,20 +148,22 @@ int hn_client_request(const struct hn_client *c, const char *method, const char 
         snprintf(err, errsize, "unsupported method %s", method);
         return -EINVAL;
     }
-    pthread_once(&global_once, global_init);
-    if (global_rc != CURLE_OK) {
-        snprintf(err, errsize, "cannot start libcurl: %s", curl_easy_strerror(global_rc));
+    /* libcurl is loaded on first use (common/curl_dl.h), global set-up included. */
+    char why[256];
+    const struct hn_curl_ops *cu = hn_curl_load(why, sizeof(why));
+    if (!cu) {
+        snprintf(err, errsize, "%s", why);
         return -EINVAL;
     }
 
     char line[HEADER_MAX];
-    struct curl_slist *l = curl_slist_append(NULL, "Accept: application/json");
+    struct curl_slist *l = cu->slist_append(NULL, "Accept: application/json");
     if (l)
         headers = l;
     /* An empty "Expect:" stops libcurl waiting for "100 Continue" before a larger body. */
-    if (l && (l = curl_slist_append(headers, "Expect:")))
+    if (l && (l = cu->slist_append(headers, "Expect:")))
         headers = l;
-    if (l && json_body && (l = curl_slist_append(headers, "Content-Type: application/json")))
+    if (l && json_body && (l = cu->slist_append(headers, "Content-Type: application/json")))
         headers = l;
     if (l && c->token) {
         for (const char *p = c->token; *p; p++) {
@@ -181,7 +177,7 @@ int hn_client_request(const struct hn_client *c, const char *method, const char 
             snprintf(err, errsize, "the operator token is too long");
             goto out_headers;
         }
-        if ((l = curl_slist_append(headers, line)))
+        if ((l = cu->slist_append(headers, line)))
             headers = l;
     }
     if (!l) {
@@ -189,7 +185,7 @@ int hn_client_request(const struct hn_client *c, const char *method, const char 
         goto out_headers;
     }
 
-    CURL *h = curl_easy_init();
+    CURL *h = cu->easy_init();
     if (!h) {
         snprintf(err, errsize, "cannot start a libcurl handle");
         goto out_headers;
@@ -199,10 +195,10 @@ int hn_client_request(const struct hn_client *c, const char *method, const char 
         snprintf(err, errsize, "cannot set up the request to %s", r->url);
         goto out_easy;
     }
-    CURLcode rc = curl_easy_perform(h);
+    CURLcode rc = cu->easy_perform(h);
     if (rc == CURLE_OK) {
         long status = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         r->status = status;
         ret = 0;
     } else if (sink.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
@@ -210,15 +206,15 @@ int hn_client_request(const struct hn_client *c, const char *method, const char 
                  HN_CLIENT_MAX_REPLY >> 20);
         ret = -EFBIG;
     } else {
-        /* libcurl's error buffer says more than curl_easy_strerror() when it is filled. */
+        /* libcurl's error buffer says more than cu->easy_strerror() when it is filled. */
         hn_trim(curl_err);
         snprintf(err, errsize, "cannot reach %s: %s", r->url,
-                 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+                 curl_err[0] ? curl_err : cu->easy_strerror(rc));
         ret = -EHOSTUNREACH;
     }
 out_easy:
-    curl_easy_cleanup(h);
+    cu->easy_cleanup(h);
 out_headers:
-    curl_slist_free_all(headers);
+    cu->slist_free_all(headers);
     return ret;
 }
