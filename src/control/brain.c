@@ -59,6 +59,7 @@ struct node {
     char reason[192];
     char job[32];
     int count_fired;
+    int silent_fired;
     struct gpu_st *gpus;
     struct ib_st ib[MAX_IB_PORTS];
     unsigned nib;
@@ -605,6 +606,7 @@ int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, con
     if (!nd || gpu >= nd->gpus_expected)
         return -EINVAL;
     struct gpu_st *g = &nd->gpus[gpu];
+    nd->silent_fired = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned f = fields[i];
         if (f >= HN_F_COUNT)
@@ -731,6 +733,23 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
         finding_set(&f, "ib_port_down", HN_SEV_FATAL, -1, ev, "IB port %s is not ACTIVE", port);
         found(b, now, n, &f);
     }
+    return 0;
+}
+
+int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent_s)
+{
+    struct node *n = node_at(b, node);
+    if (!n)
+        return -EINVAL;
+    if (n->silent_fired)
+        return 0;
+    n->silent_fired = 1;
+    struct hn_finding f;
+    char ev[96];
+    snprintf(ev, sizeof(ev), "silent_for=%.0fs", silent_s);
+    finding_set(&f, "agent_silent", HN_SEV_SUSPECT, -1, ev,
+                "no telemetry from the node's agent for %.0f s", silent_s);
+    found(b, now, n, &f);
     return 0;
 }
 

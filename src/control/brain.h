@@ -156,6 +156,10 @@ int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigne
 int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
                      uint64_t link_downed);
 
+/* The node's agent has sent nothing for silent_s seconds (the controller's clock): a
+ * suspect finding, once per silence; the next samples re-arm it. */
+int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent_s);
+
 /* Inputs from the scheduler: which job runs on the node ("" when none). */
 int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */

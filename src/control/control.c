@@ -441,6 +441,13 @@ void hn_control_tick(struct hn_control *c, double now)
 {
     pthread_mutex_lock(&c->lock);
     hn_brain_tick(c->brain, now);
+    /* Agents that stopped reporting (the node's agent, or the node, is gone). */
+    size_t n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n && i < c->cap_nodes; i++) {
+        double seen = c->nodes[i].last_seen;
+        if (seen > 0 && now - seen > c->cfg.agent_silence_s)
+            hn_brain_node_silent(c->brain, now, (int)i, now - seen);
+    }
     if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
         hn_store_commit(c->store) != 0) {
         hn_store_rollback(c->store);

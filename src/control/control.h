@@ -53,7 +53,8 @@ struct hn_control_config {
     int accept_unknown; /* accept-unknown-nodes: yes, no; default yes only with no node listed */
     double tick_s;      /* tick: seconds between brain ticks, default 5 */
     double poll_s;      /* scheduler-poll: seconds, default 5 */
-    size_t max_frame;   /* max-frame-bytes: default 4 MiB */
+    double agent_silence_s;         /* agent-silence: seconds without a frame, default 120 */
+    size_t max_frame;               /* max-frame-bytes: default 4 MiB */
     struct hn_brain_config brain;   /* guard-fraction, guard-window, guard-per-rack, ... */
     struct hn_sku_rules *sku_rules; /* rule = SKU KEY VALUE (repeatable) */
     size_t nsku_rules;

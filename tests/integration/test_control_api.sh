@@ -23,6 +23,8 @@ operator-token-file = $work/op
 store = $work/h.db
 scheduler = dry-run
 max-frame-bytes = 4096
+tick = 0.2
+agent-silence = 1
 node = n1 r1 H100 8
 node = n2 r1 H100 8
 CONF
@@ -95,5 +97,7 @@ check_eq "events bad kind" 400 "$(curl -s -o /dev/null -w '%{http_code}' "$CTL/v
 check_eq "retire n1" 200 "$(api POST /v1/nodes/n1/state operator-token '{"state":"retired","user":"ops"}')"
 check_eq "resume a retired node: 409" 409 "$(api POST /v1/nodes/n1/resume operator-token '{}')"
 check_eq "racks" 2 "$(curl -fsS "$CTL/v1/racks" | jq '.racks[0].nodes')"
+check "a silent agent is reported" wait_for 10 bash -c \
+    "curl -fsS '$CTL/v1/events?node=n1&rule=agent_silent' | jq -e '.events | length > 0'"
 check "still healthy" curl -fsS -o /dev/null "$CTL/healthz"
 finish

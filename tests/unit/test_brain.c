@@ -325,6 +325,25 @@ static void test_laggard_becomes_suspect(void **unused)
     hn_brain_free(b);
 }
 
+/* A silent agent makes its node suspect once per silence; new samples re-arm it. */
+static void test_agent_silent(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(2, 0.5);
+    hn_brain_node_silent(b, 100, 0, 130);
+    hn_brain_node_silent(b, 105, 0, 135);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "finding n1 agent_silent sev=2 gpu=-1: no telemetry from the "
+                              "node's agent for 130 s\n"));
+    assert_non_null(strstr(t, "transition n1 ready->suspect by agent_silent"));
+    assert_null(strstr(t, "135 s"));
+    assert_null(strstr(t, "action"));
+    sample(b, 110, "n1", 0, HN_F_GPU_UTIL, 90);
+    hn_brain_node_silent(b, 300, 0, 190);
+    assert_non_null(strstr(drain_outputs(b), "agent_silent"));
+    hn_brain_free(b);
+}
+
 /* A SKU's own thresholds override the fleet's. */
 static void test_sku_rules(void **unused)
 {
@@ -438,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_laggard_becomes_suspect),
         cmocka_unit_test(test_laggard_needs_fresh_samples),
         cmocka_unit_test(test_sku_rules),
+        cmocka_unit_test(test_agent_silent),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
