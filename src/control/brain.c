@@ -60,6 +60,8 @@ struct node {
     char job[32];
     int count_fired;
     int silent_fired;
+    double last_bad;  /* time of the last suspect or fatal finding */
+    double last_data; /* time of the last samples */
     struct gpu_st *gpus;
     struct ib_st ib[MAX_IB_PORTS];
     unsigned nib;
@@ -120,6 +122,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->laggard_cycles = 3;
     cfg->laggard_min_peers = 4;
     cfg->laggard_max_age_s = 60;
+    cfg->burnin_s = 600;
 }
 
 struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
@@ -302,6 +305,8 @@ static void found(struct hn_brain *b, double now, struct node *n, const struct h
 {
     struct hn_out *o = push_out(b, HN_OUT_FINDING, now, n);
     o->finding = *f;
+    if (f->severity >= HN_SEV_SUSPECT)
+        n->last_bad = now;
     if (!in_service(n->state))
         return;
     if (f->severity == HN_SEV_SUSPECT) {
@@ -607,6 +612,7 @@ int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, con
         return -EINVAL;
     struct gpu_st *g = &nd->gpus[gpu];
     nd->silent_fired = 0;
+    nd->last_data = now;
     for (unsigned i = 0; i < n; i++) {
         unsigned f = fields[i];
         if (f >= HN_F_COUNT)
@@ -876,8 +882,43 @@ static void laggards(struct hn_brain *b, double now, const char *sku)
     }
 }
 
+static void back_in_service(struct node *n)
+{
+    n->held = 0;
+    n->count_fired = 0;
+    for (unsigned g = 0; g < n->gpus_expected; g++) {
+        n->gpus[g].fired = 0;
+        n->gpus[g].lag_streak = 0;
+    }
+}
+
+/* Burn-in passed: reporting for burnin_s since entering burnin, nothing bad meanwhile. */
+static void burnin_check(struct hn_brain *b, double now)
+{
+    if (b->cfg.burnin_s <= 0)
+        return;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        struct node *n = &b->nodes[i];
+        if (n->state != HN_NODE_BURNIN || now - n->since < b->cfg.burnin_s ||
+            n->last_bad >= n->since || now - n->last_data > b->cfg.laggard_max_age_s)
+            continue;
+        struct hn_finding f;
+        char ev[96];
+        snprintf(ev, sizeof(ev), "burnin_s=%.0f findings=0", now - n->since);
+        finding_set(&f, "burnin", HN_SEV_INFO, -1, ev, "burn-in passed after %.0f s",
+                    now - n->since);
+        push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+        transition(b, now, n, HN_NODE_READY, &f, "burnin");
+        if (n->drained_by_houston)
+            action(b, now, n, HN_ACT_RESUME, NULL);
+        n->drained_by_houston = 0;
+        back_in_service(n);
+    }
+}
+
 void hn_brain_tick(struct hn_brain *b, double now)
 {
+    burnin_check(b, now);
     /* Each SKU once, in node order (deterministic). */
     for (size_t i = 0; i < b->nnodes; i++) {
         int seen = 0;
@@ -889,16 +930,6 @@ void hn_brain_tick(struct hn_brain *b, double now)
 }
 
 /* ---- operators ---- */
-
-static void back_in_service(struct node *n)
-{
-    n->held = 0;
-    n->count_fired = 0;
-    for (unsigned g = 0; g < n->gpus_expected; g++) {
-        n->gpus[g].fired = 0;
-        n->gpus[g].lag_streak = 0;
-    }
-}
 
 int hn_brain_drain(struct hn_brain *b, double now, int node, const char *reason, const char *user)
 {

@@ -325,6 +325,36 @@ static void test_laggard_becomes_suspect(void **unused)
     hn_brain_free(b);
 }
 
+/* A repaired node in burnin that reports cleanly for burnin_s is back in service, and the
+ * scheduler's drain houston set is undone; a fatal finding during burn-in drains it again. */
+static void test_burnin_passes(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(8, 1.0);
+    hn_brain_xid(b, 10, 0, 0, 79);
+    hn_brain_set_state(b, 50, 0, HN_NODE_REPAIR, "ops");
+    hn_brain_set_state(b, 100, 0, HN_NODE_BURNIN, "ops");
+    drain_outputs(b);
+    sample(b, 650, "n1", 0, HN_F_GPU_UTIL, 90);
+    hn_brain_tick(b, 650);
+    assert_int_equal(state_of(b, "n1"), HN_NODE_BURNIN); /* 550 s < 600 s */
+    sample(b, 701, "n1", 0, HN_F_GPU_UTIL, 90);
+    hn_brain_tick(b, 701);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "finding n1 burnin sev=0 gpu=-1: burn-in passed after 601 s"));
+    assert_non_null(strstr(t, "transition n1 burnin->ready by burnin"));
+    assert_non_null(strstr(t, "action n1 resume"));
+
+    /* n2: a fatal finding during burn-in drains it; it never passes on its own. */
+    hn_brain_set_state(b, 100, 1, HN_NODE_BURNIN, "ops");
+    sample(b, 200, "n2", 0, HN_F_REMAP_FAILURE, 1);
+    assert_non_null(strstr(drain_outputs(b), "transition n2 burnin->draining"));
+    sample(b, 800, "n2", 0, HN_F_GPU_UTIL, 90);
+    hn_brain_tick(b, 800);
+    assert_null(strstr(drain_outputs(b), "burnin->ready"));
+    hn_brain_free(b);
+}
+
 /* A silent agent makes its node suspect once per silence; new samples re-arm it. */
 static void test_agent_silent(void **unused)
 {
@@ -458,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_laggard_needs_fresh_samples),
         cmocka_unit_test(test_sku_rules),
         cmocka_unit_test(test_agent_silent),
+        cmocka_unit_test(test_burnin_passes),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
