@@ -68,19 +68,6 @@ struct header {
     size_t ndtypes;
 };
 
-static void set_err(char *err, size_t errsize, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (!err || errsize == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errsize, fmt, ap);
-    va_end(ap);
-}
-
 static int is_word_char(unsigned char c)
 {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
@@ -569,7 +556,7 @@ static int load_buffer(struct hn_sku_table *t, const char *data, size_t len, con
             free(rows); /* the rows now belong to t */
     }
     if (rc < 0)
-        set_err(err, errsize, "%s: %s", label, msg);
+        hn_set_err(err, errsize, "%s: %s", label, msg);
     return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,16 @@ int hn_parse_double(const char *s, double *out)
         return -EINVAL;
     *out = v;
     return 0;
+}
+
+void hn_set_err(char *err, size_t errsize, const char *fmt, ...)
+{
+    if (!err || errsize == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errsize, fmt, ap);
+    va_end(ap);
 }
 
 char *hn_trim(char *s)

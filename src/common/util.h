@@ -30,6 +30,10 @@ int hn_parse_u64(const char *s, int base, uint64_t *out);
 int hn_parse_i64(const char *s, int base, int64_t *out);
 int hn_parse_double(const char *s, double *out);
 
+/* Formats a one-line error into err (nothing when err is NULL or errsize 0). */
+void hn_set_err(char *err, size_t errsize, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Trims blanks at both ends in place; returns s. */
 char *hn_trim(char *s);
 

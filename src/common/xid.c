@@ -22,19 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void set_err(char *err, size_t errsize, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (!err || errsize == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errsize, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- CSV reader ---- */
 
 void hn_csv_reader_init(struct hn_csv_reader *r, const char *data, size_t len)
@@ -80,16 +67,16 @@ static int put(struct hn_csv_reader *r, size_t *used, size_t field_start, char c
                size_t errsize)
 {
     if (c == '\0') {
-        set_err(err, errsize, "line %u: NUL byte", r->line);
+        hn_set_err(err, errsize, "line %u: NUL byte", r->line);
         return -EINVAL;
     }
     if (*used - field_start >= r->max_field) {
-        set_err(err, errsize, "line %u: field longer than %zu bytes", r->rec_line, r->max_field);
+        hn_set_err(err, errsize, "line %u: field longer than %zu bytes", r->rec_line, r->max_field);
         return -E2BIG;
     }
     size_t max_record = r->max_record < HN_CSV_MAX_RECORD ? r->max_record : HN_CSV_MAX_RECORD;
     if (*used >= max_record) {
-        set_err(err, errsize, "line %u: record longer than %zu bytes", r->rec_line, max_record);
+        hn_set_err(err, errsize, "line %u: record longer than %zu bytes", r->rec_line, max_record);
         return -E2BIG;
     }
     r->store[(*used)++] = c;
@@ -103,7 +90,8 @@ static int read_quoted(struct hn_csv_reader *r, size_t *used, size_t start, char
     r->p++; /* the opening quote */
     for (;;) {
         if (r->p >= r->end) {
-            set_err(err, errsize, "line %u: quoted field opened here is never closed", open_line);
+            hn_set_err(err, errsize, "line %u: quoted field opened here is never closed",
+                       open_line);
             return -EINVAL;
         }
         char c = *r->p++;
@@ -121,7 +109,7 @@ static int read_quoted(struct hn_csv_reader *r, size_t *used, size_t start, char
             return rc;
     }
     if (r->p < r->end && *r->p != ',' && !at_eol(r)) {
-        set_err(err, errsize, "line %u: text after the closing quote of a field", r->line);
+        hn_set_err(err, errsize, "line %u: text after the closing quote of a field", r->line);
         return -EINVAL;
     }
     return 0;
@@ -132,7 +120,7 @@ static int read_plain(struct hn_csv_reader *r, size_t *used, size_t start, char 
 {
     while (r->p < r->end && *r->p != ',' && !at_eol(r)) {
         if (*r->p == '"') {
-            set_err(err, errsize, "line %u: quote inside an unquoted field", r->line);
+            hn_set_err(err, errsize, "line %u: quote inside an unquoted field", r->line);
             return -EINVAL;
         }
         int rc = put(r, used, start, *r->p, err, errsize);
@@ -148,7 +136,7 @@ int hn_csv_reader_next(struct hn_csv_reader *r, char *err, size_t errsize)
     int rc;
     r->nfields = 0;
     if (!r->store) {
-        set_err(err, errsize, "CSV reader used after an error");
+        hn_set_err(err, errsize, "CSV reader used after an error");
         return -EINVAL;
     }
     while (at_eol(r))
@@ -160,7 +148,8 @@ int hn_csv_reader_next(struct hn_csv_reader *r, char *err, size_t errsize)
     size_t used = 0;
     for (;;) {
         if (r->nfields == HN_CSV_MAX_FIELDS) {
-            set_err(err, errsize, "line %u: more than %d fields", r->rec_line, HN_CSV_MAX_FIELDS);
+            hn_set_err(err, errsize, "line %u: more than %d fields", r->rec_line,
+                       HN_CSV_MAX_FIELDS);
             rc = -E2BIG;
             goto out_fail;
         }
@@ -259,18 +248,18 @@ int hn_csv_read_file(const char *path, char **out, size_t *len, char *err, size_
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         rc = -errno;
-        set_err(err, errsize, "%s: %s", path, strerror(errno));
+        hn_set_err(err, errsize, "%s: %s", path, strerror(errno));
         return rc;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         rc = -errno;
-        set_err(err, errsize, "%s: %s", path, strerror(errno));
+        hn_set_err(err, errsize, "%s: %s", path, strerror(errno));
         goto out_close;
     }
     if (!S_ISREG(st.st_mode)) {
         rc = -EINVAL;
-        set_err(err, errsize, "%s: not a regular file", path);
+        hn_set_err(err, errsize, "%s: not a regular file", path);
         goto out_close;
     }
     /* Read one byte past the cap so a file that grew since fstat is still refused. */
@@ -282,7 +271,7 @@ int hn_csv_read_file(const char *path, char **out, size_t *len, char *err, size_
             continue;
         if (got < 0) {
             rc = -errno;
-            set_err(err, errsize, "%s: %s", path, strerror(errno));
+            hn_set_err(err, errsize, "%s: %s", path, strerror(errno));
             goto out_free;
         }
         if (got == 0)
@@ -291,7 +280,7 @@ int hn_csv_read_file(const char *path, char **out, size_t *len, char *err, size_
     }
     if (n > HN_CSV_MAX_FILE) {
         rc = -E2BIG;
-        set_err(err, errsize, "%s: larger than %zu bytes", path, HN_CSV_MAX_FILE);
+        hn_set_err(err, errsize, "%s: larger than %zu bytes", path, HN_CSV_MAX_FILE);
         goto out_free;
     }
     close(fd);
@@ -350,7 +339,7 @@ static int fill_cell(char *row, const struct col_spec *col, const char *s, unsig
     case COL_CODE: {
         uint64_t v;
         if (hn_parse_u64(s, 10, &v) != 0 || v > UINT_MAX) {
-            set_err(err, errsize, "line %u: %s '%.40s' is not a code", line, col->name, s);
+            hn_set_err(err, errsize, "line %u: %s '%.40s' is not a code", line, col->name, s);
             return -EINVAL;
         }
         unsigned code = (unsigned)v;
@@ -365,8 +354,8 @@ static int fill_cell(char *row, const struct col_spec *col, const char *s, unsig
     case COL_BOOL: {
         bool b;
         if (parse_bool(s, &b) != 0) {
-            set_err(err, errsize, "line %u: %s '%.40s' is not yes/no/true/false", line, col->name,
-                    s);
+            hn_set_err(err, errsize, "line %u: %s '%.40s' is not yes/no/true/false", line,
+                       col->name, s);
             return -EINVAL;
         }
         memcpy(row + col->off, &b, sizeof(b));
@@ -399,8 +388,8 @@ static int map_header(const struct hn_csv_reader *r, const struct table *t, int 
             }
         }
         if (idx[c] < 0 && t->cols[c].required) {
-            set_err(err, errsize, "line %u: header lacks column '%s'", r->rec_line,
-                    t->cols[c].name);
+            hn_set_err(err, errsize, "line %u: header lacks column '%s'", r->rec_line,
+                       t->cols[c].name);
             return -EINVAL;
         }
     }
@@ -472,7 +461,7 @@ static int table_load(struct table *t, const char *path, char *err, size_t errsi
     return 0;
 
 out_fail:
-    set_err(err, errsize, "%s: %s", path, msg);
+    hn_set_err(err, errsize, "%s: %s", path, msg);
     table_free_rows(t);
     hn_csv_reader_fini(&r);
     free(data);
