@@ -27,6 +27,7 @@ enum {
     R_THERMAL_VIOL,
     R_LOST,
     R_LAGGARD,
+    R_HOT,
 };
 
 struct gpu_st {
@@ -35,8 +36,8 @@ struct gpu_st {
     double t[HN_F_COUNT];    /* when v arrived */
     double prev_t[HN_F_COUNT];
     int lost;
-    int lag_streak;
-    double lag_t; /* time of the SM clock sample the streak last counted */
+    int streak[2];      /* peer rules (laggard, hot): evaluations in a row out of line */
+    double streak_t[2]; /* time of the sample each streak last counted */
     unsigned fired;
 };
 
@@ -123,6 +124,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->laggard_min_peers = 4;
     cfg->laggard_max_age_s = 60;
     cfg->burnin_s = 600;
+    cfg->hot_min_delta_c = 8;
 }
 
 struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
@@ -810,76 +812,130 @@ static int loaded(const struct hn_brain *b, double now, const struct node *n,
 /* Compares every loaded GPU's SM clock with the median of its SKU's loaded GPUs, using the
  * median absolute deviation (MAD x 1.4826 estimates a standard deviation, robust to the very
  * outliers we look for). */
-static void laggards(struct hn_brain *b, double now, const char *sku)
+/* A statistic compared across same-SKU peers: which field, which side of the median is bad,
+ * how far it must be (relative to the median, or absolute), the rule it fires. */
+struct peer_rule {
+    int field;
+    int sign;         /* -1: below the median is bad; +1: above */
+    double min_rel;   /* minimum |v - median| / median */
+    double min_abs;   /* minimum |v - median| */
+    int equal_power;  /* peers limited to GPUs within 10% of the median power */
+    const char *rule; /* finding name */
+    int bit;          /* fire-once bit */
+    int slot;         /* streak slot in struct gpu_st */
+};
+
+/* Collects field f of the peers (loaded GPUs of sku, and within 10% of median power when
+ * asked) into b->scratch; returns how many. */
+static size_t peer_values(struct hn_brain *b, double now, const char *sku, int f, double power_med)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < b->nnodes; i++) {
-        const struct node *nd = &b->nodes[i];
-        if (strcmp(nd->sku, sku) != 0)
-            continue;
-        for (unsigned g = 0; g < nd->gpus_expected; g++)
-            n += loaded(b, now, nd, &nd->gpus[g]);
-    }
-    if (n < (size_t)b->cfg.laggard_min_peers)
-        return;
-    if (n > b->capscratch) {
-        b->capscratch = n;
-        b->scratch = xrealloc(b->scratch, n * sizeof(double));
-    }
     size_t k = 0;
     for (size_t i = 0; i < b->nnodes; i++) {
         const struct node *nd = &b->nodes[i];
         if (strcmp(nd->sku, sku) != 0)
             continue;
         for (unsigned g = 0; g < nd->gpus_expected; g++) {
-            if (loaded(b, now, nd, &nd->gpus[g]))
-                b->scratch[k++] = nd->gpus[g].v[HN_F_SM_CLOCK];
+            const struct gpu_st *gs = &nd->gpus[g];
+            if (!loaded(b, now, nd, gs) || isnan(gs->v[f]))
+                continue;
+            if (!isnan(power_med) && !(fabs(gs->v[HN_F_POWER] - power_med) <= 0.1 * power_med))
+                continue;
+            if (k == b->capscratch) {
+                b->capscratch = b->capscratch ? b->capscratch * 2 : 1024;
+                b->scratch = xrealloc(b->scratch, b->capscratch * sizeof(double));
+            }
+            b->scratch[k++] = gs->v[f];
         }
     }
-    double med = median(b->scratch, n);
+    return k;
+}
+
+/* Robust statistics of field f among the peers: median and 1.4826 x MAD (a standard deviation
+ * estimate that the outliers we look for do not inflate). Returns the peer count. */
+static size_t peer_stats(struct hn_brain *b, double now, const char *sku, int f, double power_med,
+                         double *med, double *sigma)
+{
+    size_t n = peer_values(b, now, sku, f, power_med);
+    if (n < (size_t)b->cfg.laggard_min_peers)
+        return n;
+    *med = median(b->scratch, n);
     for (size_t i = 0; i < n; i++)
-        b->scratch[i] = fabs(b->scratch[i] - med);
-    double sigma = 1.4826 * median(b->scratch, n);
+        b->scratch[i] = fabs(b->scratch[i] - *med);
+    *sigma = 1.4826 * median(b->scratch, n);
+    return n;
+}
+
+static void peer_check(struct hn_brain *b, double now, const char *sku, const struct peer_rule *r)
+{
+    double power_med = NAN, med = 0, sigma = 0, unused;
+    if (r->equal_power) {
+        if (peer_stats(b, now, sku, HN_F_POWER, NAN, &power_med, &unused) <
+                (size_t)b->cfg.laggard_min_peers ||
+            !(power_med > 0))
+            return;
+    }
+    size_t n = peer_stats(b, now, sku, r->field, power_med, &med, &sigma);
+    if (n < (size_t)b->cfg.laggard_min_peers)
+        return;
     for (size_t i = 0; i < b->nnodes; i++) {
         struct node *nd = &b->nodes[i];
         if (strcmp(nd->sku, sku) != 0)
             continue;
         for (unsigned gi = 0; gi < nd->gpus_expected; gi++) {
             struct gpu_st *g = &nd->gpus[gi];
-            if (!loaded(b, now, nd, g)) {
-                g->lag_streak = 0;
+            double v = g->v[r->field];
+            if (!loaded(b, now, nd, g) || isnan(v) ||
+                (r->equal_power && !(fabs(g->v[HN_F_POWER] - power_med) <= 0.1 * power_med))) {
+                g->streak[r->slot] = 0;
                 continue;
             }
             /* Persistence counts samples, not ticks: a tick with no new sample changes
              * nothing. */
-            if (g->t[HN_F_SM_CLOCK] == g->lag_t)
+            if (g->t[r->field] == g->streak_t[r->slot])
                 continue;
-            g->lag_t = g->t[HN_F_SM_CLOCK];
-            double clock = g->v[HN_F_SM_CLOCK];
-            double drop = med > 0 ? (med - clock) / med : 0;
-            double z = sigma > 0 ? (med - clock) / sigma : (drop > 0 ? INFINITY : 0);
-            if (drop < b->cfg.laggard_min_drop || z < b->cfg.laggard_k) {
-                g->lag_streak = 0;
+            g->streak_t[r->slot] = g->t[r->field];
+            double dev = r->sign * (v - med);
+            double rel = med != 0 ? dev / fabs(med) : 0;
+            double z = sigma > 0 ? dev / sigma : (dev > 0 ? INFINITY : 0);
+            if (dev <= 0 || rel < r->min_rel || dev < r->min_abs || z < b->cfg.laggard_k) {
+                g->streak[r->slot] = 0;
                 continue;
             }
-            if (++g->lag_streak < b->cfg.laggard_cycles || !fire_once(g, R_LAGGARD))
+            if (++g->streak[r->slot] < b->cfg.laggard_cycles || !fire_once(g, r->bit))
                 continue;
             char ev[320];
             snprintf(ev, sizeof(ev),
-                     "sm_clock=%.0f peer_median=%.0f robust_sigma=%.1f drop=%.1f%% z=%.1f "
+                     "%s=%.0f peer_median=%.0f robust_sigma=%.1f deviation=%.1f%% z=%.1f "
                      "peers=%zu util=%.0f power=%.0f temp=%.0f clock_reasons=0x%llx cycles=%d",
-                     clock, med, sigma, drop * 100, z, n, g->v[HN_F_GPU_UTIL], g->v[HN_F_POWER],
-                     g->v[HN_F_GPU_TEMP],
+                     r->field == HN_F_SM_CLOCK ? "sm_clock" : "gpu_temp", v, med, sigma, rel * 100,
+                     z, n, g->v[HN_F_GPU_UTIL], g->v[HN_F_POWER], g->v[HN_F_GPU_TEMP],
                      isnan(g->v[HN_F_CLOCK_REASONS]) ? 0ull
                                                      : (unsigned long long)g->v[HN_F_CLOCK_REASONS],
-                     g->lag_streak);
+                     g->streak[r->slot]);
             struct hn_finding f;
-            finding_set(&f, "laggard", HN_SEV_SUSPECT, (int)gi, ev,
-                        "GPU %u: SM clock %.0f MHz, %.0f%% below its %s peers", gi, clock,
-                        drop * 100, sku);
+            if (r->field == HN_F_SM_CLOCK)
+                finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
+                            "GPU %u: SM clock %.0f MHz, %.0f%% below its %s peers", gi, v,
+                            rel * 100, sku);
+            else
+                finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
+                            "GPU %u: %.0f C, %.0f C hotter than its %s peers at equal power", gi, v,
+                            v - med, sku);
             found(b, now, nd, &f);
         }
     }
+}
+
+/* Silent laggards (a slow SM clock under load) and hot parts (temperature above peers drawing
+ * the same power: cooling, not load). */
+static void laggards(struct hn_brain *b, double now, const char *sku)
+{
+    const struct peer_rule rules[] = {
+        {HN_F_SM_CLOCK, -1, b->cfg.laggard_min_drop, 0, 0, "laggard", R_LAGGARD, 0},
+        {HN_F_GPU_TEMP, +1, 0, b->cfg.hot_min_delta_c, 1, "hot", R_HOT, 1},
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(rules); i++)
+        peer_check(b, now, sku, &rules[i]);
 }
 
 static void back_in_service(struct node *n)
@@ -888,7 +944,7 @@ static void back_in_service(struct node *n)
     n->count_fired = 0;
     for (unsigned g = 0; g < n->gpus_expected; g++) {
         n->gpus[g].fired = 0;
-        n->gpus[g].lag_streak = 0;
+        n->gpus[g].streak[0] = n->gpus[g].streak[1] = 0;
     }
 }
 

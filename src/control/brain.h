@@ -114,7 +114,10 @@ struct hn_brain_config {
     double laggard_max_age_s; /* 60: older SM clock samples (a silent agent) are no peers */
     /* A node in burnin that reports for burnin_s with no suspect or fatal finding passes and
      * goes back to ready (resumed in the scheduler if houston drained it). 0: operators only. */
-    double burnin_s;                          /* 600 */
+    double burnin_s; /* 600 */
+    /* Hot parts: a loaded GPU hotter than its same-SKU peers drawing the same power (within
+     * 10%) by hot_min_delta_c and laggard_k robust deviations, laggard_cycles in a row. */
+    double hot_min_delta_c;                   /* 8 */
     const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
     const struct hn_sku_rules *sku_rules;     /* borrowed; per-SKU overrides */
     size_t nsku_rules;

@@ -257,6 +257,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         b->laggard_cycles = (int)d;
         return 0;
     }
+    if (strcmp(key, "hot-min-delta") == 0)
+        return set_num(&b->hot_min_delta_c, v, 0, 100, key, err, errsize);
     if (strcmp(key, "burnin") == 0)
         return set_num(&b->burnin_s, v, 0, 30 * 86400, key, err, errsize);
     if (strcmp(key, "laggard-max-age") == 0)

@@ -394,6 +394,49 @@ static void test_sku_rules(void **unused)
     hn_brain_free(b);
 }
 
+/* One round where n2 GPU 1 runs `hot` C at the same power as its peers; n3 GPU 2 is as hot
+ * but draws 30% more power (so it is not comparable, and not flagged). */
+static void heat_round(struct hn_brain *b, double now, double hot)
+{
+    static const unsigned f[] = {HN_F_GPU_UTIL, HN_F_SM_CLOCK, HN_F_POWER, HN_F_GPU_TEMP};
+    for (size_t n = 0; n < hn_brain_node_count(b); n++) {
+        for (unsigned g = 0; g < 8; g++) {
+            double temp = 68 + (double)((n * 8 + g) % 4);
+            double power = 690;
+            if (n == 1 && g == 1)
+                temp = hot;
+            if (n == 2 && g == 2) {
+                temp = hot;
+                power = 900;
+            }
+            double v[] = {97, 1980, power, temp};
+            assert_int_equal(hn_brain_samples(b, now, (int)n, g, f, v, 4), 0);
+        }
+    }
+    hn_brain_tick(b, now);
+}
+
+static void test_hot_at_equal_power(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(4, 0.25);
+    for (int r = 1; r <= 3; r++)
+        heat_round(b, r, 85);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "finding n2 hot sev=2 gpu=1: GPU 1: 85 C, "));
+    assert_non_null(strstr(t, "hotter than its H100 peers at equal power"));
+    assert_non_null(strstr(t, "transition n2 ready->suspect by hot"));
+    assert_null(strstr(t, "finding n3 hot"));
+    assert_null(strstr(t, "action"));
+    /* 4 C warmer is within the 8 C margin. */
+    struct hn_brain *b2 = fleet(4, 0.25);
+    for (int r = 1; r <= 4; r++)
+        heat_round(b2, r, 74);
+    assert_string_equal(drain_outputs(b2), "");
+    hn_brain_free(b2);
+    hn_brain_free(b);
+}
+
 /* Persistence counts samples: ticks without a new sample do not make a laggard, and a GPU
  * whose agent went silent stops being anybody's peer. */
 static void test_laggard_needs_fresh_samples(void **unused)
@@ -489,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_sku_rules),
         cmocka_unit_test(test_agent_silent),
         cmocka_unit_test(test_burnin_passes),
+        cmocka_unit_test(test_hot_at_equal_power),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
