@@ -519,6 +519,16 @@ static void wait_done(struct hn_push *p, uint64_t n, struct hn_push_stats *st)
              (unsigned long long)n);
 }
 
+/* Renders the push metrics into out (caller frees) and checks the exposition's shape. */
+static void render_push(struct hn_push *p, struct hn_buf *out)
+{
+    hn_buf_init(out, 1 << 20);
+    struct hn_expo e;
+    hn_expo_init(&e, out);
+    hn_push_render(p, &e);
+    tu_check_exposition(out->data);
+}
+
 static void test_sender_retries_in_order(void **unused)
 {
     (void)unused;
@@ -550,11 +560,7 @@ static void test_sender_retries_in_order(void **unused)
     pthread_mutex_unlock(&s.lock);
 
     struct hn_buf out;
-    hn_buf_init(&out, 1 << 20);
-    struct hn_expo e;
-    hn_expo_init(&e, &out);
-    hn_push_render(p, &e);
-    tu_check_exposition(out.data);
+    render_push(p, &out);
     assert_non_null(strstr(out.data, "houston_agent_push_sent_total 20\n"));
     assert_non_null(strstr(out.data, "houston_agent_push_errors_total 4\n"));
     assert_non_null(strstr(out.data, "houston_agent_push_queue_frames 0\n"));
@@ -588,11 +594,7 @@ static void test_queue_drops_oldest(void **unused)
     pthread_mutex_unlock(&s.lock);
 
     struct hn_buf out;
-    hn_buf_init(&out, 1 << 20);
-    struct hn_expo e;
-    hn_expo_init(&e, &out);
-    hn_push_render(p, &e);
-    tu_check_exposition(out.data);
+    render_push(p, &out);
     assert_non_null(strstr(out.data, "houston_agent_push_dropped_total 2\n"));
     assert_non_null(strstr(out.data, "houston_agent_push_frames_total 5\n"));
     hn_buf_fini(&out);
@@ -654,11 +656,7 @@ static void test_wrong_token_is_refused(void **unused)
     assert_true(st.last_success == 0);
 
     struct hn_buf out;
-    hn_buf_init(&out, 1 << 20);
-    struct hn_expo e;
-    hn_expo_init(&e, &out);
-    hn_push_render(p, &e);
-    tu_check_exposition(out.data);
+    render_push(p, &out);
     assert_non_null(strstr(out.data, "houston_agent_push_refused_total{code=\"401\"} 3\n"));
     hn_buf_fini(&out);
     hn_push_free(p);
