@@ -30,6 +30,12 @@ static const struct hn_verb verbs[] = {
     {"resume", "put a node back to ready (operator token)", hn_cmd_resume, hn_usage_resume},
     {"approve", "carry out a removal the blast-radius guard holds (operator token)", hn_cmd_approve,
      hn_usage_approve},
+    {"mfu", "model FLOPs utilisation from a model description and a token rate", hn_cmd_mfu,
+     hn_usage_mfu},
+    {"straggler", "find slow ranks in a step-time CSV (offline)", hn_cmd_straggler,
+     hn_usage_straggler},
+    {"tail", "turn a training log (Megatron, DeepSpeed, NeMo) into step reports", hn_cmd_tail,
+     hn_usage_tail},
     {"version", "print houston's version", cmd_version, usage_version},
     {"help", "show help for houston or one verb", cmd_help, usage_help},
 };

@@ -35,6 +35,14 @@ void hn_usage_resume(FILE *out);
 int hn_cmd_approve(int argc, char **argv);
 void hn_usage_approve(FILE *out);
 
+/* Jobs: offline straggler detection, MFU arithmetic, training-log tailing (src/jobs). */
+int hn_cmd_straggler(int argc, char **argv);
+void hn_usage_straggler(FILE *out);
+int hn_cmd_mfu(int argc, char **argv);
+void hn_usage_mfu(FILE *out);
+int hn_cmd_tail(int argc, char **argv);
+void hn_usage_tail(FILE *out);
+
 /* Looks a verb up by name; NULL when unknown. */
 const struct hn_verb *hn_verb_find(const char *name);
 
