@@ -28,7 +28,7 @@ trap 'exit 0' INT TERM
 
 "$HOUSTON" agent --listen "$LISTEN" --nvml-lib "$FAKENVML" \
     --sysfs-root tests/fixtures/sysfs-h100 --kmsg "$kmsg" --interval 1 --hostname demo-node \
-    2>"$work/agent.log" &
+    --step-socket "$work/step.sock" 2>"$work/agent.log" &
 agent_pid=$!
 
 url="http://$LISTEN/metrics"

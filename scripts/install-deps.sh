@@ -9,6 +9,8 @@ packages=(
     libjansson-dev
     # tests and checks
     libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps
+    # the pure-Python step-report client (python/) and the tests that drive it
+    python3
     # real services the integration tests drive
     prometheus slurmctld slurmd slurm-client
     # the peer the agent benchmark is measured against

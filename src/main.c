@@ -30,6 +30,8 @@ static const struct hn_verb verbs[] = {
     {"resume", "put a node back to ready (operator token)", hn_cmd_resume, hn_usage_resume},
     {"approve", "carry out a removal the blast-radius guard holds (operator token)", hn_cmd_approve,
      hn_usage_approve},
+    {"jobs", "training jobs: MFU, ETTR, lost GPU-hours by cause, stragglers", hn_cmd_jobs,
+     hn_usage_jobs},
     {"mfu", "model FLOPs utilisation from a model description and a token rate", hn_cmd_mfu,
      hn_usage_mfu},
     {"straggler", "find slow ranks in a step-time CSV (offline)", hn_cmd_straggler,

@@ -34,6 +34,8 @@ int hn_cmd_resume(int argc, char **argv);
 void hn_usage_resume(FILE *out);
 int hn_cmd_approve(int argc, char **argv);
 void hn_usage_approve(FILE *out);
+int hn_cmd_jobs(int argc, char **argv);
+void hn_usage_jobs(FILE *out);
 
 /* Jobs: offline straggler detection, MFU arithmetic, training-log tailing (src/jobs). */
 int hn_cmd_straggler(int argc, char **argv);

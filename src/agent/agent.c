@@ -5,6 +5,7 @@
 #include "agent/host.h"
 #include "agent/ib.h"
 #include "agent/push.h"
+#include "agent/steps.h"
 #include "agent/xidlog.h"
 #include "common/conf.h"
 #include "common/fsroot.h"
@@ -27,10 +28,7 @@
 
 /* The agent's data sources; adding one is adding a row (collector.h). */
 static const struct hn_collector *const collectors[] = {
-    &hn_collector_gpu,
-    &hn_collector_ib,
-    &hn_collector_host,
-    &hn_collector_xid,
+    &hn_collector_gpu, &hn_collector_ib, &hn_collector_host, &hn_collector_xid, &hn_collector_steps,
 };
 #define NCOLLECTORS HN_ARRAY_LEN(collectors)
 
@@ -171,6 +169,7 @@ static void agent_push(struct agent *a)
         .gpus = collector_state(a, &hn_collector_gpu),
         .xid = collector_state(a, &hn_collector_xid),
         .ib = collector_state(a, &hn_collector_ib),
+        .steps = collector_state(a, &hn_collector_steps),
     };
     hn_push_cycle(a->push, &src);
 }
@@ -324,6 +323,8 @@ void hn_usage_agent(FILE *out)
             "  --token-file FILE     file holding the cluster token (needed with --controller)\n"
             "  --push-queue N        frames kept while the controller is unreachable (default\n"
             "                        360; the oldest is dropped past it)\n"
+            "  --step-socket PATH    Unix datagram socket where training processes report\n"
+            "                        their steps (default /run/houston/step.sock; \"off\")\n"
             "  --log-level LEVEL     error, warn, info or debug (default info)\n"
             "  --once                collect once, print the metrics to stdout and exit\n"
             "  -h, --help            show this help\n");
@@ -361,6 +362,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
         {"controller", required_argument, NULL, 0},
         {"token-file", required_argument, NULL, 0},
         {"push-queue", required_argument, NULL, 0},
+        {"step-socket", required_argument, NULL, 0},
         {"log-level", required_argument, NULL, 0},
         {"once", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
@@ -471,6 +473,8 @@ int hn_cmd_agent(int argc, char **argv)
     pthread_mutex_init(&a->lock, NULL);
     hn_buf_init(&a->bufs[0], METRICS_MAX);
     hn_buf_init(&a->bufs[1], METRICS_MAX);
+    if (once)
+        a->cfg.step_socket[0] = '\0'; /* nothing would read the reports */
     agent_init_collectors(a);
 
     if (once) {

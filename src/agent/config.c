@@ -15,6 +15,7 @@ void hn_agent_config_defaults(struct hn_agent_config *cfg)
     hn_strlcpy(cfg->sysfs_root, "/sys", sizeof(cfg->sysfs_root));
     hn_strlcpy(cfg->proc_root, "/proc", sizeof(cfg->proc_root));
     hn_strlcpy(cfg->kmsg, "/dev/kmsg", sizeof(cfg->kmsg));
+    hn_strlcpy(cfg->step_socket, "/run/houston/step.sock", sizeof(cfg->step_socket));
     hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
     if (gethostname(cfg->hostname, sizeof(cfg->hostname)) != 0)
         hn_strlcpy(cfg->hostname, "localhost", sizeof(cfg->hostname));
@@ -109,6 +110,15 @@ int hn_agent_config_set(struct hn_agent_config *cfg, const char *key, const char
         }
         cfg->push_queue = (unsigned)v;
         return 0;
+    }
+    if (strcmp(key, "step-socket") == 0) {
+        if (strcmp(value, "off") == 0)
+            value = "";
+        else if (value[0] != '/') {
+            snprintf(err, errsize, "step-socket: '%s' is not an absolute path (or \"off\")", value);
+            return -1;
+        }
+        return set_str(cfg->step_socket, sizeof(cfg->step_socket), value, key, err, errsize);
     }
     snprintf(err, errsize, "unknown setting '%s'", key);
     return -1;

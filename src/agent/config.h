@@ -20,6 +20,7 @@ struct hn_agent_config {
     char controller[1024];      /* controller: base URL, e.g. http://10.0.0.5:8080; "" = off */
     char token_file[PATH_MAX];  /* token-file: file holding the cluster token */
     unsigned push_queue;        /* push-queue: frames kept while the controller is away (360) */
+    char step_socket[108];      /* step-socket: Unix socket for step reports; "" = off */
 };
 
 #define HN_PUSH_QUEUE_MAX 100000u /* largest push-queue accepted */

@@ -1,6 +1,7 @@
 #include "agent/push.h"
 
 #include "agent/kmsg.h"
+#include "agent/steps.h"
 #include "agent/xidlog.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -242,6 +243,47 @@ static void build_ib(struct hn_push_builder *b, struct hn_frame_writer *w, const
     }
 }
 
+static uint32_t u32_or_none(int64_t v)
+{
+    return v >= 0 && v < HN_FRAME_NO_U32 ? (uint32_t)v : HN_FRAME_NO_U32;
+}
+
+/* The GPU a rank runs on: its explicit gpu=, else its local rank (one GPU per local rank, the
+ * launchers' convention), when that names a GPU of this node. */
+static unsigned gpu_of_step(const struct hn_step_msg *m, unsigned n)
+{
+    int64_t g = m->gpu >= 0 ? m->gpu : m->local_rank;
+    return g >= 0 && g < (int64_t)n ? (unsigned)g : HN_FRAME_NO_GPU;
+}
+
+static void build_steps(struct hn_frame_writer *w, const void *steps, unsigned n)
+{
+    const struct hn_steps_report *r;
+    unsigned nr = hn_steps_cycle(steps, &r);
+    for (unsigned i = 0; i < nr; i++) {
+        const struct hn_step_msg *m = &r[i].msg;
+        struct hn_frame_step f = {
+            .job = fstr(m->job),
+            .rank = u32_or_none(m->rank),
+            .local_rank = u32_or_none(m->local_rank),
+            .world = u32_or_none(m->world),
+            .gpu = gpu_of_step(m, n),
+            .step = m->step,
+            .time_ns = r[i].time_ns,
+            .seconds = m->seconds,
+            .tokens = m->tokens,
+            .forward_s = m->forward_s,
+            .backward_s = m->backward_s,
+            .optimizer_s = m->optimizer_s,
+            .comm_s = m->comm_s,
+            .checkpoint = m->checkpoint >= 0 ? (uint64_t)m->checkpoint : HN_FRAME_NO_U64,
+            .tflops = m->tflops,
+            .flops_per_token = m->flops_per_token,
+        };
+        hn_frame_step(w, &f);
+    }
+}
+
 int hn_push_build(struct hn_push_builder *b, const struct hn_push_sources *src, uint64_t time_ns)
 {
     const struct hn_gpu_set *s = src->gpus;
@@ -258,6 +300,8 @@ int hn_push_build(struct hn_push_builder *b, const struct hn_push_sources *src, 
         build_kernel_xids(&w, src->xid, s, n);
     if (src->ib)
         build_ib(b, &w, src->ib);
+    if (src->steps)
+        build_steps(&w, src->steps, n);
     return hn_frame_end(&w);
 }
 

@@ -52,6 +52,7 @@ struct hn_push_sources {
     const struct hn_gpu_set *gpus; /* the GPU collector's state, or NULL */
     const void *xid;               /* hn_collector_xid's state, or NULL */
     const void *ib;                /* hn_collector_ib's state, or NULL */
+    const void *steps;             /* hn_collector_steps' state, or NULL */
 };
 
 /* The frame builder; the caller owns it. Collect thread only. */

@@ -586,7 +586,8 @@ enum {
     O_REASON = 1 << 6,
     O_USER = 1 << 7,
     O_TOKEN = 1 << 8,
-    O_TARGET = 1 << 9, /* one positional NODE */
+    O_TARGET = 1 << 9,  /* one positional NODE */
+    O_OPTARG = 1 << 10, /* at most one positional argument (a job id) */
 };
 
 struct opts {
@@ -772,7 +773,7 @@ static int parse(struct cli *c, const struct cli_verb *v, int argc, char **argv)
     opterr = saved_opterr;
     if (ret != 0)
         return ret;
-    if ((v->opts & O_TARGET) && optind < argc) {
+    if ((v->opts & (O_TARGET | O_OPTARG)) && optind < argc) {
         o->target = argv[optind++];
         if (check_len(c, "NODE", o->target, 256) != 0)
             return -1;
@@ -1172,7 +1173,174 @@ void hn_usage_approve(FILE *out)
 
 /* ---- verbs ---- */
 
+/* ---- jobs ---- */
+
+/* A fraction as a percentage, "-" when unknown. */
+static void pct(double v, char *out, size_t size)
+{
+    if (isfinite(v) && fabs(v) < 1e6)
+        snprintf(out, size, "%.1f%%", v * 100);
+    else
+        snprintf(out, size, "-");
+}
+
+static const char *const job_headers[] = {"JOB", "STATE", "RANKS", "STEP",       "STEP_S",
+                                          "MFU", "ETTR",  "EMFU",  "LOST_GPU_H", "STRAGGLER"};
+
+/* Lost GPU-hours by cause, as "failure 1.2, hang 0.3" (causes with nothing lost left out). */
+static void lost_text(const json_t *lost, char *out, size_t size)
+{
+    size_t len = 0;
+    const char *key;
+    json_t *v;
+    out[0] = '\0';
+    json_object_foreach((json_t *)lost, key, v)
+    {
+        double h = json_number_value(v);
+        if (!(h > 0.0005) || len >= size)
+            continue;
+        len += (size_t)snprintf(out + len, size - len, "%s%s %.2f", len ? ", " : "", key, h);
+    }
+    if (!out[0])
+        snprintf(out, size, "0");
+}
+
+static void job_row(struct hn_cli_table *t, const json_t *j)
+{
+    char ranks[24], step[24], st[24], mfu[16], ettr[16], emfu[16], lost[160], strag[128];
+    double v = jnum(j, "ranks");
+    snprintf(ranks, sizeof(ranks), isfinite(v) ? "%.0f" : "-", v);
+    v = jnum(j, "step");
+    snprintf(step, sizeof(step), isfinite(v) ? "%.0f" : "-", v);
+    v = jnum(j, "step_seconds");
+    snprintf(st, sizeof(st), isfinite(v) ? "%.3g" : "-", v);
+    pct(jnum(j, "mfu"), mfu, sizeof(mfu));
+    pct(jnum(j, "ettr"), ettr, sizeof(ettr));
+    pct(jnum(j, "effective_mfu"), emfu, sizeof(emfu));
+    const json_t *l = json_object_get(j, "lost_gpu_hours");
+    if (json_is_object(l))
+        lost_text(l, lost, sizeof(lost));
+    else
+        snprintf(lost, sizeof(lost), "-");
+    const json_t *s = json_object_get(j, "straggler");
+    if (json_is_object(s))
+        snprintf(strag, sizeof(strag), "rank %.0f on %s, +%.0f%%", jnum(s, "rank"),
+                 jstr_or_dash(s, "node"), jnum(s, "slowdown") * 100);
+    else
+        snprintf(strag, sizeof(strag), "-");
+    const char *row[] = {jstr_or_dash(j, "id"),
+                         jstr_or_dash(j, "state"),
+                         ranks,
+                         step,
+                         st,
+                         mfu,
+                         ettr,
+                         emfu,
+                         lost,
+                         strag};
+    hn_cli_table_add(t, row);
+}
+
+int hn_cli_jobs_render(const char *json, FILE *out, char *err, size_t errsize)
+{
+    json_t *root = load_reply(json, "jobs", err, errsize);
+    if (!root)
+        return -EBADMSG;
+    struct hn_cli_table t;
+    hn_cli_table_init(&t, HN_ARRAY_LEN(job_headers), job_headers, NULL);
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(root, "jobs"), i, j) job_row(&t, j);
+    if (t.nrows == 0)
+        fprintf(out, "no jobs have reported steps\n");
+    else
+        hn_cli_table_print(&t, out);
+    hn_cli_table_fini(&t);
+    json_decref(root);
+    return 0;
+}
+
+int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
+{
+    json_t *root = json_loads(json, 0, NULL);
+    json_t *j = root ? json_object_get(root, "job") : NULL;
+    if (!json_is_object(j)) {
+        snprintf(err, errsize, "reply has no \"job\" object");
+        json_decref(root);
+        return -EBADMSG;
+    }
+    struct hn_cli_table t;
+    hn_cli_table_init(&t, HN_ARRAY_LEN(job_headers), job_headers, NULL);
+    job_row(&t, j);
+    hn_cli_table_print(&t, out);
+    hn_cli_table_fini(&t);
+    const char *plan = jstr(j, "plan");
+    if (plan && plan[0])
+        fprintf(out, "\nstraggler policy: %s\n", plan);
+    char first[32], last[32];
+    hn_cli_format_time(jnum(j, "first_seen"), first, sizeof(first));
+    hn_cli_format_time(jnum(j, "last_report"), last, sizeof(last));
+    fprintf(out,
+            "\nfirst report %s, last %s; productive %.0f s of %.0f s wall; %.0f "
+            "interruption(s); last checkpoint step %.0f\n",
+            first, last, jnum(j, "productive_s"), jnum(j, "wall_s"), jnum(j, "interruptions"),
+            jnum(j, "checkpoint"));
+    const json_t *ev = json_object_get(j, "events");
+    if (json_is_array(ev) && json_array_size(ev) > 0) {
+        json_t *wrap = json_pack("{s:O}", "events", ev);
+        char *s = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
+        json_decref(wrap);
+        fprintf(out, "\nevents:\n");
+        if (s)
+            hn_cli_events_render(s, out, err, errsize);
+        free(s);
+    }
+    json_decref(root);
+    return 0;
+}
+
+static int run_jobs(struct cli *c)
+{
+    struct hn_client_reply r;
+    hn_client_reply_init(&r);
+    char path[256];
+    if (c->o.target) {
+        if (check_len(c, "JOB", c->o.target, 63) != 0 || strpbrk(c->o.target, "/?#%& ")) {
+            fprintf(c->err, "houston jobs: '%s' is not a job id\n", c->o.target);
+            hn_client_reply_fini(&r);
+            return HN_CLI_USAGE;
+        }
+        snprintf(path, sizeof(path), "/v1/jobs/%s", c->o.target);
+    } else {
+        snprintf(path, sizeof(path), "/v1/jobs");
+    }
+    int rc = call(c, "GET", path, NULL, &r);
+    if (rc == 0 && c->o.json) {
+        rc = print_json(c, &r, c->o.target ? "job" : "jobs");
+    } else if (rc == 0) {
+        char why[256];
+        int bad = c->o.target ? hn_cli_job_render(r.body.data, c->out, why, sizeof(why))
+                              : hn_cli_jobs_render(r.body.data, c->out, why, sizeof(why));
+        if (bad)
+            rc = bad_response(c, r.url, why);
+    }
+    hn_client_reply_fini(&r);
+    return rc;
+}
+
+void hn_usage_jobs(FILE *out)
+{
+    fprintf(out,
+            "usage: houston jobs [JOB] [options]\n\n"
+            "Lists the training jobs that report steps (docs/jobs.md): JOB STATE RANKS STEP\n"
+            "STEP_S (typical step time) MFU ETTR EMFU (effective MFU = MFU x ETTR) LOST_GPU_H\n"
+            "(GPU-hours lost, by cause: failure, straggler, hang, operator, other) STRAGGLER.\n"
+            "With JOB: that job, its straggler policy and its events.\n\noptions:\n");
+    usage_common(out);
+}
+
 static const struct cli_verb cli_verbs[] = {
+    {"jobs", O_OPTARG, run_jobs, hn_usage_jobs},
     {"status", 0, run_status, hn_usage_status},
     {"nodes", O_STATE, run_nodes, hn_usage_nodes},
     {"events", O_NODE | O_KIND | O_RULE | O_SINCE | O_LIMIT, run_events, hn_usage_events},
@@ -1231,6 +1399,11 @@ int hn_cmd_drain(int argc, char **argv)
 int hn_cmd_resume(int argc, char **argv)
 {
     return hn_cli_run("resume", argc, argv, stdout, stderr);
+}
+
+int hn_cmd_jobs(int argc, char **argv)
+{
+    return hn_cli_run("jobs", argc, argv, stdout, stderr);
 }
 
 int hn_cmd_approve(int argc, char **argv)

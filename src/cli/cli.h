@@ -85,6 +85,10 @@ int hn_cli_events_render(const char *json, FILE *out, char *err, size_t errsize)
  * the newest five events. */
 int hn_cli_status_render(const char *nodes_json, const char *racks_json, const char *events_json,
                          FILE *out, char *err, size_t errsize);
+/* GET /v1/jobs as JOB STATE RANKS STEP STEP_S MFU ETTR EMFU LOST_GPU_H STRAGGLER. */
+int hn_cli_jobs_render(const char *json, FILE *out, char *err, size_t errsize);
+/* GET /v1/jobs/ID: the job's row, its straggler policy, accounting and events. */
+int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize);
 /* A write's reply {"node": {...}}: one line "NAME: STATE" with what else matters. */
 int hn_cli_node_render(const char *json, FILE *out, char *err, size_t errsize);
 

@@ -305,6 +305,33 @@ void hn_frame_ibport(struct hn_frame_writer *w, const struct hn_frame_ibport *p)
     rec_emit(w, &r);
 }
 
+void hn_frame_step(struct hn_frame_writer *w, const struct hn_frame_step *s)
+{
+    if (before_record(w, 0))
+        return;
+    if ((s->gpu >= w->gpus && s->gpu != HN_FRAME_NO_GPU) || !str_ok(s->job)) {
+        fail(w, -EINVAL);
+        return;
+    }
+    struct rec_out r;
+    rec_start(&r, HN_REC_STEP);
+    rec_str(&r, s->job.p, s->job.len);
+    rec_put(&r, s->rank, 4);
+    rec_put(&r, s->local_rank, 4);
+    rec_put(&r, s->world, 4);
+    rec_put(&r, s->gpu, 2);
+    rec_put(&r, s->step, 8);
+    rec_put(&r, s->time_ns, 8);
+    const double reals[] = {s->seconds,    s->tokens,      s->forward_s,
+                            s->backward_s, s->optimizer_s, s->comm_s};
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+        rec_put(&r, f64_bits(reals[i]), 8);
+    rec_put(&r, s->checkpoint, 8);
+    rec_put(&r, f64_bits(s->tflops), 8);
+    rec_put(&r, f64_bits(s->flops_per_token), 8);
+    rec_emit(w, &r);
+}
+
 int hn_frame_end(struct hn_frame_writer *w)
 {
     close_open(w);
@@ -412,6 +439,7 @@ struct rec {
         } fields;
         struct hn_frame_xid xid;
         struct hn_frame_ibport ib;
+        struct hn_frame_step step;
     } u;
 };
 
@@ -491,6 +519,24 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         r->u.ib.symbol_errors = take(&c, 8);
         r->u.ib.link_error_recovery = take(&c, 8);
         break;
+    case HN_REC_STEP:
+        r->u.step.job = take_str(&c);
+        r->u.step.rank = (uint32_t)take(&c, 4);
+        r->u.step.local_rank = (uint32_t)take(&c, 4);
+        r->u.step.world = (uint32_t)take(&c, 4);
+        r->u.step.gpu = (unsigned)take(&c, 2);
+        r->u.step.step = take(&c, 8);
+        r->u.step.time_ns = take(&c, 8);
+        r->u.step.seconds = take_f64(&c);
+        r->u.step.tokens = take_f64(&c);
+        r->u.step.forward_s = take_f64(&c);
+        r->u.step.backward_s = take_f64(&c);
+        r->u.step.optimizer_s = take_f64(&c);
+        r->u.step.comm_s = take_f64(&c);
+        r->u.step.checkpoint = take(&c, 8);
+        r->u.step.tflops = take_f64(&c);
+        r->u.step.flops_per_token = take_f64(&c);
+        break;
     default:
         break; /* unknown: skipped */
     }
@@ -517,6 +563,11 @@ static int check_record(const struct rec *r, int first, unsigned gpus, struct fa
         if (r->u.xid.gpu == HN_FRAME_NO_GPU)
             return 0;
         gpu = r->u.xid.gpu;
+        break;
+    case HN_REC_STEP:
+        if (r->u.step.gpu == HN_FRAME_NO_GPU)
+            return 0;
+        gpu = r->u.step.gpu;
         break;
     default:
         return 0;
@@ -564,6 +615,8 @@ static int deliver(const struct hn_frame_sink *s, void *ctx, const struct rec *r
         return s->xid ? s->xid(ctx, &r->u.xid) : 0;
     case HN_REC_IBPORT:
         return s->ibport ? s->ibport(ctx, &r->u.ib) : 0;
+    case HN_REC_STEP:
+        return s->step ? s->step(ctx, &r->u.step) : 0;
     default:
         return 0;
     }

@@ -23,14 +23,21 @@
  *           kind u8 (1 Xid, 2 SXid)
  *   IBPORT  device str | port u16 | state u8 | phys_state u8 | rate_gbps f64 |
  *           link_downed u64 | symbol_errors u64 | link_error_recovery u64
+ *   STEP    job str | rank u32 | local_rank u32 | world u32 | gpu u16 | step u64 |
+ *           time_ns u64 | seconds f64 | tokens f64 | forward f64 | backward f64 |
+ *           optimizer f64 | comm f64 | checkpoint u64 | tflops f64 |
+ *           flops_per_token f64
+ *                                                     one training step of one rank
+ *                                                     (docs/steps.md); u32 0xffffffff and
+ *                                                     u64 all-ones: unknown; f64 NaN: unknown
  *   END     (empty)                                                   last record, once
  *
  * END marks the end, so a frame cut at a record boundary is not mistaken for a shorter valid
  * one. A frame is invalid unless its first record is its only NODE, END is its last record and
- * ends exactly at the end of the data, and every GPU index in GPU, SAMPLES, LINK and XID
- * records is below NODE's gpus (XID may also say HN_FRAME_NO_GPU), so a reader can index
+ * ends exactly at the end of the data, and every GPU index in GPU, SAMPLES, LINK, XID and STEP
+ * records is below NODE's gpus (XID and STEP may also say HN_FRAME_NO_GPU), so a reader can index
  * per-GPU arrays with it. SAMPLES and LINK lengths must equal their n exactly. A NODE, GPU,
- * XID, IBPORT or END payload shorter than its fields, or a length past the end of the frame,
+ * XID, IBPORT, STEP or END payload shorter than its fields, or a length past the end of the frame,
  * makes the frame invalid, while bytes after their last field are ignored (room for fields
  * appended later). Unknown record types are skipped (newer agents talk to older controllers);
  * unknown field ids and Xid kinds reach the sink unchanged, for it to ignore.
@@ -54,7 +61,9 @@
 #define HN_FRAME_STR_MAX    255
 #define HN_FRAME_MAX        (4u << 20) /* largest frame a controller accepts by default */
 #define HN_FRAME_NO_GPU     0xffffu
-#define HN_FRAME_CHUNK      256 /* most fields handed to one samples/link callback */
+#define HN_FRAME_CHUNK      256         /* most fields handed to one samples/link callback */
+#define HN_FRAME_NO_U32     0xffffffffu /* STEP: rank, local rank or world unknown */
+#define HN_FRAME_NO_U64     0xffffffffffffffffu /* STEP: checkpoint unknown */
 
 enum hn_frame_record {
     HN_REC_NODE = 1,
@@ -63,6 +72,7 @@ enum hn_frame_record {
     HN_REC_LINK = 4,
     HN_REC_XID = 5,
     HN_REC_IBPORT = 6,
+    HN_REC_STEP = 7,
     HN_REC_END = 0xff,
 };
 
@@ -104,6 +114,18 @@ struct hn_frame_ibport {
     uint64_t link_error_recovery;
 };
 
+/* One step of one rank, as an agent received it from a training process. */
+struct hn_frame_step {
+    struct hn_frame_str job;
+    uint32_t rank, local_rank, world; /* HN_FRAME_NO_U32: unknown */
+    unsigned gpu;                     /* HN_FRAME_NO_GPU: not mapped */
+    uint64_t step;
+    uint64_t time_ns; /* when the agent received it, Unix nanoseconds */
+    double seconds, tokens, forward_s, backward_s, optimizer_s, comm_s; /* NaN: unknown */
+    uint64_t checkpoint;                                                /* HN_FRAME_NO_U64 */
+    double tflops, flops_per_token;
+};
+
 /* Callbacks for hn_frame_decode(); any may be NULL. header comes first, then one call per
  * record in frame order, except that a SAMPLES or LINK record's fields are decoded in chunks of
  * at most HN_FRAME_CHUNK into an array on the decoder's stack, one call per chunk (1 <= n <=
@@ -119,6 +141,7 @@ struct hn_frame_sink {
     int (*link)(void *ctx, unsigned gpu, unsigned link, const struct hn_frame_field *f, unsigned n);
     int (*xid)(void *ctx, const struct hn_frame_xid *x);
     int (*ibport)(void *ctx, const struct hn_frame_ibport *p);
+    int (*step)(void *ctx, const struct hn_frame_step *s);
 };
 
 /*
@@ -164,6 +187,7 @@ void hn_frame_link_sample(struct hn_frame_writer *w, unsigned gpu, unsigned link
                           double value);
 void hn_frame_xid(struct hn_frame_writer *w, const struct hn_frame_xid *x);
 void hn_frame_ibport(struct hn_frame_writer *w, const struct hn_frame_ibport *p);
+void hn_frame_step(struct hn_frame_writer *w, const struct hn_frame_step *s);
 /* Closes the open record and appends END; call it once per frame. Returns 0, -EINVAL when no
  * NODE was written, or the first error; on 0 the frame is out->data[0..out->len). */
 int hn_frame_end(struct hn_frame_writer *w);

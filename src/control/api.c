@@ -150,6 +150,8 @@ static int event_json(void *ctx, const struct hn_store_event *e)
     if (!o)
         return 0;
     json_object_set_new(o, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
+    if (e->job && strcmp(e->kind, "action") != 0)
+        json_object_set_new(o, "job", jstr(e->job));
     if (strcmp(e->kind, "transition") == 0) {
         json_object_set_new(o, "from", jstr(e->from));
         json_object_set_new(o, "to", jstr(e->to));
@@ -175,6 +177,7 @@ static int parse_filter(const struct hn_http_request *req, struct hn_event_filte
     f->node = hn_http_arg(req, "node");
     f->kind = hn_http_arg(req, "kind");
     f->rule = hn_http_arg(req, "rule");
+    f->job = hn_http_arg(req, "job");
     const char *since = hn_http_arg(req, "since");
     const char *before = hn_http_arg(req, "before");
     const char *limit = hn_http_arg(req, "limit");
@@ -429,6 +432,17 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
         hn_expo_label(labels, sizeof(labels), &len, "result", results[k]);
         hn_expo_sample(&e, "houston_control_frames_total", labels, (double)frames[k]);
     }
+    hn_expo_family(&e, "houston_control_step_reports_total",
+                   "Step reports in accepted frames, by result (refused: no job id, bad values).",
+                   HN_COUNTER);
+    len = 0;
+    labels[0] = '\0';
+    hn_expo_label(labels, sizeof(labels), &len, "result", "accepted");
+    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_accepted);
+    len = 0;
+    labels[0] = '\0';
+    hn_expo_label(labels, sizeof(labels), &len, "result", "refused");
+    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_refused);
     hn_expo_family(&e, "houston_control_samples_total", "Samples applied to the brain.",
                    HN_COUNTER);
     hn_expo_sample(&e, "houston_control_samples_total", NULL, (double)c->samples);
@@ -462,6 +476,99 @@ static void api_health(void *ctx, const char *url, struct hn_http_reply *r)
 /* JSON bodies are small; frames get the configured cap (set in hn_control_routes). */
 #define JSON_BODY_MAX (64u << 10)
 
+/* ---- jobs ---- */
+
+/* A number, or null when unknown (JSON has no NaN). */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *job_json(const struct hn_job_view *v, int with_series)
+{
+    json_t *lost = json_object();
+    json_t *lost_s = json_object();
+    for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
+        json_object_set_new(lost, hn_loss_cause_name(k), json_real(v->lost_gpu_h[k]));
+        json_object_set_new(lost_s, hn_loss_cause_name(k), json_real(v->l.lost_s[k]));
+    }
+    json_t *o = json_pack(
+        "{s:o, s:s, s:i, s:i, s:f, s:f, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:o, "
+        "s:o, s:i}",
+        "id", jstr(v->l.id), "state", v->state, "ranks", (int)v->l.ranks, "nodes", (int)v->nodes,
+        "first_seen", v->l.first_seen, "last_report", v->l.last_report, "step",
+        (json_int_t)v->l.step, "checkpoint", (json_int_t)v->l.checkpoint, "step_seconds",
+        jnum(v->step_seconds), "tokens_per_s", jnum(v->tokens_per_s), "tflops_per_gpu",
+        jnum(v->tflops_per_gpu), "mfu", jnum(v->mfu), "ettr", jnum(v->ettr), "effective_mfu",
+        jnum(v->effective_mfu), "productive_s", v->l.productive_s, "wall_s", v->wall_s,
+        "lost_gpu_hours", lost, "lost_seconds", lost_s, "interruptions", (int)v->l.interruptions);
+    if (!o)
+        return NULL;
+    json_t *st = json_null();
+    if (v->straggler_rank >= 0)
+        st = json_pack("{s:i, s:o, s:f, s:I}", "rank", v->straggler_rank, "node",
+                       jstr(v->straggler_node), "slowdown", v->straggler_slowdown, "onset_step",
+                       (json_int_t)v->straggler_onset);
+    json_object_set_new(o, "straggler", st ? st : json_null());
+    json_object_set_new(o, "plan", jstr(v->plan));
+    if (with_series) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < v->nseries; i++) {
+            const struct hn_job_point *p = &v->series[i];
+            json_array_append_new(arr, json_pack("{s:f, s:o, s:o, s:o}", "time", p->time, "mfu",
+                                                 jnum(p->mfu), "ettr", jnum(p->ettr),
+                                                 "step_seconds", jnum(p->step_seconds)));
+        }
+        json_object_set_new(o, "series", arr);
+    }
+    return o;
+}
+
+static void api_jobs(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    (void)url;
+    json_t *arr = json_array();
+    pthread_mutex_lock(&c->lock);
+    size_t n = hn_brain_job_count(c->brain);
+    for (size_t i = 0; i < n; i++) {
+        struct hn_job_view v;
+        if (hn_brain_job_view(c->brain, i, &v) == 0) {
+            json_t *o = job_json(&v, 0);
+            if (o)
+                json_array_append_new(arr, o);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
+}
+
+static void api_job(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    const char *id = url + strlen("/v1/jobs/");
+    if (!*id || strchr(id, '/')) {
+        reply_error(r, 404, "no such job");
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    int i = hn_brain_find_job(c->brain, id);
+    struct hn_job_view v;
+    json_t *o = i >= 0 && hn_brain_job_view(c->brain, (size_t)i, &v) == 0 ? job_json(&v, 1) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (!o) {
+        reply_error(r, 404, "no such job: %s", id);
+        return;
+    }
+    struct hn_event_filter f = {.job = id, .limit = 100};
+    json_t *events = json_array();
+    pthread_mutex_lock(&c->lock);
+    hn_store_query_events(c->store, &f, event_json, events);
+    pthread_mutex_unlock(&c->lock);
+    json_object_set_new(o, "events", events);
+    reply_json(r, 200, json_pack("{s:o}", "job", o));
+}
+
 static struct hn_http_route routes[] = {
     {"POST", "/v1/ingest", api_ingest, 0},
     {"GET", "/v1/nodes", api_nodes, JSON_BODY_MAX},
@@ -469,6 +576,8 @@ static struct hn_http_route routes[] = {
     {"POST", "/v1/nodes/*", api_node, JSON_BODY_MAX},
     {"GET", "/v1/events", api_events, JSON_BODY_MAX},
     {"GET", "/v1/racks", api_racks, JSON_BODY_MAX},
+    {"GET", "/v1/jobs", api_jobs, JSON_BODY_MAX},
+    {"GET", "/v1/jobs/*", api_job, JSON_BODY_MAX},
     {"GET", "/metrics", api_metrics, JSON_BODY_MAX},
     {"GET", "/healthz", api_health, JSON_BODY_MAX},
 };

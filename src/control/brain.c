@@ -1,5 +1,7 @@
 #include "control/brain.h"
 
+#include "control/brain_int.h"
+
 #include "common/util.h"
 #include "common/xid.h"
 
@@ -10,83 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define MAX_IB_PORTS 32
-
-/* Rules that fire once until the node is back in service (bits of gpu->fired). */
-enum {
-    R_DBE,
-    R_RETIRED,
-    R_REMAP_FAIL,
-    R_REMAP_PENDING,
-    R_NVL_REPLAY,
-    R_NVL_RECOVERY,
-    R_NVL_CRC,
-    R_PCIE,
-    R_POWER_VIOL,
-    R_THERMAL_VIOL,
-    R_LOST,
-    R_LAGGARD,
-    R_HOT,
-};
-
-struct gpu_st {
-    double v[HN_F_COUNT];    /* last value, NaN unknown */
-    double prev[HN_F_COUNT]; /* value before it */
-    double t[HN_F_COUNT];    /* when v arrived */
-    double prev_t[HN_F_COUNT];
-    int lost;
-    int streak[2];      /* peer rules (laggard, hot): evaluations in a row out of line */
-    double streak_t[2]; /* time of the sample each streak last counted */
-    unsigned fired;
-};
-
-struct ib_st {
-    char key[48];
-    int active;
-    uint64_t link_downed;
-};
-
-struct node {
-    char name[HN_NAME_MAX];
-    char rack[HN_NAME_MAX];
-    char sku[32];
-    enum hn_node_state state;
-    unsigned gpus_expected, gpus_seen;
-    int drained_by_houston;
-    int held;
-    struct hn_finding held_finding;
-    double since;
-    char reason[192];
-    char job[32];
-    int count_fired;
-    int silent_fired;
-    double last_bad;  /* time of the last suspect or fatal finding */
-    double last_data; /* time of the last samples */
-    struct gpu_st *gpus;
-    struct ib_st ib[MAX_IB_PORTS];
-    unsigned nib;
-};
-
-struct removal {
-    double time;
-    int node;
-};
-
-struct hn_brain {
-    struct hn_brain_config cfg;
-    struct node *nodes;
-    size_t nnodes, capnodes;
-    struct hn_out *outq;
-    size_t qhead, qlen, qcap;
-    uint64_t next_action;
-    struct removal *removals;
-    size_t nremovals, capremovals;
-    double *scratch;
-    int *index; /* open-addressing hash of node names -> node index + 1; 0 = empty */
-    size_t index_cap;
-    size_t capscratch;
-};
 
 static const char *const state_names[HN_NODE_NSTATES] = {
     "new", "burnin", "ready", "suspect", "draining", "quarantined", "repair", "retired",
@@ -125,6 +50,11 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->laggard_max_age_s = 60;
     cfg->burnin_s = 600;
     cfg->hot_min_delta_c = 8;
+    cfg->restart_s = 300;
+    cfg->straggler_horizon_s = 3600;
+    cfg->hang_min_s = 120;
+    cfg->hang_k = 10;
+    hn_strlcpy(cfg->mfu_dtype, "bf16", sizeof(cfg->mfu_dtype));
 }
 
 struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
@@ -135,6 +65,7 @@ struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
     else
         hn_brain_config_default(&b->cfg);
     b->next_action = 1;
+    b->jobs = hb_jobs_new();
     return b;
 }
 
@@ -149,13 +80,14 @@ void hn_brain_free(struct hn_brain *b)
     free(b->removals);
     free(b->scratch);
     free(b->index);
+    hb_jobs_free(b->jobs);
     free(b);
 }
 
 /* ---- outputs ---- */
 
-static struct hn_out *push_out(struct hn_brain *b, enum hn_out_kind kind, double now,
-                               const struct node *n)
+struct hn_out *hb_push_out(struct hn_brain *b, enum hn_out_kind kind, double now,
+                           const struct node *n)
 {
     if (b->qhead + b->qlen == b->qcap) {
         if (b->qhead > 0) {
@@ -170,7 +102,7 @@ static struct hn_out *push_out(struct hn_brain *b, enum hn_out_kind kind, double
     memset(o, 0, sizeof(*o));
     o->kind = kind;
     o->time = now;
-    hn_strlcpy(o->node, n->name, sizeof(o->node));
+    hn_strlcpy(o->node, n ? n->name : "", sizeof(o->node));
     return o;
 }
 
@@ -185,12 +117,12 @@ int hn_brain_poll(struct hn_brain *b, struct hn_out *out)
     return 1;
 }
 
-static void finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
-                        const char *evidence, const char *fmt, ...)
+void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
+                    const char *evidence, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-static void finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
-                        const char *evidence, const char *fmt, ...)
+void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
+                    const char *evidence, const char *fmt, ...)
 {
     memset(f, 0, sizeof(*f));
     hn_strlcpy(f->rule, rule, sizeof(f->rule));
@@ -203,12 +135,12 @@ static void finding_set(struct hn_finding *f, const char *rule, enum hn_severity
     va_end(ap);
 }
 
-static void transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
-                       const struct hn_finding *why, const char *actor)
+void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
+                   const struct hn_finding *why, const char *actor)
 {
     if (n->state == to)
         return;
-    struct hn_out *o = push_out(b, HN_OUT_TRANSITION, now, n);
+    struct hn_out *o = hb_push_out(b, HN_OUT_TRANSITION, now, n);
     o->from = n->state;
     o->to = to;
     o->finding = *why;
@@ -218,15 +150,17 @@ static void transition(struct hn_brain *b, double now, struct node *n, enum hn_n
     hn_strlcpy(n->reason, why->detail, sizeof(n->reason));
 }
 
-static uint64_t action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
-                       const char *reason)
+uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
+                   const char *reason)
 {
-    struct hn_out *o = push_out(b, HN_OUT_ACTION, now, n);
+    struct hn_out *o = hb_push_out(b, HN_OUT_ACTION, now, n);
     o->action.id = b->next_action++;
     o->action.kind = kind;
     hn_strlcpy(o->action.node, n->name, sizeof(o->action.node));
-    if (kind == HN_ACT_REQUEUE)
+    if (kind == HN_ACT_REQUEUE) {
         hn_strlcpy(o->action.job, n->job, sizeof(o->action.job));
+        hn_strlcpy(o->job, n->job, sizeof(o->job));
+    }
     if (reason)
         snprintf(o->action.reason, sizeof(o->action.reason), "houston: %s", reason);
     return o->action.id;
@@ -234,7 +168,7 @@ static uint64_t action(struct hn_brain *b, double now, struct node *n, enum hn_a
 
 /* ---- lifecycle ---- */
 
-static int in_service(enum hn_node_state s)
+int hb_in_service(enum hn_node_state s)
 {
     return s == HN_NODE_NEW || s == HN_NODE_BURNIN || s == HN_NODE_READY || s == HN_NODE_SUSPECT;
 }
@@ -290,45 +224,58 @@ static void add_removal(struct hn_brain *b, double time, int node)
     b->removals[b->nremovals++] = (struct removal){time, node};
 }
 
-/* Takes n out of service: drain it and requeue its job. */
-static void remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
-                        const char *actor)
+uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *job)
 {
-    transition(b, now, n, HN_NODE_DRAINING, f, actor);
+    struct hn_out *o = hb_push_out(b, HN_OUT_ACTION, now, n);
+    o->action.id = b->next_action++;
+    o->action.kind = HN_ACT_REQUEUE;
+    hn_strlcpy(o->action.node, n->name, sizeof(o->action.node));
+    hn_strlcpy(o->action.job, job, sizeof(o->action.job));
+    hn_strlcpy(o->job, job, sizeof(o->job));
+    return o->action.id;
+}
+
+void hb_remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
+                    const char *actor)
+{
+    hb_transition(b, now, n, HN_NODE_DRAINING, f, actor);
     n->drained_by_houston = 1;
     n->held = 0;
-    action(b, now, n, HN_ACT_DRAIN, f->detail);
+    hb_action(b, now, n, HN_ACT_DRAIN, f->detail);
     if (n->job[0])
-        action(b, now, n, HN_ACT_REQUEUE, NULL);
+        hb_action(b, now, n, HN_ACT_REQUEUE, NULL);
+    /* Jobs whose ranks report from this node: the ledger charges the interruption to f's
+     * cause, and those the scheduler poll did not name are requeued too. */
+    hb_jobs_node_removed(b, now, n, f);
 }
 
 /* A finding about node n: recorded, and acted on by severity. */
-static void found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f)
+void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f)
 {
-    struct hn_out *o = push_out(b, HN_OUT_FINDING, now, n);
+    struct hn_out *o = hb_push_out(b, HN_OUT_FINDING, now, n);
     o->finding = *f;
     if (f->severity >= HN_SEV_SUSPECT)
         n->last_bad = now;
-    if (!in_service(n->state))
+    if (!hb_in_service(n->state))
         return;
     if (f->severity == HN_SEV_SUSPECT) {
-        transition(b, now, n, HN_NODE_SUSPECT, f, f->rule);
+        hb_transition(b, now, n, HN_NODE_SUSPECT, f, f->rule);
         return;
     }
     if (f->severity != HN_SEV_FATAL || n->held)
         return;
     char why[256];
     if (guard_allows(b, now, n, why, sizeof(why))) {
-        remove_node(b, now, n, f, f->rule);
+        hb_remove_node(b, now, n, f, f->rule);
         add_removal(b, now, (int)(n - b->nodes));
         return;
     }
     struct hn_finding held = *f;
     hn_strlcpy(held.evidence, why, sizeof(held.evidence));
-    transition(b, now, n, HN_NODE_SUSPECT, &held, "guard");
+    hb_transition(b, now, n, HN_NODE_SUSPECT, &held, "guard");
     n->held = 1;
     n->held_finding = *f;
-    o = push_out(b, HN_OUT_HELD, now, n);
+    o = hb_push_out(b, HN_OUT_HELD, now, n);
     o->finding = held;
 }
 
@@ -422,8 +369,8 @@ int hn_brain_restore_node(struct hn_brain *b, int node, enum hn_node_state state
     n->since = since;
     hn_strlcpy(n->reason, reason ? reason : "", sizeof(n->reason));
     if (held)
-        finding_set(&n->held_finding, "restored", HN_SEV_FATAL, -1, "restored after restart", "%s",
-                    n->reason);
+        hb_finding_set(&n->held_finding, "restored", HN_SEV_FATAL, -1, "restored after restart",
+                       "%s", n->reason);
     /* The guard's window survives a restart: a node houston took out counts from the time it
      * left. (Operator-approved drains count too: the store does not say who drained; erring
      * towards holding is the safe side.) */
@@ -443,7 +390,7 @@ size_t hn_brain_node_count(const struct hn_brain *b)
     return b->nnodes;
 }
 
-static struct node *node_at(struct hn_brain *b, int node)
+struct node *hb_node_at(struct hn_brain *b, int node)
 {
     return node >= 0 && (size_t)node < b->nnodes ? &b->nodes[node] : NULL;
 }
@@ -526,9 +473,9 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
         (isnan(g->prev[HN_F_ECC_DBE_VOL]) || rising(g, HN_F_ECC_DBE_VOL)) && fire_once(g, R_DBE)) {
         snprintf(ev, sizeof(ev), "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL=%.0f previous=%.0f limit=any new",
                  dbe, g->prev[HN_F_ECC_DBE_VOL]);
-        finding_set(&f, "dbe_new", HN_SEV_FATAL, gpu, ev,
-                    "GPU %u: new uncorrectable ECC error (%.0f volatile)", gi, dbe);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "dbe_new", HN_SEV_FATAL, gpu, ev,
+                       "GPU %u: new uncorrectable ECC error (%.0f volatile)", gi, dbe);
+        hb_found(b, now, n, &f);
     }
     /* Either cause alone can reach the limit: an unknown one counts as 0. */
     double sbe = g->v[HN_F_RETIRED_SBE], dbe2 = g->v[HN_F_RETIRED_DBE];
@@ -537,34 +484,35 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
     if (!isnan(retired) && retired >= c->retired_pages_limit && fire_once(g, R_RETIRED)) {
         snprintf(ev, sizeof(ev), "retired_sbe=%.0f retired_dbe=%.0f limit=%.0f",
                  g->v[HN_F_RETIRED_SBE], g->v[HN_F_RETIRED_DBE], c->retired_pages_limit);
-        finding_set(&f, "retired_pages", HN_SEV_FATAL, gpu, ev, "GPU %u: %.0f retired pages", gi,
-                    retired);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "retired_pages", HN_SEV_FATAL, gpu, ev, "GPU %u: %.0f retired pages", gi,
+                       retired);
+        hb_found(b, now, n, &f);
     }
     if (g->v[HN_F_REMAP_FAILURE] > 0 && fire_once(g, R_REMAP_FAIL)) {
         snprintf(ev, sizeof(ev), "DCGM_FI_DEV_ROW_REMAP_FAILURE=1 uncorrectable_rows=%.0f",
                  g->v[HN_F_REMAP_UNCORRECTABLE]);
-        finding_set(&f, "row_remap_failure", HN_SEV_FATAL, gpu, ev, "GPU %u: row remapping failed",
-                    gi);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "row_remap_failure", HN_SEV_FATAL, gpu, ev,
+                       "GPU %u: row remapping failed", gi);
+        hb_found(b, now, n, &f);
     }
     if (g->v[HN_F_REMAP_PENDING] > 0 && fire_once(g, R_REMAP_PENDING)) {
-        finding_set(&f, "row_remap_pending", HN_SEV_WARN, gpu, "DCGM_FI_DEV_ROW_REMAP_PENDING=1",
-                    "GPU %u: row remap pending, reset the GPU at the next job boundary", gi);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "row_remap_pending", HN_SEV_WARN, gpu, "DCGM_FI_DEV_ROW_REMAP_PENDING=1",
+                       "GPU %u: row remap pending, reset the GPU at the next job boundary", gi);
+        hb_found(b, now, n, &f);
     }
     if (rising(g, HN_F_NVLINK_REPLAY) && fire_once(g, R_NVL_REPLAY)) {
         snprintf(ev, sizeof(ev), "nvlink_replay=%.0f previous=%.0f", g->v[HN_F_NVLINK_REPLAY],
                  g->prev[HN_F_NVLINK_REPLAY]);
-        finding_set(&f, "nvlink_replay", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink replay errors", gi);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "nvlink_replay", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink replay errors",
+                       gi);
+        hb_found(b, now, n, &f);
     }
     if (rising(g, HN_F_NVLINK_RECOVERY) && fire_once(g, R_NVL_RECOVERY)) {
         snprintf(ev, sizeof(ev), "nvlink_recovery=%.0f previous=%.0f", g->v[HN_F_NVLINK_RECOVERY],
                  g->prev[HN_F_NVLINK_RECOVERY]);
-        finding_set(&f, "nvlink_recovery", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink recovery errors",
-                    gi);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "nvlink_recovery", HN_SEV_FATAL, gpu, ev,
+                       "GPU %u: NVLink recovery errors", gi);
+        hb_found(b, now, n, &f);
     }
     double crc = rate_per_s(g, HN_F_NVLINK_CRC_FLIT);
     double crc_data = rate_per_s(g, HN_F_NVLINK_CRC_DATA);
@@ -573,18 +521,18 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
     if (!isnan(crc) && crc >= c->nvlink_crc_per_s_limit && fire_once(g, R_NVL_CRC)) {
         snprintf(ev, sizeof(ev), "nvlink_crc_rate=%.1f/s limit=%.0f/s", crc,
                  c->nvlink_crc_per_s_limit);
-        finding_set(&f, "nvlink_crc", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink CRC errors %.0f/s", gi,
-                    crc);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "nvlink_crc", HN_SEV_FATAL, gpu, ev, "GPU %u: NVLink CRC errors %.0f/s",
+                       gi, crc);
+        hb_found(b, now, n, &f);
     }
     double replay = rate_per_s(g, HN_F_PCIE_REPLAY) * 60;
     double width = isnan(g->v[HN_F_PCIE_WIDTH]) ? 16 : g->v[HN_F_PCIE_WIDTH];
     if (!isnan(replay) && replay > c->pcie_replay_per_lane_min * width && fire_once(g, R_PCIE)) {
         snprintf(ev, sizeof(ev), "pcie_replay_rate=%.1f/min budget=%.2f/lane/min width=%.0f",
                  replay, c->pcie_replay_per_lane_min, width);
-        finding_set(&f, "pcie_replay", HN_SEV_WARN, gpu, ev, "GPU %u: PCIe replays %.1f/min", gi,
-                    replay);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "pcie_replay", HN_SEV_WARN, gpu, ev, "GPU %u: PCIe replays %.1f/min", gi,
+                       replay);
+        hb_found(b, now, n, &f);
     }
     static const struct {
         int field, rule;
@@ -600,16 +548,16 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
             continue;
         snprintf(ev, sizeof(ev), "%s_us=%.0f previous=%.0f", viol[i].name, g->v[viol[i].field],
                  g->prev[viol[i].field]);
-        finding_set(&f, viol[i].name, HN_SEV_WARN, gpu, ev, "GPU %u: %s counter rising", gi,
-                    viol[i].name);
-        found(b, now, n, &f);
+        hb_finding_set(&f, viol[i].name, HN_SEV_WARN, gpu, ev, "GPU %u: %s counter rising", gi,
+                       viol[i].name);
+        hb_found(b, now, n, &f);
     }
 }
 
 int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, const unsigned *fields,
                      const double *values, unsigned n)
 {
-    struct node *nd = node_at(b, node);
+    struct node *nd = hb_node_at(b, node);
     if (!nd || gpu >= nd->gpus_expected)
         return -EINVAL;
     struct gpu_st *g = &nd->gpus[gpu];
@@ -634,7 +582,7 @@ int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, con
 
 int hn_brain_gpu_count(struct hn_brain *b, double now, int node, unsigned count)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
     n->gpus_seen = count;
@@ -648,15 +596,15 @@ int hn_brain_gpu_count(struct hn_brain *b, double now, int node, unsigned count)
     struct hn_finding f;
     char ev[96];
     snprintf(ev, sizeof(ev), "gpus=%u expected=%u", count, n->gpus_expected);
-    finding_set(&f, "gpu_count", HN_SEV_FATAL, -1, ev, "%u GPUs found, %u expected", count,
-                n->gpus_expected);
-    found(b, now, n, &f);
+    hb_finding_set(&f, "gpu_count", HN_SEV_FATAL, -1, ev, "%u GPUs found, %u expected", count,
+                   n->gpus_expected);
+    hb_found(b, now, n, &f);
     return 0;
 }
 
 int hn_brain_gpu_lost(struct hn_brain *b, double now, int node, unsigned gpu, int lost)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || gpu >= n->gpus_expected)
         return -EINVAL;
     struct gpu_st *g = &n->gpus[gpu];
@@ -664,15 +612,15 @@ int hn_brain_gpu_lost(struct hn_brain *b, double now, int node, unsigned gpu, in
     if (!lost || !fire_once(g, R_LOST))
         return 0;
     struct hn_finding f;
-    finding_set(&f, "gpu_lost", HN_SEV_FATAL, (int)gpu, "nvml=GPU_IS_LOST",
-                "GPU %u is lost (fell off the bus)", gpu);
-    found(b, now, n, &f);
+    hb_finding_set(&f, "gpu_lost", HN_SEV_FATAL, (int)gpu, "nvml=GPU_IS_LOST",
+                   "GPU %u is lost (fell off the bus)", gpu);
+    hb_found(b, now, n, &f);
     return 0;
 }
 
 int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigned code)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
     const struct hn_xid_entry *e =
@@ -692,19 +640,19 @@ int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigne
     }
     int g = gpu == 0xffffu || gpu >= n->gpus_expected ? -1 : (int)gpu;
     if (g >= 0)
-        finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev, "xid %u (%s) on GPU %d",
-                    code, mnemonic, g);
+        hb_finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev,
+                       "xid %u (%s) on GPU %d", code, mnemonic, g);
     else
-        finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev, "xid %u (%s)", code,
-                    mnemonic);
-    found(b, now, n, &f);
+        hb_finding_set(&f, "xid", fatal ? HN_SEV_FATAL : HN_SEV_WARN, g, ev, "xid %u (%s)", code,
+                       mnemonic);
+    hb_found(b, now, n, &f);
     return 0;
 }
 
 int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
                      uint64_t link_downed)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || !port)
         return -EINVAL;
     struct ib_st *p = NULL;
@@ -731,22 +679,22 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
     if (link_downed > before) {
         snprintf(ev, sizeof(ev), "link_downed=%llu previous=%llu", (unsigned long long)link_downed,
                  (unsigned long long)before);
-        finding_set(&f, "ib_link_downed", HN_SEV_FATAL, -1, ev, "IB port %s went down", port);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "ib_link_downed", HN_SEV_FATAL, -1, ev, "IB port %s went down", port);
+        hb_found(b, now, n, &f);
     } else if (!active && (was_active || before == link_downed)) {
         if (!was_active && n->state != HN_NODE_READY && n->state != HN_NODE_NEW)
             return 0;
         snprintf(ev, sizeof(ev), "state=not ACTIVE link_downed=%llu",
                  (unsigned long long)link_downed);
-        finding_set(&f, "ib_port_down", HN_SEV_FATAL, -1, ev, "IB port %s is not ACTIVE", port);
-        found(b, now, n, &f);
+        hb_finding_set(&f, "ib_port_down", HN_SEV_FATAL, -1, ev, "IB port %s is not ACTIVE", port);
+        hb_found(b, now, n, &f);
     }
     return 0;
 }
 
 int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent_s)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
     if (n->silent_fired)
@@ -755,9 +703,9 @@ int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent
     struct hn_finding f;
     char ev[96];
     snprintf(ev, sizeof(ev), "silent_for=%.0fs", silent_s);
-    finding_set(&f, "agent_silent", HN_SEV_SUSPECT, -1, ev,
-                "no telemetry from the node's agent for %.0f s", silent_s);
-    found(b, now, n, &f);
+    hb_finding_set(&f, "agent_silent", HN_SEV_SUSPECT, -1, ev,
+                   "no telemetry from the node's agent for %.0f s", silent_s);
+    hb_found(b, now, n, &f);
     return 0;
 }
 
@@ -765,24 +713,24 @@ int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent
 
 int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
 {
-    (void)now;
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
     hn_strlcpy(n->job, job ? job : "", sizeof(n->job));
+    hb_jobs_sched_seen(b, now, job);
     return 0;
 }
 
 int hn_brain_node_idle(struct hn_brain *b, double now, int node)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
     n->job[0] = '\0';
     if (n->state == HN_NODE_DRAINING) {
         struct hn_finding f;
-        finding_set(&f, "scheduler", HN_SEV_INFO, -1, "jobs=0", "no job left on the node");
-        transition(b, now, n, HN_NODE_QUARANTINED, &f, "scheduler");
+        hb_finding_set(&f, "scheduler", HN_SEV_INFO, -1, "jobs=0", "no job left on the node");
+        hb_transition(b, now, n, HN_NODE_QUARANTINED, &f, "scheduler");
     }
     return 0;
 }
@@ -914,14 +862,14 @@ static void peer_check(struct hn_brain *b, double now, const char *sku, const st
                      g->streak[r->slot]);
             struct hn_finding f;
             if (r->field == HN_F_SM_CLOCK)
-                finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
-                            "GPU %u: SM clock %.0f MHz, %.0f%% below its %s peers", gi, v,
-                            rel * 100, sku);
+                hb_finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
+                               "GPU %u: SM clock %.0f MHz, %.0f%% below its %s peers", gi, v,
+                               rel * 100, sku);
             else
-                finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
-                            "GPU %u: %.0f C, %.0f C hotter than its %s peers at equal power", gi, v,
-                            v - med, sku);
-            found(b, now, nd, &f);
+                hb_finding_set(&f, r->rule, HN_SEV_SUSPECT, (int)gi, ev,
+                               "GPU %u: %.0f C, %.0f C hotter than its %s peers at equal power", gi,
+                               v, v - med, sku);
+            hb_found(b, now, nd, &f);
         }
     }
 }
@@ -961,12 +909,12 @@ static void burnin_check(struct hn_brain *b, double now)
         struct hn_finding f;
         char ev[96];
         snprintf(ev, sizeof(ev), "burnin_s=%.0f findings=0", now - n->since);
-        finding_set(&f, "burnin", HN_SEV_INFO, -1, ev, "burn-in passed after %.0f s",
-                    now - n->since);
-        push_out(b, HN_OUT_FINDING, now, n)->finding = f;
-        transition(b, now, n, HN_NODE_READY, &f, "burnin");
+        hb_finding_set(&f, "burnin", HN_SEV_INFO, -1, ev, "burn-in passed after %.0f s",
+                       now - n->since);
+        hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+        hb_transition(b, now, n, HN_NODE_READY, &f, "burnin");
         if (n->drained_by_houston)
-            action(b, now, n, HN_ACT_RESUME, NULL);
+            hb_action(b, now, n, HN_ACT_RESUME, NULL);
         n->drained_by_houston = 0;
         back_in_service(n);
     }
@@ -975,6 +923,7 @@ static void burnin_check(struct hn_brain *b, double now)
 void hn_brain_tick(struct hn_brain *b, double now)
 {
     burnin_check(b, now);
+    hb_jobs_tick(b, now);
     /* Each SKU once, in node order (deterministic). */
     for (size_t i = 0; i < b->nnodes; i++) {
         int seen = 0;
@@ -989,33 +938,33 @@ void hn_brain_tick(struct hn_brain *b, double now)
 
 int hn_brain_drain(struct hn_brain *b, double now, int node, const char *reason, const char *user)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || n->state == HN_NODE_RETIRED)
         return -EINVAL;
     char actor[48];
     snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
     struct hn_finding f;
-    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s", user ? user : "unknown",
-                reason && reason[0] ? reason : "drain");
-    push_out(b, HN_OUT_FINDING, now, n)->finding = f;
-    remove_node(b, now, n, &f, actor);
+    hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s",
+                   user ? user : "unknown", reason && reason[0] ? reason : "drain");
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    hb_remove_node(b, now, n, &f, actor);
     return 0;
 }
 
 int hn_brain_resume(struct hn_brain *b, double now, int node, const char *user)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || n->state == HN_NODE_RETIRED)
         return -EINVAL;
     char actor[48];
     snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
     struct hn_finding f;
-    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: resume",
-                user ? user : "unknown");
-    transition(b, now, n, HN_NODE_READY, &f, actor);
+    hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: resume",
+                   user ? user : "unknown");
+    hb_transition(b, now, n, HN_NODE_READY, &f, actor);
     /* The scheduler's drain is undone only when houston set it. */
     if (n->drained_by_houston)
-        action(b, now, n, HN_ACT_RESUME, NULL);
+        hb_action(b, now, n, HN_ACT_RESUME, NULL);
     n->drained_by_houston = 0;
     back_in_service(n);
     return 0;
@@ -1023,7 +972,7 @@ int hn_brain_resume(struct hn_brain *b, double now, int node, const char *user)
 
 int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || !n->held)
         return -EINVAL;
     char actor[48];
@@ -1031,14 +980,14 @@ int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
     struct hn_finding f = n->held_finding;
     snprintf(f.evidence, sizeof(f.evidence), "approved by %.47s; %.250s", actor,
              n->held_finding.evidence);
-    remove_node(b, now, n, &f, actor);
+    hb_remove_node(b, now, n, &f, actor);
     return 0;
 }
 
 int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_state to,
                        const char *user)
 {
-    struct node *n = node_at(b, node);
+    struct node *n = hb_node_at(b, node);
     if (!n || (unsigned)to >= HN_NODE_NSTATES)
         return -EINVAL;
     if (to == HN_NODE_READY)
@@ -1048,9 +997,9 @@ int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_st
     char actor[48];
     snprintf(actor, sizeof(actor), "operator:%s", user ? user : "unknown");
     struct hn_finding f;
-    finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s", user ? user : "unknown",
-                hn_node_state_name(to));
-    transition(b, now, n, to, &f, actor);
+    hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s",
+                   user ? user : "unknown", hn_node_state_name(to));
+    hb_transition(b, now, n, to, &f, actor);
     if (to == HN_NODE_BURNIN)
         back_in_service(n);
     return 0;

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 struct hn_xid_catalog;
+struct hn_sku_table;
 
 enum hn_node_state {
     HN_NODE_NEW,
@@ -85,6 +86,7 @@ struct hn_out {
     enum hn_node_state from, to; /* TRANSITION */
     char actor[48];              /* TRANSITION: rule name or "operator:NAME" */
     struct hn_action action;     /* ACTION */
+    char job[32];                /* the job it concerns ("": none): straggler, hang, requeue */
 };
 
 /* Rule thresholds for one SKU, overriding the fleet-wide ones (NaN: not overridden). */
@@ -117,7 +119,17 @@ struct hn_brain_config {
     double burnin_s; /* 600 */
     /* Hot parts: a loaded GPU hotter than its same-SKU peers drawing the same power (within
      * 10%) by hot_min_delta_c and laggard_k robust deviations, laggard_cycles in a row. */
-    double hot_min_delta_c;                   /* 8 */
+    double hot_min_delta_c; /* 8 */
+    /* Jobs (docs/jobs.md). A job restart costs restart_s (until the job has measured its own);
+     * a persistent straggler is drained at the job's next checkpoint when the GPU time it
+     * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
+     * no step progress for max(hang_min_s, hang_k x its typical step time) is hung. */
+    double restart_s;                         /* 300 */
+    double straggler_horizon_s;               /* 3600 */
+    double hang_min_s;                        /* 120 */
+    double hang_k;                            /* 10 */
+    char mfu_dtype[16];                       /* "bf16": the dense peak MFU is quoted against */
+    const struct hn_sku_table *skus;          /* borrowed; NULL: MFU unknown */
     const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
     const struct hn_sku_rules *sku_rules;     /* borrowed; per-SKU overrides */
     size_t nsku_rules;
@@ -170,6 +182,72 @@ int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent
 int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);
+
+/* A training step of one rank (docs/steps.md), forwarded by the agent of node `node`.
+ * Unknown integers are -1, unknown reals NaN. */
+struct hn_step_in {
+    const char *job;
+    int64_t rank, local_rank, world;
+    int gpu; /* -1: not mapped to a GPU of the node */
+    uint64_t step;
+    double seconds, tokens, forward_s, backward_s, optimizer_s, comm_s, tflops, flops_per_token;
+    int64_t checkpoint;
+};
+int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s);
+
+/* Why GPU time was lost (the job ledger's columns). */
+enum hn_loss_cause {
+    HN_LOSS_FAILURE,   /* a fatal fault took a node of the job out */
+    HN_LOSS_STRAGGLER, /* a slow rank held the job back, and its replacement */
+    HN_LOSS_HANG,      /* no progress until houston noticed, and the restart */
+    HN_LOSS_OPERATOR,  /* an operator drained a node of the job */
+    HN_LOSS_OTHER,     /* the job restarted and houston saw no cause */
+    HN_LOSS_NCAUSES
+};
+const char *hn_loss_cause_name(enum hn_loss_cause c);
+
+/* A job's ledger: what survives a controller restart (control/store.h). */
+struct hn_job_ledger {
+    char id[32];
+    unsigned ranks;
+    double first_seen, last_report; /* brain time */
+    uint64_t step;                  /* highest step reported */
+    int64_t checkpoint;             /* last checkpoint step, -1: none reported */
+    double productive_s;            /* wall time that turned into kept training progress */
+    double lost_s[HN_LOSS_NCAUSES]; /* wall time lost, by cause (x ranks = GPU time) */
+    unsigned interruptions;
+    int ended;
+};
+
+/* A point of a job's history, one per minute of brain time at most (older points thinned). */
+struct hn_job_point {
+    double time, mfu, ettr, step_seconds;
+};
+
+struct hn_job_view {
+    struct hn_job_ledger l;
+    const char *state;                               /* "running", "restarting", "hung", "ended" */
+    unsigned nodes;                                  /* nodes its ranks reported from */
+    double step_seconds;                             /* median of its recent step times */
+    double tokens_per_s;                             /* whole job, NaN unknown */
+    double tflops_per_gpu, mfu, ettr, effective_mfu; /* NaN unknown */
+    double wall_s;
+    double lost_gpu_h[HN_LOSS_NCAUSES];
+    int straggler_rank; /* -1: none now */
+    char straggler_node[HN_NAME_MAX];
+    double straggler_slowdown; /* 0.3 = 30% slower than its peers */
+    uint64_t straggler_onset;
+    char plan[192];                    /* the straggler policy's decision, for people */
+    const struct hn_job_point *series; /* borrowed until the next call into the brain */
+    size_t nseries;
+};
+size_t hn_brain_job_count(const struct hn_brain *b);
+int hn_brain_find_job(const struct hn_brain *b, const char *id);
+int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *out);
+/* 1 when job i's ledger changed since the last call with clear=1 (then cleared). */
+int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear);
+/* Restores a saved ledger (before any step report of that job). -EEXIST when known. */
+int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l);
 
 /* Periodic evaluation: laggards across peers, guard window. Call about once per collection
  * interval. */

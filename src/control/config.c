@@ -261,6 +261,22 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->hot_min_delta_c, v, 0, 100, key, err, errsize);
     if (strcmp(key, "burnin") == 0)
         return set_num(&b->burnin_s, v, 0, 30 * 86400, key, err, errsize);
+    if (strcmp(key, "restart-overhead") == 0)
+        return set_num(&b->restart_s, v, 0, 86400, key, err, errsize);
+    if (strcmp(key, "straggler-horizon") == 0)
+        return set_num(&b->straggler_horizon_s, v, 0, 30 * 86400, key, err, errsize);
+    if (strcmp(key, "hang-min") == 0)
+        return set_num(&b->hang_min_s, v, 1, 86400, key, err, errsize);
+    if (strcmp(key, "hang-k") == 0)
+        return set_num(&b->hang_k, v, 1, 1000, key, err, errsize);
+    if (strcmp(key, "mfu-dtype") == 0) {
+        if (strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0 && strcmp(v, "fp8") != 0 &&
+            strcmp(v, "fp4") != 0 && strcmp(v, "tf32") != 0) {
+            snprintf(err, errsize, "%s: '%s' is not one of bf16, fp16, fp8, fp4, tf32", key, v);
+            return -1;
+        }
+        return set_str(b->mfu_dtype, sizeof(b->mfu_dtype), v, key, err, errsize);
+    }
     if (strcmp(key, "laggard-max-age") == 0)
         return set_num(&b->laggard_max_age_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "laggard-min-peers") == 0) {

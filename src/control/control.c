@@ -123,6 +123,13 @@ static int restore_node(void *ctx, const struct hn_store_node *sn)
     return 0;
 }
 
+static int restore_job(void *ctx, const struct hn_job_ledger *l)
+{
+    struct hn_control *c = ctx;
+    hn_brain_restore_job(c->brain, l); /* a job listed twice or malformed is skipped */
+    return 0;
+}
+
 int hn_control_init(struct hn_control *c, char *err, size_t errsize)
 {
     pthread_mutex_init(&c->lock, NULL);
@@ -139,6 +146,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         (c->cfg.sku_file[0] && hn_sku_table_overlay(c->skus, c->cfg.sku_file, err, errsize) != 0))
         return -1;
     c->cfg.brain.xid_catalog = c->catalog;
+    c->cfg.brain.skus = c->skus;
     c->cfg.brain.sku_rules = c->cfg.sku_rules;
     c->cfg.brain.nsku_rules = c->cfg.nsku_rules;
     c->brain = hn_brain_new(&c->cfg.brain);
@@ -162,6 +170,10 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     }
     if (hn_store_load_nodes(c->store, restore_node, c) != 0) {
         snprintf(err, errsize, "store: cannot load nodes: %s", hn_store_error(c->store));
+        return -1;
+    }
+    if (hn_store_load_jobs(c->store, restore_job, c) != 0) {
+        snprintf(err, errsize, "store: cannot load jobs: %s", hn_store_error(c->store));
         return -1;
     }
     hn_brain_set_next_action_id(c->brain, hn_store_max_action_id(c->store) + 1);
@@ -253,6 +265,17 @@ int hn_control_flush(struct hn_control *c)
         if (hn_brain_node_view(c->brain, overflow ? (int)k : touched[k], &v) == 0 &&
             hn_store_put_node(c->store, &v) != 0)
             rc = -EIO;
+    }
+    /* Job ledgers that changed, in the same transaction as the events that changed them. */
+    size_t njobs = hn_brain_job_count(c->brain);
+    for (size_t i = 0; i < njobs; i++) {
+        struct hn_job_view v;
+        if (hn_brain_job_dirty(c->brain, i, 0) && hn_brain_job_view(c->brain, i, &v) == 0) {
+            if (hn_store_put_job(c->store, &v.l) != 0)
+                rc = -EIO;
+            else
+                hn_brain_job_dirty(c->brain, i, 1);
+        }
     }
     if (actions)
         pthread_cond_signal(&c->wake);
@@ -374,12 +397,53 @@ static int on_ibport(void *ctx, const struct hn_frame_ibport *p)
     return 0;
 }
 
+static int on_step(void *ctx, const struct hn_frame_step *f)
+{
+    struct ingest *in = ctx;
+    char job[32];
+    if (f->job.len == 0 || f->job.len >= sizeof(job)) {
+        in->c->steps_refused++;
+        return 0;
+    }
+    memcpy(job, f->job.p, f->job.len);
+    job[f->job.len] = '\0';
+    struct hn_step_in s = {
+        .job = job,
+        .rank = f->rank == HN_FRAME_NO_U32 ? -1 : (int64_t)f->rank,
+        .local_rank = f->local_rank == HN_FRAME_NO_U32 ? -1 : (int64_t)f->local_rank,
+        .world = f->world == HN_FRAME_NO_U32 ? -1 : (int64_t)f->world,
+        .gpu = f->gpu == HN_FRAME_NO_GPU ? -1 : (int)f->gpu,
+        .step = f->step,
+        .seconds = f->seconds,
+        .tokens = f->tokens,
+        .forward_s = f->forward_s,
+        .backward_s = f->backward_s,
+        .optimizer_s = f->optimizer_s,
+        .comm_s = f->comm_s,
+        .tflops = f->tflops,
+        .flops_per_token = f->flops_per_token,
+        .checkpoint = f->checkpoint == HN_FRAME_NO_U64 || f->checkpoint > INT64_MAX
+                          ? -1
+                          : (int64_t)f->checkpoint,
+    };
+    /* When the agent received it (steps of one cycle share a frame), never in the future. */
+    double t = (double)f->time_ns / 1e9;
+    if (!(t <= in->now) || t < in->now - 3600)
+        t = in->now;
+    if (hn_brain_step(in->c->brain, t, in->node, &s) == 0)
+        in->c->steps_accepted++;
+    else
+        in->c->steps_refused++;
+    return 0;
+}
+
 static const struct hn_frame_sink ingest_sink = {
     .header = on_header,
     .node = on_node,
     .samples = on_samples,
     .xid = on_xid,
     .ibport = on_ibport,
+    .step = on_step,
 };
 
 int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, double now, char *err,
@@ -575,6 +639,7 @@ static int execute(struct hn_control *c, const struct hn_action *a, char *result
 struct job_ctx {
     struct hn_control *c;
     const char *job;
+    double now;
 };
 
 static int job_node(void *ctx, const char *name)
@@ -582,7 +647,7 @@ static int job_node(void *ctx, const char *name)
     struct job_ctx *j = ctx;
     int i = hn_brain_find_node(j->c->brain, name);
     if (i >= 0)
-        hn_brain_node_job(j->c->brain, 0, i, j->job);
+        hn_brain_node_job(j->c->brain, j->now, i, j->job);
     return 0;
 }
 
@@ -611,7 +676,7 @@ static void poll_scheduler(struct hn_control *c, double now)
             char *sp = strchr(line, ' ');
             if (sp) {
                 *sp = '\0';
-                struct job_ctx j = {c, line};
+                struct job_ctx j = {c, line, now};
                 hn_hostlist_expand(sp + 1, job_node, &j);
             }
             if (!nl)

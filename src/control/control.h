@@ -96,6 +96,7 @@ struct hn_control {
     int executor_running;
     struct hn_sched sched;
     /* counters for /metrics, under lock */
+    uint64_t steps_accepted, steps_refused; /* step reports in accepted frames */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
         frames_unknown, samples;
     uint64_t outputs[4]; /* by enum hn_out_kind */

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      1
+#define SCHEMA_VERSION      2
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -53,6 +53,14 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "CREATE TABLE frames ("
     " node TEXT NOT NULL, boot_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " PRIMARY KEY (node, boot_id)) WITHOUT ROWID;",
+    /* 1 -> 2: the job ledger, and events about a job name it. */
+    "CREATE TABLE jobs ("
+    " id TEXT PRIMARY KEY, ranks INTEGER NOT NULL, first_seen REAL NOT NULL,"
+    " last_report REAL NOT NULL, step INTEGER NOT NULL, checkpoint INTEGER NOT NULL,"
+    " productive_s REAL NOT NULL, lost_failure REAL NOT NULL, lost_straggler REAL NOT NULL,"
+    " lost_hang REAL NOT NULL, lost_operator REAL NOT NULL, lost_other REAL NOT NULL,"
+    " interruptions INTEGER NOT NULL, ended INTEGER NOT NULL);"
+    "CREATE INDEX events_job ON events (job, id) WHERE job IS NOT NULL;",
 };
 
 enum stmt_id {
@@ -65,6 +73,7 @@ enum stmt_id {
     ST_FRAME_GET,
     ST_FRAME_PUT,
     ST_ACTION_DONE,
+    ST_JOB,
     ST_COUNT
 };
 
@@ -92,6 +101,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                      " WHERE CASE WHEN (excluded.seq < 0) = (frames.seq < 0)"
                      " THEN excluded.seq > frames.seq ELSE excluded.seq < 0 END",
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
+    [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
+               " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
+               " interruptions, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -437,10 +449,15 @@ int64_t hn_store_append(struct hn_store *s, const struct hn_out *o)
     if (is_action) {
         bind_str(&b, action_kind_names[o->action.kind]);
         bind_u64(&b, o->action.id);
-        bind_text(&b, o->action.job, sizeof(o->action.job));
+        bind_text(&b, o->action.job[0] ? o->action.job : o->job, sizeof(o->job));
         bind_text(&b, o->action.reason, sizeof(o->action.reason));
     } else {
-        bind_null(&b, 4);
+        bind_null(&b, 2);
+        if (o->job[0])
+            bind_text(&b, o->job, sizeof(o->job));
+        else
+            bind_null(&b, 1);
+        bind_null(&b, 1);
     }
     int rc = run(s, ST_EVENT, &b, "append");
     if (rc < 0)
@@ -657,6 +674,62 @@ int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx)
     return ret;
 }
 
+int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
+{
+    if (!l->id[0])
+        return fail_msg(s, -EINVAL, "put_job: no id");
+    struct binder b;
+    bind_init(&b, s->st[ST_JOB]);
+    bind_text(&b, l->id, sizeof(l->id));
+    bind_int(&b, l->ranks);
+    bind_double(&b, l->first_seen);
+    bind_double(&b, l->last_report);
+    bind_u64(&b, l->step);
+    bind_int(&b, l->checkpoint);
+    bind_double(&b, l->productive_s);
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        bind_double(&b, l->lost_s[c]);
+    bind_int(&b, l->interruptions);
+    bind_int(&b, l->ended != 0);
+    return run(s, ST_JOB, &b, "put_job");
+}
+
+int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
+{
+    static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
+                              " productive_s, lost_failure, lost_straggler, lost_hang,"
+                              " lost_operator, lost_other, interruptions, ended FROM jobs"
+                              " ORDER BY last_report";
+    _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fail(s, rc, "load_jobs");
+    int ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct hn_job_ledger l;
+        memset(&l, 0, sizeof(l));
+        hn_strlcpy(l.id, col_str(st, 0), sizeof(l.id));
+        int64_t ranks = sqlite3_column_int64(st, 1);
+        l.ranks = ranks > 0 && ranks <= UINT32_MAX ? (unsigned)ranks : 0;
+        l.first_seen = sqlite3_column_double(st, 2);
+        l.last_report = sqlite3_column_double(st, 3);
+        l.step = (uint64_t)sqlite3_column_int64(st, 4);
+        l.checkpoint = sqlite3_column_int64(st, 5);
+        l.productive_s = sqlite3_column_double(st, 6);
+        for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+            l.lost_s[c] = sqlite3_column_double(st, 7 + c);
+        int64_t intr = sqlite3_column_int64(st, 12);
+        l.interruptions = intr > 0 && intr <= UINT32_MAX ? (unsigned)intr : 0;
+        l.ended = sqlite3_column_int(st, 13) != 0;
+        ret = fn(ctx, &l);
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = fail(s, rc, "load_jobs");
+    sqlite3_finalize(st);
+    return ret;
+}
+
 /* Builds the event query for f; its parameters are bound by bind_filter in the same order. */
 static void filter_sql(const struct hn_event_filter *f, char *sql, size_t size)
 {
@@ -665,10 +738,12 @@ static void filter_sql(const struct hn_event_filter *f, char *sql, size_t size)
         "SELECT e.id, e.time, e.kind, e.node, e.rule, e.severity, e.gpu, e.detail, e.evidence,"
         " e.from_state, e.to_state, e.actor, e.action, e.job, e.reason, e.action_id, a.done,"
         " a.result FROM events e LEFT JOIN actions a ON a.id = e.action_id WHERE 1");
-    const char *parts[5];
+    const char *parts[6];
     size_t n = 0;
     if (f->node)
         parts[n++] = " AND e.node = ?";
+    if (f->job)
+        parts[n++] = " AND e.job = ?";
     if (f->kind)
         parts[n++] = " AND e.kind = ?";
     if (f->rule)
@@ -687,6 +762,8 @@ static void bind_filter(struct binder *b, const struct hn_event_filter *f)
 {
     if (f->node)
         bind_str(b, f->node);
+    if (f->job)
+        bind_str(b, f->job);
     if (f->kind)
         bind_str(b, f->kind);
     if (f->rule)

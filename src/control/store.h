@@ -88,11 +88,18 @@ typedef int (*hn_store_node_fn)(void *ctx, const struct hn_store_node *n);
 /* Calls fn for each saved node, in the order they were first saved. fn must not save nodes. */
 int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx);
 
+/* The job ledger: saved (insert or replace) when a job's ledger changed; loaded at restart,
+ * oldest report first. */
+int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l);
+typedef int (*hn_store_job_fn)(void *ctx, const struct hn_job_ledger *l);
+int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx);
+
 /* The event log, newest first. NULL/0 filter fields (or a NULL filter) match everything. */
 struct hn_event_filter {
     const char *node;
     const char *kind; /* "finding", "transition", "action", "held" */
     const char *rule;
+    const char *job;
     double since;      /* time >= since */
     int64_t before_id; /* id < before_id (paging), 0: no bound */
     unsigned limit;    /* 0: 100; at most 10000 */

@@ -26,6 +26,7 @@ proc-root = $HN_FIXTURES/host/proc
 kmsg = $work/kmsg
 interval = 0.2
 hostname = "cfg-node"
+step-socket = $work/step.sock
 CONF
 : >"$work/kmsg"
 spawn_bg "$work/a1.log" "$HOUSTON" agent --config "$work/agent.conf"
@@ -51,9 +52,27 @@ check "SXid 12028 counted" wait_for 10 metric_is 'houston_xid_events_total\{kind
 check_eq "last Xid per device" 79 "$(metric 'houston_xid_last_code\{pci_bus_id="PCI:0000:53:00",kind="xid"\}')"
 check "agent survives garbage" curl -fsS -o /dev/null "$url/healthz"
 
+say "2b. step reports on the step socket"
+check "the step socket is there, writable by any user" \
+    bash -c "[ -S '$work/step.sock' ] && [ \$(stat -c %a '$work/step.sock') = 666 ]"
+send_dgram() {
+    python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for m in sys.argv[2:]: s.sendto(m.encode(), sys.argv[1])' "$work/step.sock" "$@"
+}
+send_dgram "hs1 job=77 rank=3 lrank=3 world=8 step=12 dur=1.25 tokens=4096" \
+    "hs1 job=77 rank=2 lrank=2 world=8 step=12 dur=1.5 newkey=ignored" \
+    "hs1 job=77 rank=3 step=oops dur=1" "not a report" "hs1 rank=1 step=1 dur=1"
+check "two reports accepted" wait_for 5 \
+    metric_is 'houston_agent_step_reports_total\{result="accepted"\}' 2
+check "three malformed ones counted" metric_is \
+    'houston_agent_step_reports_total\{result="malformed"\}' 3
+check_eq "last step time of rank 3" 1.25 "$(metric 'houston_step_seconds\{job="77",rank="3",gpu="3"\}')"
+check_eq "last step of rank 2" 12 "$(metric 'houston_step\{job="77",rank="2",gpu="2"\}')"
+
 kill -TERM "$a1"
 wait "$a1"
 check_eq "SIGTERM: clean exit, no leak reported" 0 $?
+check "the step socket is removed at exit" bash -c "[ ! -e '$work/step.sock' ]"
 
 say "3. NVML present, power NOT_SUPPORTED on every GPU"
 printf 'gpu all not_supported power\n' >"$work/state"

@@ -23,7 +23,8 @@ STATE
 
 spawn_bg "$work/agent.log" "$HOUSTON" agent --listen 127.0.0.1:$AGENT_PORT \
     --nvml-lib "$HN_FAKENVML" --sysfs-root "$HN_FIXTURES/sysfs-h100" \
-    --proc-root "$HN_FIXTURES/host/proc" --kmsg "$work/kmsg" --interval 0.5 --hostname node-a
+    --proc-root "$HN_FIXTURES/host/proc" --kmsg "$work/kmsg" --interval 0.5 --hostname node-a \
+    --step-socket "$work/step.sock"
 agent_url=http://127.0.0.1:$AGENT_PORT/metrics
 check "agent serves /metrics" wait_for 20 curl -fsS "$agent_url"
 curl -fsS "$agent_url" >"$work/metrics"

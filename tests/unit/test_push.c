@@ -137,8 +137,8 @@ static int d_ibport(void *ctx, const struct hn_frame_ibport *p)
     return 0;
 }
 
-static const struct hn_frame_sink sink = {d_header, d_node, d_gpu,   d_samples,
-                                          d_link,   d_xid,  d_ibport};
+static const struct hn_frame_sink sink = {d_header, d_node, d_gpu,    d_samples,
+                                          d_link,   d_xid,  d_ibport, NULL};
 
 /* Decodes frame[0..len) into *d (cleared first: values that were not sent stay NaN). */
 static void decode(const void *frame, size_t len, struct decoded *d)
@@ -216,7 +216,7 @@ static void sources_close(struct sources *s)
 static const struct hn_push_sources *as_push(const struct sources *s)
 {
     static struct hn_push_sources ps;
-    ps = (struct hn_push_sources){"pushhost", s->gpus, s->xid, s->ib};
+    ps = (struct hn_push_sources){"pushhost", s->gpus, s->xid, s->ib, NULL};
     return &ps;
 }
 
@@ -363,7 +363,7 @@ static void test_identity_repeats(void **unused)
     assert_int_equal(d->ngpu_records, 8);
 
     /* A frame without any source still decodes. */
-    struct hn_push_sources none = {"bare", NULL, NULL, NULL};
+    struct hn_push_sources none = {"bare", NULL, NULL, NULL, NULL};
     assert_int_equal(hn_push_build(&b, &none, 1), 0);
     decode(b.frame.data, b.frame.len, d);
     assert_int_equal(d->gpus, 0);
@@ -498,7 +498,7 @@ static struct hn_push *push_new(const char *url, const char *token, unsigned que
 /* Queues n frames with seqs following the builder's (no sources: a bare NODE). */
 static void queue_frames(struct hn_push *p, struct hn_push_builder *b, unsigned n)
 {
-    struct hn_push_sources none = {"n1", NULL, NULL, NULL};
+    struct hn_push_sources none = {"n1", NULL, NULL, NULL, NULL};
     for (unsigned i = 0; i < n; i++) {
         assert_int_equal(hn_push_build(b, &none, i), 0);
         assert_int_equal(hn_push_enqueue(p, b->frame.data, b->frame.len), 0);

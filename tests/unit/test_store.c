@@ -132,15 +132,16 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "1");
+    assert_string_equal(text, "2");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
               "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
               " WHERE name NOT LIKE 'sqlite_%' ORDER BY name)",
               text, sizeof(text));
-    assert_string_equal(text,
-                        "actions,actions_pending,events,events_kind,events_node,frames,nodes");
+    assert_string_equal(
+        text,
+        "actions,actions_pending,events,events_job,events_kind,events_node,frames,jobs,nodes");
 
     struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
     assert_int_equal(hn_store_begin(s), 0);
@@ -169,6 +170,88 @@ static void test_schema_and_reopen(void **state)
     assert_string_equal(hn_store_error(s), "");
     hn_store_close(s);
     hn_store_close(NULL);
+}
+
+/* ---- the job ledger ---- */
+
+static int load_job(void *ctx, const struct hn_job_ledger *l)
+{
+    struct hn_job_ledger *out = ctx;
+    out[out[0].ranks == 0 ? 0 : 1] = *l;
+    return 0;
+}
+
+static void test_jobs(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    db_path(path, sizeof(path), "jobs");
+    struct hn_store *s = open_ok(path);
+    struct hn_job_ledger a = {.id = "4242",
+                              .ranks = 512,
+                              .first_seen = 100,
+                              .last_report = 900,
+                              .step = 12345,
+                              .checkpoint = 12000,
+                              .productive_s = 700,
+                              .interruptions = 2,
+                              .ended = 0};
+    a.lost_s[HN_LOSS_FAILURE] = 60;
+    a.lost_s[HN_LOSS_STRAGGLER] = 30.5;
+    a.lost_s[HN_LOSS_OTHER] = 1;
+    struct hn_job_ledger b = a;
+    hn_strlcpy(b.id, "4243", sizeof(b.id));
+    b.last_report = 950;
+    b.ended = 1;
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_job(s, &b), 0);
+    assert_int_equal(hn_store_put_job(s, &a), 0);
+    a.step = 12346; /* saved again: replaced, not added */
+    assert_int_equal(hn_store_put_job(s, &a), 0);
+    struct hn_job_ledger none = {.id = ""};
+    assert_int_equal(hn_store_put_job(s, &none), -EINVAL);
+    /* An event about a job is found by its job. */
+    struct hn_out o = {.kind = HN_OUT_FINDING, .time = 5, .node = "n1", .job = "4242"};
+    hn_strlcpy(o.finding.rule, "straggler", sizeof(o.finding.rule));
+    assert_true(hn_store_append(s, &o) > 0);
+    hn_strlcpy(o.job, "", sizeof(o.job));
+    assert_true(hn_store_append(s, &o) > 0);
+    assert_int_equal(hn_store_commit(s), 0);
+    hn_store_close(s);
+
+    s = open_ok(path);
+    struct hn_job_ledger got[2];
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    /* Oldest report first. */
+    assert_string_equal(got[0].id, "4242");
+    assert_string_equal(got[1].id, "4243");
+    assert_int_equal(got[0].ranks, 512);
+    assert_int_equal((int)got[0].step, 12346);
+    assert_int_equal((int)got[0].checkpoint, 12000);
+    assert_int_equal(got[0].interruptions, 2);
+    assert_true(got[0].lost_s[HN_LOSS_STRAGGLER] == 30.5 && got[0].productive_s == 700);
+    assert_int_equal(got[0].ended, 0);
+    assert_int_equal(got[1].ended, 1);
+    struct hn_event_filter f = {.job = "4242"};
+    struct lines *l = query(s, &f);
+    assert_int_equal(l->count, 1);
+    assert_non_null(strstr(l->text, "job=4242"));
+    hn_store_close(s);
+
+    /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
+    char text[128];
+    raw_query(path, "DROP INDEX events_job", text, sizeof(text));
+    raw_query(path, "DROP TABLE jobs", text, sizeof(text));
+    raw_query(path, "PRAGMA user_version = 1", text, sizeof(text));
+    s = open_ok(path);
+    raw_query(path, "SELECT count(*) FROM jobs", text, sizeof(text));
+    assert_string_equal(text, "0");
+    raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
+    assert_string_equal(text, "2");
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "2");
+    hn_store_close(s);
 }
 
 /* ---- the event log ---- */
@@ -646,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_crash_safety),
+        cmocka_unit_test(test_jobs),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -47,7 +47,8 @@ agent_start() {
         --listen 127.0.0.1:$((AGENT_PORT_BASE + i)) --nvml-lib "$HN_FAKENVML" \
         --sysfs-root "$work/$node/sys" --proc-root "$HN_FIXTURES/host/proc" \
         --kmsg "$work/$node/kmsg" --interval 0.3 --controller "$CTL" \
-        --token-file "$work/token" >>"$work/$node/agent.log" 2>&1 &
+        --token-file "$work/token" --step-socket "$work/$node/step.sock" \
+        >>"$work/$node/agent.log" 2>&1 &
     HN_PIDS+=($!)
 }
 

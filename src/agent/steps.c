@@ -1,0 +1,307 @@
+#include "agent/steps.h"
+
+#include "agent/config.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DGRAM_BUF     1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
+#define SERIES_MAX    64   /* (job, rank) pairs exported on /metrics */
+#define SERIES_TTL_NS (600ull * 1000000000ull)
+
+struct series {
+    char job[HN_STEPMSG_JOB_MAX];
+    int64_t rank, gpu;
+    uint64_t step;
+    double seconds;
+    uint64_t seen_ns; /* 0: free */
+};
+
+struct steps {
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int fd, stop_fd;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    /* Filled by the receiver thread under lock. */
+    struct hn_steps_report queue[HN_STEPS_CYCLE_MAX];
+    unsigned nqueue;
+    uint64_t accepted, malformed, dropped;
+    char last_error[160];
+    int new_error;
+    /* Collect thread only. */
+    struct hn_steps_report cycle[HN_STEPS_CYCLE_MAX];
+    unsigned ncycle;
+    struct series series[SERIES_MAX];
+};
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void receive_one(struct steps *st, const char *buf, size_t n)
+{
+    struct hn_steps_report r;
+    char err[160];
+    int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
+    r.time_ns = wall_ns();
+    pthread_mutex_lock(&st->lock);
+    if (rc != 0) {
+        st->malformed++;
+        hn_strlcpy(st->last_error, err, sizeof(st->last_error));
+        st->new_error = 1;
+    } else if (st->nqueue == HN_STEPS_CYCLE_MAX) {
+        st->dropped++;
+    } else {
+        st->queue[st->nqueue++] = r;
+        st->accepted++;
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void *receiver(void *arg)
+{
+    struct steps *st = arg;
+    char buf[DGRAM_BUF];
+    struct pollfd pf[2] = {{st->fd, POLLIN, 0}, {st->stop_fd, POLLIN, 0}};
+    for (;;) {
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            hn_err("steps: poll: %s; no more step reports", strerror(errno));
+            return NULL;
+        }
+        if (pf[1].revents)
+            return NULL;
+        /* Drain what is there; MSG_TRUNC gives an oversized datagram's real length. */
+        for (;;) {
+            ssize_t n = recv(st->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+            if (n < 0)
+                break;
+            receive_one(st, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf));
+        }
+    }
+}
+
+/* Creates the socket's directory (one level, like /run/houston) if it is missing. */
+static int make_dir(const char *path)
+{
+    char dir[PATH_MAX];
+    hn_strlcpy(dir, path, sizeof(dir));
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* Removes a socket file no live agent answers on; -EADDRINUSE when one does. */
+static int clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return 0;
+    if (!S_ISSOCK(sb.st_mode))
+        return -EEXIST;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+    close(fd);
+    if (live)
+        return -EADDRINUSE;
+    return unlink(path) == 0 ? 0 : -errno;
+}
+
+static int steps_init(const struct hn_agent_config *cfg, void **state)
+{
+    if (!cfg->step_socket[0])
+        return -ENOENT; /* turned off */
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(cfg->step_socket) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
+    hn_strlcpy(sa.sun_path, cfg->step_socket, sizeof(sa.sun_path));
+    int rc = make_dir(cfg->step_socket);
+    if (rc == 0)
+        rc = clear_stale(cfg->step_socket, &sa);
+    if (rc != 0) {
+        hn_warn("steps: %s: %s", cfg->step_socket,
+                rc == -EADDRINUSE ? "another agent is listening there"
+                : rc == -EEXIST   ? "exists and is not a socket"
+                                  : strerror(-rc));
+        return rc;
+    }
+    struct steps *st = xcalloc(1, sizeof(*st));
+    hn_strlcpy(st->path, cfg->step_socket, sizeof(st->path));
+    st->stop_fd = -1;
+    st->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (st->fd < 0 || bind(st->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        rc = -errno;
+        hn_warn("steps: cannot listen on %s: %s", cfg->step_socket, strerror(-rc));
+        goto fail;
+    }
+    /* Any user's training job may report: the socket takes short text and nothing else. */
+    if (chmod(cfg->step_socket, 0666) != 0)
+        hn_warn("steps: chmod %s: %s", cfg->step_socket, strerror(errno));
+    int rcvbuf = 4 << 20;
+    (void)setsockopt(st->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    st->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (st->stop_fd < 0) {
+        rc = -errno;
+        goto fail_unlink;
+    }
+    pthread_mutex_init(&st->lock, NULL);
+    if ((rc = -pthread_create(&st->thread, NULL, receiver, st)) != 0) {
+        pthread_mutex_destroy(&st->lock);
+        goto fail_unlink;
+    }
+    hn_info("steps: listening for step reports on %s", st->path);
+    *state = st;
+    return 0;
+
+fail_unlink:
+    unlink(st->path);
+fail:
+    if (st->fd >= 0)
+        close(st->fd);
+    if (st->stop_fd >= 0)
+        close(st->stop_fd);
+    free(st);
+    return rc;
+}
+
+/* The exported series of (job, rank): found, a free slot, or the one seen longest ago. */
+static struct series *series_slot(struct steps *st, const struct hn_step_msg *m)
+{
+    struct series *oldest = &st->series[0];
+    for (size_t i = 0; i < SERIES_MAX; i++) {
+        struct series *s = &st->series[i];
+        if (s->seen_ns && s->rank == m->rank && strcmp(s->job, m->job) == 0)
+            return s;
+        if (s->seen_ns < oldest->seen_ns)
+            oldest = s;
+    }
+    hn_strlcpy(oldest->job, m->job, sizeof(oldest->job));
+    oldest->rank = m->rank;
+    return oldest;
+}
+
+static int steps_collect(void *state)
+{
+    struct steps *st = state;
+    char err[sizeof(st->last_error)] = "";
+    pthread_mutex_lock(&st->lock);
+    memcpy(st->cycle, st->queue, st->nqueue * sizeof(st->queue[0]));
+    st->ncycle = st->nqueue;
+    st->nqueue = 0;
+    if (st->new_error) {
+        memcpy(err, st->last_error, sizeof(err));
+        st->new_error = 0;
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (err[0])
+        hn_debug("steps: malformed step report: %s", err);
+
+    uint64_t now = wall_ns();
+    for (unsigned i = 0; i < st->ncycle; i++) {
+        const struct hn_steps_report *r = &st->cycle[i];
+        struct series *s = series_slot(st, &r->msg);
+        s->gpu = r->msg.gpu >= 0 ? r->msg.gpu : r->msg.local_rank;
+        s->step = r->msg.step;
+        s->seconds = r->msg.seconds;
+        s->seen_ns = r->time_ns;
+    }
+    for (size_t i = 0; i < SERIES_MAX; i++) {
+        if (st->series[i].seen_ns && now - st->series[i].seen_ns > SERIES_TTL_NS)
+            st->series[i].seen_ns = 0;
+    }
+    return 0;
+}
+
+static void steps_render(void *state, struct hn_expo *e)
+{
+    struct steps *st = state;
+    uint64_t n[3];
+    pthread_mutex_lock(&st->lock);
+    n[0] = st->accepted;
+    n[1] = st->malformed;
+    n[2] = st->dropped;
+    pthread_mutex_unlock(&st->lock);
+    static const char *const results[] = {"accepted", "malformed", "dropped"};
+    char labels[256];
+    size_t len;
+    hn_expo_family(e, "houston_agent_step_reports_total",
+                   "Step reports received from training processes, by result.", HN_COUNTER);
+    for (size_t i = 0; i < 3; i++) {
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "result", results[i]);
+        hn_expo_sample(e, "houston_agent_step_reports_total", labels, (double)n[i]);
+    }
+    static const char *const fam[] = {"houston_step_seconds", "houston_step"};
+    static const char *const help[] = {"Duration of the last step a rank on this node reported.",
+                                       "Number of the last step a rank on this node reported."};
+    for (size_t f = 0; f < 2; f++) {
+        hn_expo_family(e, fam[f], help[f], HN_GAUGE);
+        for (size_t i = 0; i < SERIES_MAX; i++) {
+            const struct series *s = &st->series[i];
+            if (!s->seen_ns)
+                continue;
+            char num[24];
+            len = 0;
+            labels[0] = '\0';
+            hn_expo_label(labels, sizeof(labels), &len, "job", s->job);
+            snprintf(num, sizeof(num), "%lld", (long long)s->rank);
+            hn_expo_label(labels, sizeof(labels), &len, "rank", num);
+            snprintf(num, sizeof(num), "%lld", (long long)s->gpu);
+            hn_expo_label(labels, sizeof(labels), &len, "gpu", num);
+            hn_expo_sample(e, fam[f], labels, f == 0 ? s->seconds : (double)s->step);
+        }
+    }
+}
+
+static void steps_fini(void *state)
+{
+    struct steps *st = state;
+    uint64_t one = 1;
+    if (write(st->stop_fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+        pthread_join(st->thread, NULL);
+    pthread_mutex_destroy(&st->lock);
+    close(st->fd);
+    close(st->stop_fd);
+    unlink(st->path);
+    free(st);
+}
+
+unsigned hn_steps_cycle(const void *state, const struct hn_steps_report **reports)
+{
+    const struct steps *st = state;
+    *reports = st->cycle;
+    return st->ncycle;
+}
+
+const struct hn_collector hn_collector_steps = {
+    .name = "steps",
+    .init = steps_init,
+    .collect = steps_collect,
+    .render = steps_render,
+    .fini = steps_fini,
+};

@@ -1,0 +1,155 @@
+#include "common/stepmsg.h"
+
+#include "common/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define DGRAM_MAX 512       /* HN_STEP_DGRAM_MAX in include/houston/step.h */
+#define INT_MAX_V 100000000 /* ranks, world sizes and GPU indexes above this are nonsense */
+
+enum key_kind { K_JOB, K_INT, K_STEP, K_REAL, K_CKPT };
+
+/* The keys the agent reads; `off` is the member's offset in struct hn_step_msg. */
+static const struct {
+    const char *name;
+    enum key_kind kind;
+    size_t off;
+    int required;
+} keys[] = {
+    {"job", K_JOB, offsetof(struct hn_step_msg, job), 1},
+    {"step", K_STEP, offsetof(struct hn_step_msg, step), 1},
+    {"dur", K_REAL, offsetof(struct hn_step_msg, seconds), 1},
+    {"rank", K_INT, offsetof(struct hn_step_msg, rank), 0},
+    {"lrank", K_INT, offsetof(struct hn_step_msg, local_rank), 0},
+    {"world", K_INT, offsetof(struct hn_step_msg, world), 0},
+    {"gpu", K_INT, offsetof(struct hn_step_msg, gpu), 0},
+    {"tokens", K_REAL, offsetof(struct hn_step_msg, tokens), 0},
+    {"fwd", K_REAL, offsetof(struct hn_step_msg, forward_s), 0},
+    {"bwd", K_REAL, offsetof(struct hn_step_msg, backward_s), 0},
+    {"opt", K_REAL, offsetof(struct hn_step_msg, optimizer_s), 0},
+    {"comm", K_REAL, offsetof(struct hn_step_msg, comm_s), 0},
+    {"ckpt", K_CKPT, offsetof(struct hn_step_msg, checkpoint), 0},
+    {"tflops", K_REAL, offsetof(struct hn_step_msg, tflops), 0},
+    {"fpt", K_REAL, offsetof(struct hn_step_msg, flops_per_token), 0},
+};
+#define NKEYS HN_ARRAY_LEN(keys)
+
+void hn_stepmsg_clear(struct hn_step_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->rank = m->local_rank = m->world = m->gpu = -1;
+    m->checkpoint = -1;
+    m->seconds = m->tokens = NAN;
+    m->forward_s = m->backward_s = m->optimizer_s = m->comm_s = m->tflops = NAN;
+    m->flops_per_token = NAN;
+}
+
+/* A job id: printable ASCII without spaces or '='. */
+static int valid_job(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (*s <= ' ' || *s > '~' || *s == '=')
+            return 0;
+    }
+    return 1;
+}
+
+static int set_value(struct hn_step_msg *m, size_t k, char *v)
+{
+    char *base = (char *)m + keys[k].off;
+    switch (keys[k].kind) {
+    case K_JOB:
+        if (!valid_job(v) || strlen(v) >= HN_STEPMSG_JOB_MAX)
+            return -1;
+        hn_strlcpy(base, v, HN_STEPMSG_JOB_MAX);
+        return 0;
+    case K_STEP: {
+        uint64_t u;
+        if (hn_parse_u64(v, 10, &u) != 0)
+            return -1;
+        memcpy(base, &u, sizeof(u));
+        return 0;
+    }
+    case K_INT:
+    case K_CKPT: {
+        int64_t i;
+        if (hn_parse_i64(v, 10, &i) != 0 || i < 0 || (keys[k].kind == K_INT && i > INT_MAX_V))
+            return -1;
+        memcpy(base, &i, sizeof(i));
+        return 0;
+    }
+    case K_REAL: {
+        double d;
+        /* Durations, token counts and TFLOP/s are finite and not negative. */
+        if (hn_parse_double(v, &d) != 0 || !isfinite(d) || d < 0)
+            return -1;
+        memcpy(base, &d, sizeof(d));
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int hn_stepmsg_parse(const char *data, size_t len, struct hn_step_msg *out, char *err,
+                     size_t errsize)
+{
+    char line[DGRAM_MAX + 1];
+    hn_stepmsg_clear(out);
+    if (len > 0 && data[len - 1] == '\n')
+        len--;
+    if (len > DGRAM_MAX) {
+        hn_set_err(err, errsize, "datagram of %zu bytes (at most %d)", len, DGRAM_MAX);
+        return -EBADMSG;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (c < ' ' || c > '~') {
+            hn_set_err(err, errsize, "byte 0x%02x at offset %zu (text only)", c, i);
+            return -EBADMSG;
+        }
+    }
+    memcpy(line, data, len);
+    line[len] = '\0';
+
+    char *save = NULL;
+    char *tok = strtok_r(line, " ", &save);
+    if (!tok || strcmp(tok, "hs1") != 0) {
+        hn_set_err(err, errsize, "does not start with \"hs1\"");
+        return -EBADMSG;
+    }
+    unsigned seen = 0;
+    _Static_assert(NKEYS <= 32, "seen is a bit set");
+    while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok) {
+            hn_set_err(err, errsize, "\"%.40s\" is not key=value", tok);
+            return -EBADMSG;
+        }
+        *eq = '\0';
+        size_t k = 0;
+        while (k < NKEYS && strcmp(keys[k].name, tok) != 0)
+            k++;
+        if (k == NKEYS)
+            continue; /* a key from a newer client */
+        if (seen & (1u << k)) {
+            hn_set_err(err, errsize, "key %s given twice", tok);
+            return -EBADMSG;
+        }
+        seen |= 1u << k;
+        if (set_value(out, k, eq + 1) != 0) {
+            hn_set_err(err, errsize, "bad value for %s: \"%.40s\"", tok, eq + 1);
+            return -EBADMSG;
+        }
+    }
+    for (size_t k = 0; k < NKEYS; k++) {
+        if (keys[k].required && !(seen & (1u << k))) {
+            hn_set_err(err, errsize, "no %s", keys[k].name);
+            return -EBADMSG;
+        }
+    }
+    return 0;
+}

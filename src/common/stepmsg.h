@@ -1,0 +1,40 @@
+/*
+ * stepmsg.h - the agent's reader of step-report datagrams (include/houston/step.h,
+ * docs/steps.md).
+ *
+ * A datagram is one line of ASCII: "hs1" and then space-separated key=value pairs. The reader
+ * is strict about what it uses and lenient about what it does not: the version word, job,
+ * step and dur are required; rank, lrank, world, gpu, tokens, fwd, bwd, opt, comm, ckpt,
+ * tflops and fpt are optional; unknown keys are skipped (newer clients, older agents); a key given
+ * twice, a value that does not parse, a NUL or control byte, or more than HN_STEP_DGRAM_MAX
+ * bytes makes the whole datagram invalid. One trailing newline is allowed.
+ */
+#ifndef HN_STEPMSG_H
+#define HN_STEPMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HN_STEPMSG_JOB_MAX 64 /* job id bytes + NUL */
+
+/* One step of one rank, as the agent read it. Unknown integers are -1, unknown reals NaN. */
+struct hn_step_msg {
+    char job[HN_STEPMSG_JOB_MAX];
+    int64_t rank, local_rank, world, gpu;
+    uint64_t step;
+    double seconds;
+    double tokens;
+    double forward_s, backward_s, optimizer_s, comm_s;
+    int64_t checkpoint; /* step of the last completed checkpoint */
+    double tflops;
+    double flops_per_token; /* model FLOPs per token (6N + attention), for MFU */
+};
+
+/* Parses data[0..len). Returns 0, or -EBADMSG with a one-line reason in err. */
+int hn_stepmsg_parse(const char *data, size_t len, struct hn_step_msg *out, char *err,
+                     size_t errsize);
+
+/* Every optional field unknown. */
+void hn_stepmsg_clear(struct hn_step_msg *m);
+
+#endif

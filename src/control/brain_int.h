@@ -1,0 +1,122 @@
+/*
+ * brain_int.h - the brain's private state, shared by its parts: brain.c (rules, peers,
+ * lifecycle, guard) and jobs.c (step reports, stragglers, hangs, the job ledger). Nothing
+ * outside src/control/brain*.c and jobs.c includes this.
+ */
+#ifndef HN_BRAIN_INT_H
+#define HN_BRAIN_INT_H
+
+#include "control/brain.h"
+
+struct hn_jobs;
+
+#define MAX_IB_PORTS 32
+
+/* Rules that fire once until the node is back in service (bits of gpu->fired). */
+enum {
+    R_DBE,
+    R_RETIRED,
+    R_REMAP_FAIL,
+    R_REMAP_PENDING,
+    R_NVL_REPLAY,
+    R_NVL_RECOVERY,
+    R_NVL_CRC,
+    R_PCIE,
+    R_POWER_VIOL,
+    R_THERMAL_VIOL,
+    R_LOST,
+    R_LAGGARD,
+    R_HOT,
+};
+
+struct gpu_st {
+    double v[HN_F_COUNT];    /* last value, NaN unknown */
+    double prev[HN_F_COUNT]; /* value before it */
+    double t[HN_F_COUNT];    /* when v arrived */
+    double prev_t[HN_F_COUNT];
+    int lost;
+    int streak[2];      /* peer rules (laggard, hot): evaluations in a row out of line */
+    double streak_t[2]; /* time of the sample each streak last counted */
+    unsigned fired;
+};
+
+struct ib_st {
+    char key[48];
+    int active;
+    uint64_t link_downed;
+};
+
+struct node {
+    char name[HN_NAME_MAX];
+    char rack[HN_NAME_MAX];
+    char sku[32];
+    enum hn_node_state state;
+    unsigned gpus_expected, gpus_seen;
+    int drained_by_houston;
+    int held;
+    struct hn_finding held_finding;
+    double since;
+    char reason[192];
+    char job[32];
+    int count_fired;
+    int silent_fired;
+    double last_bad;  /* time of the last suspect or fatal finding */
+    double last_data; /* time of the last samples */
+    struct gpu_st *gpus;
+    struct ib_st ib[MAX_IB_PORTS];
+    unsigned nib;
+};
+
+struct removal {
+    double time;
+    int node;
+};
+
+struct hn_brain {
+    struct hn_brain_config cfg;
+    struct node *nodes;
+    size_t nnodes, capnodes;
+    struct hn_out *outq;
+    size_t qhead, qlen, qcap;
+    uint64_t next_action;
+    struct removal *removals;
+    size_t nremovals, capremovals;
+    double *scratch;
+    int *index; /* open-addressing hash of node names -> node index + 1; 0 = empty */
+    size_t index_cap;
+    size_t capscratch;
+    struct hn_jobs *jobs; /* jobs.c */
+};
+
+/* Queues an output about node n (NULL: about no node, e.g. a job). */
+struct hn_out *hb_push_out(struct hn_brain *b, enum hn_out_kind kind, double now,
+                           const struct node *n);
+void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
+                    const char *evidence, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
+                   const struct hn_finding *why, const char *actor);
+uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
+                   const char *reason);
+/* Requeues job, which runs (among others) on node n. */
+uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *job);
+int hb_in_service(enum hn_node_state s);
+/* Takes n out of service: drain it and requeue its jobs. */
+void hb_remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
+                    const char *actor);
+/* A finding about node n: recorded, and acted on by severity (suspect, or removal within the
+ * guard). */
+void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f);
+struct node *hb_node_at(struct hn_brain *b, int node);
+
+/* jobs.c */
+struct hn_jobs *hb_jobs_new(void);
+void hb_jobs_free(struct hn_jobs *j);
+/* Node n leaves service (drain) for finding f: its jobs are interrupted, by f's cause. */
+void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
+                          const struct hn_finding *f);
+void hb_jobs_tick(struct hn_brain *b, double now);
+/* The scheduler's poll at `now` lists job as running (on some node). */
+void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
+
+#endif

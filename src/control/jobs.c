@@ -1,0 +1,773 @@
+/*
+ * jobs.c - the brain's view of training jobs: step reports in, and out of them the job ledger
+ * (productive and lost time by cause, ETTR, MFU), stragglers and hangs (docs/jobs.md).
+ *
+ * Accounting (Meta's ETTR, "Revisiting Reliability in Large-Scale ML Research Clusters",
+ * Kokolis et al. 2024: productive time over wall time, where recomputation since the last
+ * checkpoint and restart overhead are not productive):
+ *   - a report that advances the job's highest step adds that step's time to productive time
+ *     and to the work since the last checkpoint (capped by the wall time since the previous
+ *     advance, so sparse reports are not over-counted);
+ *   - an interruption (houston drains a node of the job, a hang, or a restart houston did not
+ *     cause, seen as a rank's step going backwards) moves the work since the last checkpoint
+ *     from productive to lost, and the time from the last progress until the first step of
+ *     the next run is lost too, all charged to the interruption's cause;
+ *   - while a persistent straggler holds the job back, the share of each step it costs
+ *     (slowdown / (1 + slowdown)) is lost to "straggler".
+ * GPU-hours are those times multiplied by the job's ranks (one GPU per rank).
+ *
+ * Stragglers: the ranks' step times are assembled into one row per step (a few steps may be
+ * in flight at once, since agents send every cycle) and handed to the straggler detector
+ * (jobs/straggler.h) in step order. Compute time (step minus collective wait) is used when
+ * ranks report it, because in synchronous training the slowest rank sets everyone's wall time.
+ */
+#include "control/brain_int.h"
+
+#include "common/sku.h"
+#include "common/util.h"
+#include "jobs/straggler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOBS_MAX   256        /* jobs kept in memory; ended ones are forgotten first */
+#define RANKS_MAX  (1u << 20) /* ranks of one job */
+#define ROWS       8          /* steps being assembled at once */
+#define RECENT     32         /* job-level step times kept for the typical step time */
+#define SERIES_MAX 512        /* points of a job's history; thinned by half when full */
+#define SERIES_DT  60.0       /* seconds between two points at first */
+#define EWMA_ALPHA 0.1
+
+struct rank_st {
+    int node; /* -1: not reported yet */
+    int gpu;
+    unsigned run; /* the job's run this rank last reported in */
+    uint64_t last_step;
+};
+
+struct row {
+    uint64_t step;
+    unsigned have; /* ranks filled in */
+    double *secs;  /* [ranks], NaN: not reported */
+};
+
+struct job {
+    struct hn_job_ledger l;
+    unsigned run; /* +1 per restart */
+    struct rank_st *ranks;
+    struct row rows[ROWS];
+    uint64_t next_row; /* lowest step not yet handed to the detector; 0: none yet */
+    struct hn_strag *strag;
+    double recent[RECENT];
+    unsigned nrecent, recent_at;
+    double last_progress; /* when the highest step last advanced */
+    double since_ckpt_s;  /* productive time since the last checkpoint */
+    int pending;          /* interrupted, waiting for the next run's first step */
+    enum hn_loss_cause pending_cause;
+    double interrupted_at; /* the last progress before the interruption */
+    double sched_seen;     /* time of the last scheduler poll that listed it, 0: never */
+    int hung;
+    double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
+    double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
+    int strag_rank;                   /* -1: none */
+    double strag_slow;
+    uint64_t strag_onset;
+    int drain_planned;
+    char plan[192];
+    struct hn_job_point series[SERIES_MAX];
+    size_t nseries;
+    double series_dt, next_point;
+    int dirty;
+};
+
+struct hn_jobs {
+    struct job **v;
+    size_t n;
+    double sched_poll; /* time of the latest scheduler poll */
+    double now;        /* latest time the brain was told */
+};
+
+static const char *const cause_names[HN_LOSS_NCAUSES] = {"failure", "straggler", "hang", "operator",
+                                                         "other"};
+
+const char *hn_loss_cause_name(enum hn_loss_cause c)
+{
+    return (unsigned)c < HN_LOSS_NCAUSES ? cause_names[c] : "unknown";
+}
+
+struct hn_jobs *hb_jobs_new(void)
+{
+    struct hn_jobs *j = xcalloc(1, sizeof(*j));
+    j->v = xcalloc(JOBS_MAX, sizeof(*j->v));
+    return j;
+}
+
+static void job_free(struct job *j)
+{
+    for (size_t r = 0; r < ROWS; r++)
+        free(j->rows[r].secs);
+    free(j->ranks);
+    hn_strag_free(j->strag);
+    free(j);
+}
+
+void hb_jobs_free(struct hn_jobs *js)
+{
+    if (!js)
+        return;
+    for (size_t i = 0; i < js->n; i++)
+        job_free(js->v[i]);
+    free(js->v);
+    free(js);
+}
+
+static int find_job(const struct hn_jobs *js, const char *id)
+{
+    for (size_t i = 0; i < js->n; i++) {
+        if (strcmp(js->v[i]->l.id, id) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static double nanmedian_small(const double *v, unsigned n)
+{
+    double s[RECENT];
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!isnan(v[i]))
+            s[k++] = v[i];
+    }
+    if (!k)
+        return NAN;
+    for (unsigned i = 1; i < k; i++) { /* insertion sort: at most RECENT values */
+        double x = s[i];
+        unsigned j = i;
+        for (; j > 0 && s[j - 1] > x; j--)
+            s[j] = s[j - 1];
+        s[j] = x;
+    }
+    return k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+}
+
+static double typical_step(const struct job *j)
+{
+    return nanmedian_small(j->recent, j->nrecent);
+}
+
+/* A new job; when the table is full the ended job (else any job) reported longest ago goes.
+ * Its ledger is already saved by the caller (hn_brain_job_dirty). */
+static struct job *new_job(struct hn_jobs *js, const char *id, double now)
+{
+    if (js->n == JOBS_MAX) {
+        size_t victim = 0;
+        for (size_t i = 1; i < js->n; i++) {
+            const struct job *a = js->v[i], *v = js->v[victim];
+            if (a->l.ended != v->l.ended ? a->l.ended : a->l.last_report < v->l.last_report)
+                victim = i;
+        }
+        job_free(js->v[victim]);
+        memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(*js->v));
+        js->n--;
+    }
+    struct job *j = xcalloc(1, sizeof(*j));
+    hn_strlcpy(j->l.id, id, sizeof(j->l.id));
+    j->l.checkpoint = -1;
+    j->l.first_seen = now;
+    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
+    j->strag_rank = -1;
+    j->series_dt = SERIES_DT;
+    js->v[js->n++] = j;
+    return j;
+}
+
+/* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size. */
+static void grow_ranks(struct job *j, unsigned n)
+{
+    j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
+    for (unsigned r = j->l.ranks; r < n; r++)
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0};
+    for (size_t k = 0; k < ROWS; k++) {
+        j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
+        for (unsigned r = j->l.ranks; r < n; r++)
+            j->rows[k].secs[r] = NAN;
+    }
+    j->l.ranks = n;
+    hn_strag_free(j->strag);
+    j->strag = NULL;
+}
+
+static void clear_rows(struct job *j)
+{
+    for (size_t k = 0; k < ROWS; k++) {
+        j->rows[k].have = 0;
+        j->rows[k].step = 0;
+        for (unsigned r = 0; r < j->l.ranks; r++)
+            j->rows[k].secs[r] = NAN;
+    }
+    j->next_row = 0;
+}
+
+/* ---- accounting ---- */
+
+/* The job stops making progress for cause: work since the last checkpoint is lost, and the
+ * clock of lost time runs from the last progress until the next run's first step. */
+static void interrupt(struct job *j, enum hn_loss_cause cause)
+{
+    if (j->pending || j->l.ended)
+        return;
+    j->l.lost_s[cause] += j->since_ckpt_s;
+    j->l.productive_s -= j->since_ckpt_s;
+    j->since_ckpt_s = 0;
+    j->l.interruptions++;
+    j->pending = 1;
+    j->pending_cause = cause;
+    j->interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
+    j->drain_planned = 0;
+    j->strag_rank = -1;
+    j->dirty = 1;
+}
+
+/* The first step of a new run arrived at now and took `seconds`. */
+static void resume(struct job *j, double now, double seconds, uint64_t step)
+{
+    double gap = now - seconds - j->interrupted_at;
+    if (gap > 0)
+        j->l.lost_s[j->pending_cause] += gap;
+    j->pending = 0;
+    j->hung = 0;
+    j->run++;
+    j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
+    j->last_progress = now - seconds;
+    clear_rows(j);
+    hn_strag_free(j->strag);
+    j->strag = NULL;
+}
+
+static double ettr(const struct job *j, double now)
+{
+    double end = j->l.ended ? j->l.last_report : now;
+    double wall = end - j->l.first_seen;
+    return wall > 0 ? fmin(1.0, fmax(0.0, j->l.productive_s / wall)) : NAN;
+}
+
+static double job_mfu(const struct job *j)
+{
+    return !isnan(j->peak) && j->peak > 0 ? j->tflops * 1e12 / j->peak : NAN;
+}
+
+static void add_point(struct job *j, double now)
+{
+    if (now < j->next_point)
+        return;
+    if (j->nseries == SERIES_MAX) { /* keep every other point: memory stays flat */
+        for (size_t i = 0; i < SERIES_MAX / 2; i++)
+            j->series[i] = j->series[2 * i + 1];
+        j->nseries = SERIES_MAX / 2;
+        j->series_dt *= 2;
+    }
+    j->series[j->nseries++] = (struct hn_job_point){now, job_mfu(j), ettr(j, now), typical_step(j)};
+    j->next_point = now + j->series_dt;
+}
+
+static void ewma(double *acc, double x)
+{
+    if (isnan(x))
+        return;
+    *acc = isnan(*acc) ? x : *acc + EWMA_ALPHA * (x - *acc);
+}
+
+/* ---- stragglers ---- */
+
+/* Names job in the outputs queued since the queue held `from` of them (a finding and what it
+ * caused: a transition, a drain; a requeue already names its own job). */
+static void tag_job(struct hn_brain *b, size_t from, const char *job)
+{
+    for (size_t k = from; k < b->qlen; k++) {
+        struct hn_out *o = &b->outq[b->qhead + k];
+        if (!o->job[0])
+            hn_strlcpy(o->job, job, sizeof(o->job));
+    }
+}
+
+static struct node *rank_node(struct hn_brain *b, const struct job *j, unsigned rank)
+{
+    return rank < j->l.ranks && j->ranks[rank].node >= 0 ? &b->nodes[j->ranks[rank].node] : NULL;
+}
+
+/* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
+ * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
+ * the GPU time of a restart (the job's whole allocation waits either way). */
+static void straggler_found(struct hn_brain *b, double now, struct job *j,
+                            const struct hn_strag_detection *d)
+{
+    struct node *n = rank_node(b, j, d->rank);
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev),
+             "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f ranks=%u", j->l.id,
+             d->rank, (unsigned long long)d->onset_step, (unsigned long long)d->detect_step,
+             d->slowdown, j->l.ranks);
+    hb_finding_set(&f, "straggler", HN_SEV_SUSPECT, n ? j->ranks[d->rank].gpu : -1, ev,
+                   "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
+                   d->rank, d->slowdown * 100, (unsigned long long)d->onset_step);
+    j->strag_rank = (int)d->rank;
+    j->strag_slow = d->slowdown;
+    j->strag_onset = d->onset_step;
+    size_t from = b->qlen;
+    if (n)
+        hb_found(b, now, n, &f);
+    else
+        hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    tag_job(b, from, j->l.id);
+
+    double restart = b->cfg.restart_s;
+    double waste = b->cfg.straggler_horizon_s * d->slowdown / (1 + d->slowdown);
+    j->drain_planned = n && waste > restart;
+    if (j->drain_planned)
+        snprintf(j->plan, sizeof(j->plan),
+                 "drain %s at the next checkpoint: the slowdown wastes %.0f s of every %.0f s "
+                 "of the job, a restart costs %.0f s",
+                 n->name, waste, b->cfg.straggler_horizon_s, restart);
+    else
+        snprintf(j->plan, sizeof(j->plan),
+                 "keep %s: the slowdown wastes %.0f s of every %.0f s, less than a restart "
+                 "(%.0f s)%s",
+                 n ? n->name : "the rank's node", waste, b->cfg.straggler_horizon_s, restart,
+                 n ? "" : "; its node is unknown");
+    struct hn_finding p;
+    hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, f.gpu, ev, "%s", j->plan);
+    from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = p;
+    tag_job(b, from, j->l.id);
+}
+
+static void detection(struct hn_brain *b, double now, struct job *j,
+                      const struct hn_strag_detection *d)
+{
+    if (d->kind == HN_STRAG_PERSISTENT || d->kind == HN_STRAG_FROM_START) {
+        straggler_found(b, now, j, d);
+        return;
+    }
+    if (d->kind == HN_STRAG_RECOVERED && d->rank != HN_STRAG_ALL_RANKS &&
+        j->strag_rank != (int)d->rank)
+        return;
+    struct node *n = rank_node(b, j, d->rank); /* NULL for HN_STRAG_ALL_RANKS */
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f",
+             j->l.id, d->rank, (unsigned long long)d->onset_step,
+             (unsigned long long)d->detect_step, d->slowdown);
+    if (d->kind == HN_STRAG_RECOVERED && d->rank == HN_STRAG_ALL_RANKS) {
+        hb_finding_set(&f, "job_recovered", HN_SEV_INFO, -1, ev,
+                       "job %s is back to its normal step time", j->l.id);
+    } else if (d->kind == HN_STRAG_RECOVERED) {
+        hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
+                       "job %s rank %u is back in line with its peers", j->l.id, d->rank);
+        j->strag_rank = -1;
+        j->drain_planned = 0;
+        snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered", d->rank);
+    } else if (d->kind == HN_STRAG_JOB_SLOWDOWN) {
+        hb_finding_set(&f, "job_slowdown", HN_SEV_INFO, -1, ev,
+                       "job %s slowed down as a whole by %.0f%% (not one rank)", j->l.id,
+                       d->slowdown * 100);
+    } else {
+        hb_finding_set(&f, "straggler_transient", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
+                       "job %s rank %u was briefly %.0f%% slower (a spike, not persistent)",
+                       j->l.id, d->rank, d->slowdown * 100);
+    }
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
+static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
+{
+    if (r->have && j->l.ranks >= 2) {
+        if (!j->strag) {
+            struct hn_strag_config sc;
+            hn_strag_config_default(&sc);
+            j->strag = hn_strag_new(&sc, j->l.ranks);
+        }
+        if (j->strag && hn_strag_step(j->strag, r->step, r->secs) > 0) {
+            struct hn_strag_detection d;
+            while (hn_strag_poll(j->strag, &d))
+                detection(b, now, j, &d);
+        }
+    }
+    for (unsigned k = 0; k < j->l.ranks && r->have; k++)
+        r->secs[k] = NAN;
+    r->have = 0;
+}
+
+/* Files one rank's time for a step; rows leave in step order once complete or pushed out by
+ * later steps. Reports older than the oldest row in flight are too late and left out. */
+static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
+                    double secs)
+{
+    if (j->next_row == 0)
+        j->next_row = step;
+    if (step < j->next_row)
+        return;
+    if (step >= j->next_row + 2 * ROWS) { /* a jump: hand over what is there, start again */
+        for (uint64_t s = j->next_row; s < j->next_row + ROWS; s++) {
+            struct row *r = &j->rows[s % ROWS];
+            if (r->have && r->step == s)
+                flush_row(b, now, j, r);
+        }
+        j->next_row = step - ROWS + 1;
+    }
+    while (step >= j->next_row + ROWS) {
+        struct row *r = &j->rows[j->next_row % ROWS];
+        if (r->have && r->step == j->next_row)
+            flush_row(b, now, j, r);
+        j->next_row++;
+    }
+    struct row *r = &j->rows[step % ROWS];
+    if (r->step != step) {
+        if (r->have)
+            flush_row(b, now, j, r);
+        r->step = step;
+    }
+    if (isnan(r->secs[rank]))
+        r->have++;
+    r->secs[rank] = secs;
+    while (1) {
+        r = &j->rows[j->next_row % ROWS];
+        if (r->step != j->next_row || r->have < j->l.ranks)
+            break;
+        flush_row(b, now, j, r);
+        j->next_row++;
+    }
+}
+
+/* ---- step reports ---- */
+
+static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ckpt)
+{
+    if (ckpt < 0 || ckpt <= j->l.checkpoint)
+        return;
+    j->l.checkpoint = ckpt;
+    double typ = typical_step(j);
+    if (!isnan(typ) && (uint64_t)ckpt <= j->l.step)
+        j->since_ckpt_s = fmin(j->since_ckpt_s, (double)(j->l.step - (uint64_t)ckpt) * typ);
+    else
+        j->since_ckpt_s = 0;
+    if (!j->drain_planned || j->strag_rank < 0)
+        return;
+    struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
+    j->drain_planned = 0;
+    if (!n)
+        return;
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f onset_step=%llu",
+             j->l.id, j->strag_rank, (long long)ckpt, j->strag_slow,
+             (unsigned long long)j->strag_onset);
+    hb_finding_set(&f, "straggler", HN_SEV_FATAL, j->ranks[j->strag_rank].gpu, ev,
+                   "straggler: job %s rank %d %.0f%% slower; replaced at checkpoint %lld", j->l.id,
+                   j->strag_rank, j->strag_slow * 100, (long long)ckpt);
+    size_t from = b->qlen;
+    hb_found(b, now, n, &f);
+    tag_job(b, from, j->l.id);
+}
+
+/* The rank's compute time when it reported the time spent waiting in collectives. */
+static double rank_seconds(const struct hn_step_in *s)
+{
+    if (!isnan(s->comm_s) && s->comm_s < s->seconds)
+        return s->seconds - s->comm_s;
+    return s->seconds;
+}
+
+static void progress(struct job *j, double now, const struct hn_step_in *s)
+{
+    if (s->step <= j->l.step)
+        return;
+    double add = s->seconds;
+    if (j->last_progress > 0) {
+        uint64_t steps = s->step - j->l.step;
+        add = fmin((double)steps * s->seconds, now - j->last_progress);
+        if (add < 0)
+            add = 0;
+    }
+    if (j->strag_rank >= 0) {
+        double lost = add * j->strag_slow / (1 + j->strag_slow);
+        j->l.lost_s[HN_LOSS_STRAGGLER] += lost;
+        add -= lost;
+    }
+    j->l.productive_s += add;
+    j->since_ckpt_s += add;
+    j->l.step = s->step;
+    j->last_progress = now;
+    j->hung = 0;
+    j->recent[j->recent_at] = s->seconds;
+    j->recent_at = (j->recent_at + 1) % RECENT;
+    if (j->nrecent < RECENT)
+        j->nrecent++;
+}
+
+static void rates(const struct hn_brain *b, struct job *j, int node, const struct hn_step_in *s)
+{
+    if (isnan(j->peak) && b->cfg.skus) {
+        const struct hn_sku *sku = hn_sku_find(b->cfg.skus, b->nodes[node].sku);
+        if (sku)
+            j->peak = hn_sku_peak_flops(sku, b->cfg.mfu_dtype);
+    }
+    if (!(s->seconds > 0))
+        return;
+    double tps = s->tokens / s->seconds; /* NaN when tokens are not reported */
+    ewma(&j->tokens_per_s_rank, tps);
+    if (!isnan(s->tflops))
+        ewma(&j->tflops, s->tflops);
+    else if (!isnan(s->flops_per_token))
+        ewma(&j->tflops, tps * s->flops_per_token / 1e12);
+}
+
+int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
+{
+    struct hn_jobs *js = b->jobs;
+    if (!hb_node_at(b, node) || !s->job || !s->job[0] || strlen(s->job) >= sizeof(js->v[0]->l.id) ||
+        !(s->seconds >= 0) || !isfinite(s->seconds) || s->rank >= (int64_t)RANKS_MAX ||
+        s->world > (int64_t)RANKS_MAX)
+        return -EINVAL;
+    js->now = now;
+    unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
+    int i = find_job(js, s->job);
+    struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);
+    unsigned want = rank + 1;
+    if (s->world > 0 && (unsigned)s->world > want)
+        want = (unsigned)s->world;
+    if (want > j->l.ranks)
+        grow_ranks(j, want);
+    struct rank_st *r = &j->ranks[rank];
+    j->l.ended = 0;
+    j->dirty = 1;
+
+    int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
+    if (j->pending) {
+        /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
+         * not progress; a rank starting over, or one not seen before, is the next run. */
+        if (!(new_run || r->node < 0))
+            return 0;
+        resume(j, now, s->seconds, s->step);
+    } else if (new_run) { /* restarted without houston: its cause is unknown */
+        interrupt(j, HN_LOSS_OTHER);
+        resume(j, now, s->seconds, s->step);
+    }
+    r->node = node;
+    r->gpu = s->gpu;
+    r->run = j->run;
+    r->last_step = s->step;
+    j->l.last_report = now;
+
+    progress(j, now, s);
+    rates(b, j, node, s);
+    row_put(b, now, j, rank, s->step, rank_seconds(s));
+    checkpoint(b, now, j, s->checkpoint);
+    add_point(j, now);
+    return 0;
+}
+
+/* ---- interruptions from the rest of the brain ---- */
+
+static enum hn_loss_cause cause_of(const struct hn_finding *f)
+{
+    if (strcmp(f->rule, "straggler") == 0)
+        return HN_LOSS_STRAGGLER;
+    if (strcmp(f->rule, "hang") == 0)
+        return HN_LOSS_HANG;
+    if (strcmp(f->rule, "operator") == 0)
+        return HN_LOSS_OPERATOR;
+    return HN_LOSS_FAILURE;
+}
+
+static int job_uses(const struct job *j, int node)
+{
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        if (j->ranks[r].node == node && j->ranks[r].run == j->run)
+            return 1;
+    }
+    return 0;
+}
+
+void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
+                          const struct hn_finding *f)
+{
+    struct hn_jobs *js = b->jobs;
+    int node = (int)(n - b->nodes);
+    for (size_t i = 0; i < js->n; i++) {
+        struct job *j = js->v[i];
+        int named = strcmp(j->l.id, n->job) == 0;
+        if (j->l.ended || j->pending || !(named || job_uses(j, node)))
+            continue;
+        interrupt(j, cause_of(f));
+        if (!named)
+            hb_requeue(b, now, n, j->l.id);
+    }
+}
+
+void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
+{
+    struct hn_jobs *js = b->jobs;
+    js->sched_poll = now;
+    js->now = now;
+    if (!job || !job[0])
+        return;
+    int i = find_job(js, job);
+    if (i >= 0)
+        js->v[i]->sched_seen = now;
+}
+
+/* ---- hangs ---- */
+
+/* The one node whose ranks did not reach the job's highest step, or -1 (none, or several). */
+static int hang_culprit(const struct job *j)
+{
+    int culprit = -1;
+    unsigned behind = 0;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        if (k->node < 0 || k->run != j->run || k->last_step >= j->l.step)
+            continue;
+        behind++;
+        if (culprit >= 0 && culprit != k->node)
+            return -1;
+        culprit = k->node;
+    }
+    return behind < j->l.ranks ? culprit : -1;
+}
+
+static void hang(struct hn_brain *b, double now, struct job *j, double limit)
+{
+    int culprit = hang_culprit(j);
+    struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s", j->l.id,
+             (unsigned long long)j->l.step, now - j->last_progress, limit, n ? n->name : "unknown");
+    hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
+                   "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
+                   (unsigned long long)j->l.step, now - j->last_progress,
+                   n ? "; ranks behind on " : "", n ? n->name : "");
+    j->hung = 1;
+    size_t from = b->qlen;
+    if (n)
+        hb_found(b, now, n, &f); /* drains it (guard permitting) and requeues the job */
+    else
+        hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    if (!j->pending) {
+        /* No culprit, or the guard holds it: the job still has to start again. */
+        interrupt(j, HN_LOSS_HANG);
+        struct node *any = n ? n : rank_node(b, j, 0);
+        if (any)
+            hb_requeue(b, now, any, j->l.id);
+    }
+    tag_job(b, from, j->l.id);
+}
+
+void hb_jobs_tick(struct hn_brain *b, double now)
+{
+    struct hn_jobs *js = b->jobs;
+    js->now = now;
+    for (size_t i = 0; i < js->n; i++) {
+        struct job *j = js->v[i];
+        if (j->l.ended || j->pending)
+            continue;
+        /* Only the scheduler can say a job still holds its nodes; without it, silence may
+         * just be the end of the job. */
+        if (j->sched_seen <= 0)
+            continue;
+        if (j->sched_seen < js->sched_poll) {
+            j->l.ended = 1;
+            j->dirty = 1;
+            continue;
+        }
+        double typ = typical_step(j);
+        double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
+        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit)
+            hang(b, now, j, limit);
+        add_point(j, now);
+    }
+}
+
+/* ---- views and persistence ---- */
+
+size_t hn_brain_job_count(const struct hn_brain *b)
+{
+    return b->jobs->n;
+}
+
+int hn_brain_find_job(const struct hn_brain *b, const char *id)
+{
+    return find_job(b->jobs, id);
+}
+
+int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *out)
+{
+    const struct hn_jobs *js = b->jobs;
+    if (i >= js->n)
+        return -EINVAL;
+    const struct job *j = js->v[i];
+    memset(out, 0, sizeof(*out));
+    out->l = j->l;
+    out->state = j->l.ended ? "ended" : j->hung ? "hung" : j->pending ? "restarting" : "running";
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        int seen = 0;
+        for (unsigned q = 0; q < r && !seen; q++)
+            seen = j->ranks[q].node == j->ranks[r].node;
+        out->nodes += !seen && j->ranks[r].node >= 0;
+    }
+    double now = js->now;
+    double end = j->l.ended ? j->l.last_report : now;
+    out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
+    out->step_seconds = typical_step(j);
+    out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
+    out->tflops_per_gpu = j->tflops;
+    out->mfu = job_mfu(j);
+    out->ettr = ettr(j, now);
+    out->effective_mfu = out->mfu * out->ettr;
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        out->lost_gpu_h[c] = j->l.lost_s[c] * j->l.ranks / 3600.0;
+    out->straggler_rank = j->strag_rank;
+    if (j->strag_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
+        hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,
+                   sizeof(out->straggler_node));
+    out->straggler_slowdown = j->strag_rank >= 0 ? j->strag_slow : 0;
+    out->straggler_onset = j->strag_onset;
+    hn_strlcpy(out->plan, j->plan, sizeof(out->plan));
+    out->series = j->series;
+    out->nseries = j->nseries;
+    return 0;
+}
+
+int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear)
+{
+    if (i >= b->jobs->n)
+        return 0;
+    struct job *j = b->jobs->v[i];
+    int d = j->dirty;
+    if (clear)
+        j->dirty = 0;
+    return d;
+}
+
+int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
+{
+    struct hn_jobs *js = b->jobs;
+    if (!l->id[0] || l->ranks > RANKS_MAX)
+        return -EINVAL;
+    if (find_job(js, l->id) >= 0)
+        return -EEXIST;
+    struct job *j = new_job(js, l->id, l->first_seen);
+    unsigned ranks = l->ranks;
+    if (ranks)
+        grow_ranks(j, ranks);
+    j->l = *l;
+    j->l.ranks = ranks;
+    j->last_progress = l->last_report;
+    return 0;
+}

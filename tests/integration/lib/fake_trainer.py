@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""A stand-in for a synchronous data-parallel training job: every rank reports each step
+through houston's Python client (python/houston_step.py) to its node's agent socket.
+
+Each step, rank r computes for `step_time * 0.9 * (1 + slow[r])` seconds; everyone then waits
+for the slowest rank in the all-reduce (reported as comm time), so the wall time of a step is
+the slowest rank's compute plus 10% of step_time. The control file is re-read every step:
+    slow RANK FRACTION   rank RANK computes FRACTION longer (0.3 = 30% slower)
+    hang NODE            ranks on NODE stop reporting (a hang); the others keep waiting
+    stop                 the job ends
+Checkpoints are taken every --ckpt-every steps; each report carries the last one.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.environ.get("HN_SOURCE_DIR", "."), "python"))
+import houston_step  # noqa: E402
+
+
+def read_control(path):
+    slow, hung, stop = {}, set(), False
+    try:
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 3 and w[0] == "slow":
+                    slow[int(w[1])] = float(w[2])
+                elif len(w) == 2 and w[0] == "hang":
+                    hung.add(w[1])
+                elif w == ["stop"]:
+                    stop = True
+    except FileNotFoundError:
+        pass
+    return slow, hung, stop
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--job", required=True)
+    ap.add_argument("--node", action="append", required=True, help="NAME=SOCKET, in rank order")
+    ap.add_argument("--ranks-per-node", type=int, default=4)
+    ap.add_argument("--step-time", type=float, default=0.1)
+    ap.add_argument("--ckpt-every", type=int, default=20)
+    ap.add_argument("--tflops", type=float, default=400.0)
+    ap.add_argument("--control", required=True)
+    args = ap.parse_args()
+
+    nodes = [n.split("=", 1) for n in args.node]
+    world = len(nodes) * args.ranks_per_node
+    reporters = []
+    for r in range(world):
+        name, sock = nodes[r // args.ranks_per_node]
+        rep = houston_step.Reporter()
+        rep.set_identity(job=args.job, rank=r, local_rank=r % args.ranks_per_node, world=world)
+        rep.set_socket(sock)
+        reporters.append((name, rep))
+
+    step, ckpt = 0, -1
+    while True:
+        slow, hung, stop = read_control(args.control)
+        if stop:
+            return 0
+        step += 1
+        compute = [args.step_time * 0.9 * (1 + slow.get(r, 0.0)) for r in range(world)]
+        wall = max(compute) + 0.1 * args.step_time
+        time.sleep(wall)
+        for r, (name, rep) in enumerate(reporters):
+            if name in hung:
+                continue
+            rep.report(step, wall, comm_s=wall - compute[r], checkpoint=ckpt,
+                       tflops=args.tflops / (1 + max(slow.values(), default=0.0)))
+        if hung:
+            # The ranks that still run wait in the next all-reduce: no more progress.
+            while read_control(args.control)[1] and not read_control(args.control)[2]:
+                time.sleep(0.1)
+            return 0
+        if step % args.ckpt_every == 0:
+            ckpt = step
+
+
+if __name__ == "__main__":
+    sys.exit(main())

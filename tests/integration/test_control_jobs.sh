@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Jobs end to end on real processes: a Slurm cluster (slurmctld + 4 slurmd -N), an agent per
+# node with its step socket, one controller, and a fake training job whose ranks report every
+# step through the Python client. Shows: the job ledger and MFU in `houston jobs`; a rank
+# that slows down makes its node suspect, and at the job's next checkpoint the node is drained
+# in Slurm and the job requeued, with the lost GPU time charged to "straggler"; a job whose
+# ranks on one node stop is a hang: that node is drained and the job requeued; the ledger
+# survives kill -9 of the controller.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/common.sh"
+. "$here/lib/slurm-cluster.sh"
+need slurmctld slurmd scontrol sinfo sbatch curl jq python3
+
+HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
+export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27017}
+export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27211}
+export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18083}
+export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19440}
+export HN_SOURCE_DIR
+work=$(mktemp -d /tmp/houston-jobs.XXXXXX)
+. "$here/lib/control.sh"
+trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
+mkdir -p "$work/slurm"
+slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+
+control_config "$work/control.conf" 1
+cat >>"$work/control.conf" <<CONF
+hang-min = 4
+restart-overhead = 60
+CONF
+check "controller starts" control_start "$work/control.conf"
+for n in n1 n2 n3 n4; do agent_start $n; done
+check "all four agents report" wait_for 20 bash -c \
+    "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
+for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
+check "step sockets are up" wait_for 10 bash -c "[ -S $work/n1/step.sock ] && [ -S $work/n4/step.sock ]"
+
+job_json() { curl -fsS "$CTL/v1/jobs/$1" | jq -c .job; }
+job_field() { curl -fsS "$CTL/v1/jobs/$1" | jq -r ".job.$2"; }
+
+say "job A: 8 ranks on n1,n2 reporting steps"
+jobA=$(sbatch --parsable -N2 -w n1,n2 --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "job A running in Slurm" wait_for 20 bash -c "squeue -h -j $jobA -o %T | grep -q RUNNING"
+python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock" \
+    --node "n2=$work/n2/step.sock" --control "$work/ctlA" --ckpt-every 30 \
+    >"$work/trainerA.log" 2>&1 &
+HN_PIDS+=($!)
+check "houston sees job A with 8 ranks on 2 nodes" wait_for 20 bash -c \
+    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
+check "job A is running and making progress" wait_for 10 bash -c \
+    "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.step') -gt 40 ]"
+mfu=$(job_field "$jobA" mfu)
+check "MFU is 400/989.4 TFLOP/s of an H100 (about 0.404): $mfu" \
+    awk -v m="$mfu" 'BEGIN { exit !(m > 0.39 && m < 0.42) }'
+check "a checkpoint is known" wait_for 10 bash -c "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.checkpoint') -ge 30 ]"
+houston_cli jobs >"$work/jobs.txt"
+check "houston jobs lists it" grep -qE "^$jobA +running +8 " "$work/jobs.txt"
+check "houston jobs --json is the API's list" jq -e ".jobs[0].id == \"$jobA\"" \
+    <<<"$(houston_cli jobs --json)"
+
+say "rank 5 (n2, GPU 1) becomes 30% slower"
+t0=$(date +%s.%N)
+echo "slow 5 0.3" >"$work/ctlA"
+check "n2 suspect" wait_for 20 node_state_is n2 suspect
+t1=$(date +%s.%N)
+say "time from slowdown to suspect: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s"
+check "straggler event names the job, rank and GPU" jq -e \
+    ".events[] | select(.rule==\"straggler\" and .job==\"$jobA\" and .gpu==1 and (.evidence | test(\"rank=5\")))" \
+    <<<"$(houston_cli events --node n2 --json)"
+check "the job shows the straggler" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
+check "the policy says it drains at the next checkpoint" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.plan | test(\"drain n2 at the next checkpoint\")'"
+check "n2 drained in Slurm at the checkpoint" wait_for 30 slurm_drained n2
+check "Slurm reason names the straggler" grep -q '^houston: straggler' <<<"$(slurm_reason n2)"
+check "job A requeued" wait_for 20 bash -c \
+    "scontrol show job $jobA | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+echo stop >"$work/ctlA"
+check "the ledger charges GPU time to the straggler" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.lost_gpu_hours.straggler > 0 and .job.interruptions == 1'"
+houston_cli jobs "$jobA" >"$work/jobA.txt"
+check "houston jobs JOB shows the policy and the events" bash -c \
+    "grep -q 'straggler policy: drain n2' $work/jobA.txt && grep -q 'straggler' $work/jobA.txt"
+
+say "job B on n3,n4: n4's ranks stop (a hang)"
+jobB=$(sbatch --parsable -N2 -w n3,n4 --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "job B running in Slurm" wait_for 20 bash -c "squeue -h -j $jobB -o %T | grep -q RUNNING"
+python3 "$here/lib/fake_trainer.py" --job "$jobB" --node "n3=$work/n3/step.sock" \
+    --node "n4=$work/n4/step.sock" --control "$work/ctlB" \
+    >"$work/trainerB.log" 2>&1 &
+HN_PIDS+=($!)
+check "job B progresses" wait_for 20 bash -c \
+    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobB | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+echo "hang n4" >"$work/ctlB"
+check "hang found: n4 drained in Slurm" wait_for 30 slurm_drained n4
+check "Slurm reason says hang" grep -q '^houston: hang' <<<"$(slurm_reason n4)"
+check "hang event names the job" jq -e \
+    ".events[] | select(.rule==\"hang\" and .job==\"$jobB\" and .node==\"n4\")" \
+    <<<"$(houston_cli events --json)"
+check "job B requeued" wait_for 20 bash -c \
+    "scontrol show job $jobB | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "n3 left alone" node_state_is n3 ready
+echo stop >"$work/ctlB"
+check "lost time charged to the hang" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobB | jq -e '.job.lost_gpu_hours.hang > 0'"
+
+say "kill -9 of the controller, restart: the ledger is intact"
+before=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
+kill -9 "$CTL_PID"
+wait "$CTL_PID" 2>/dev/null
+check "controller restarts" control_start "$work/control.conf"
+after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
+check_eq "job A's ledger after the restart" "$before" "$after"
+
+finish

@@ -1,0 +1,423 @@
+/*
+ * test_jobs.c - the brain's job model driven by scripted step reports in virtual time: the
+ * ledger (productive and lost time by cause, ETTR), MFU, stragglers (suspect, then drained at
+ * the next checkpoint), hangs, restarts houston did not cause, and bounded memory.
+ */
+#include "common/sku.h"
+#include "common/xid.h"
+#include "control/brain.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static struct hn_xid_catalog *catalog;
+static struct hn_sku_table *skus;
+
+/* `nodes` ready nodes of 4 H100s, one rack; every automatic removal allowed. */
+static struct hn_brain *fleet(int nodes)
+{
+    struct hn_brain_config cfg;
+    hn_brain_config_default(&cfg);
+    cfg.xid_catalog = catalog;
+    cfg.skus = skus;
+    cfg.guard_fraction = 1;
+    cfg.guard_per_rack = 0;
+    cfg.restart_s = 60;
+    struct hn_brain *b = hn_brain_new(&cfg);
+    for (int i = 0; i < nodes; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%d", i + 1);
+        assert_int_equal(hn_brain_add_node(b, name, "r1", "H100", 4, HN_NODE_READY), i);
+    }
+    return b;
+}
+
+static struct hn_step_in report(const char *job, int rank, int world, uint64_t step, double sec)
+{
+    struct hn_step_in s = {
+        .job = job,
+        .rank = rank,
+        .local_rank = rank % 4,
+        .world = world,
+        .gpu = rank % 4,
+        .step = step,
+        .seconds = sec,
+        .tokens = NAN,
+        .forward_s = NAN,
+        .backward_s = NAN,
+        .optimizer_s = NAN,
+        .comm_s = NAN,
+        .tflops = NAN,
+        .flops_per_token = NAN,
+        .checkpoint = -1,
+    };
+    return s;
+}
+
+/* Every rank of a `world`-rank job (4 per node) reports `step`, which took `sec` seconds of
+ * wall time; slow[r] > 0 makes rank r compute that much longer (the others wait for it in
+ * the all-reduce, so it shows as their comm time). */
+static void step_all(struct hn_brain *b, double now, const char *job, int world, uint64_t step,
+                     double sec, const double *slow, int64_t ckpt)
+{
+    double extra = 0;
+    for (int r = 0; r < world && slow; r++)
+        extra = fmax(extra, slow[r]);
+    for (int r = 0; r < world; r++) {
+        struct hn_step_in s = report(job, r, world, step, sec + extra);
+        double own = slow ? slow[r] : 0;
+        /* A little deterministic jitter so that noise estimates are not zero. */
+        double jitter = 0.004 * sec * (double)((step * 7 + (uint64_t)r * 13) % 5) / 4.0;
+        s.comm_s = extra - own + 0.1 * sec - jitter;
+        s.checkpoint = ckpt;
+        assert_int_equal(hn_brain_step(b, now, r / 4, &s), 0);
+    }
+}
+
+static int find_output(struct hn_brain *b, enum hn_out_kind kind, const char *rule,
+                       struct hn_out *found)
+{
+    struct hn_out o;
+    int n = 0;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind != kind)
+            continue;
+        if (rule && kind != HN_OUT_ACTION && strcmp(o.finding.rule, rule) != 0)
+            continue;
+        if (!n && found)
+            *found = o;
+        n++;
+    }
+    return n;
+}
+
+static void job_view(struct hn_brain *b, const char *id, struct hn_job_view *v)
+{
+    int i = hn_brain_find_job(b, id);
+    assert_true(i >= 0);
+    assert_int_equal(hn_brain_job_view(b, (size_t)i, v), 0);
+}
+
+static void ledger_counts_failure_and_restart(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_node_job(b, 0, 0, "77");
+    hn_brain_node_job(b, 0, 1, "77");
+    double t = 1000;
+    /* 100 steps of 1 s; a checkpoint of step 50 is reported from step 51 on. */
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        step_all(b, t, "77", 8, s, 1.0, NULL, s > 50 ? 50 : -1);
+    struct hn_job_view v;
+    job_view(b, "77", &v);
+    assert_int_equal(v.l.ranks, 8);
+    assert_int_equal(v.nodes, 2);
+    assert_int_equal((int)v.l.step, 100);
+    assert_int_equal((int)v.l.checkpoint, 50);
+    assert_string_equal(v.state, "running");
+    assert_true(fabs(v.l.productive_s - 100) < 1e-6);
+    assert_true(fabs(v.step_seconds - 1) < 1e-9);
+
+    /* Xid 79 on n2 at t=1100: drained, the job requeued, the 50 s since the checkpoint lost. */
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 2);
+    job_view(b, "77", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - 50) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 50) < 1e-6);
+
+    /* The job comes back 120 s later on n1 and n3 from step 51: the wait is lost too. */
+    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
+    t += 120;
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in s = report("77", r, 8, 51, 1.0);
+        assert_int_equal(hn_brain_step(b, t, r < 4 ? 0 : 2, &s), 0);
+    }
+    job_view(b, "77", &v);
+    assert_string_equal(v.state, "running");
+    /* Lost: 50 s of recomputation, and 1099..1220 minus the new step's own second. */
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + (t - 1.0 - 1099))) < 1e-6);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] - v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600) <
+                1e-9);
+    assert_true(fabs(v.l.productive_s - 51) < 1e-6);
+    double wall = t - (1000 - 1.0);
+    assert_true(fabs(v.ettr - 51 / wall) < 1e-9);
+    hn_brain_free(b);
+}
+
+static void mfu_from_reported_tflops_and_from_flops_per_token(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    for (uint64_t s = 1; s <= 50; s++) {
+        struct hn_step_in in = report("j1", 0, 1, s, 2.0);
+        in.tflops = 494.7; /* half of the H100's 989.4 dense BF16 TFLOP/s */
+        assert_int_equal(hn_brain_step(b, 10.0 + 2.0 * (double)s, 0, &in), 0);
+        in = report("j2", 0, 1, s, 2.0);
+        in.tokens = 8192;
+        in.flops_per_token = 6 * 8e9; /* 4096 tok/s x 4.8e10 = 196.6 TFLOP/s */
+        assert_int_equal(hn_brain_step(b, 10.0 + 2.0 * (double)s, 0, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "j1", &v);
+    assert_true(fabs(v.mfu - 0.5) < 1e-6);
+    assert_true(v.nseries >= 1);
+    job_view(b, "j2", &v);
+    assert_true(fabs(v.tokens_per_s - 4096) < 1e-6);
+    assert_true(fabs(v.mfu - 4096 * 6 * 8e9 / 989.4e12) < 1e-6);
+    assert_true(fabs(v.effective_mfu - v.mfu * v.ettr) < 1e-12);
+    hn_brain_free(b);
+}
+
+static void straggler_suspect_then_drained_at_checkpoint(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 0, "9");
+    double slow[16] = {0};
+    double t = 0;
+    for (uint64_t s = 1; s <= 60; s++, t += 1)
+        step_all(b, t, "9", 16, s, 1.0, NULL, 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    /* Rank 9 (n3, GPU 1) computes 30% longer from step 61 on. */
+    slow[9] = 0.27; /* 0.9 s of compute + 0.27 */
+    struct hn_out o;
+    int found = 0;
+    uint64_t s = 61;
+    for (; s <= 80 && !found; s++, t += 1) {
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+        struct hn_out first;
+        int n = 0;
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0 && !n++)
+                first = o;
+        }
+        if (n) {
+            o = first;
+            found = 1;
+        }
+    }
+    assert_true(found);
+    assert_true(s - 61 <= 6); /* found within 5 steps of the onset (s is one past) */
+    assert_string_equal(o.node, "n3");
+    assert_int_equal(o.finding.gpu, 1);
+    assert_int_equal(o.finding.severity, HN_SEV_SUSPECT);
+    assert_string_equal(o.job, "9");
+    assert_non_null(strstr(o.finding.evidence, "rank=9"));
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    struct hn_job_view v;
+    job_view(b, "9", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_string_equal(v.straggler_node, "n3");
+    assert_true(v.straggler_slowdown > 0.2 && v.straggler_slowdown < 0.45);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+
+    /* Slow steps cost the job: part of each step is lost to the straggler. */
+    for (int k = 0; k < 5; k++, s++, t += 1.27)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    job_view(b, "9", &v);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > 0);
+    hn_brain_node_view(b, 2, &nv);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT); /* not drained before the checkpoint */
+
+    /* The next checkpoint: n3 is drained and the job requeued, charged to the straggler. */
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    step_all(b, t, "9", 16, s, 1.0, slow, (int64_t)s);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 2);
+    assert_string_equal(o.node, "n3");
+    assert_int_equal(o.action.kind, HN_ACT_DRAIN);
+    hn_brain_node_view(b, 2, &nv);
+    assert_int_equal(nv.state, HN_NODE_DRAINING);
+    job_view(b, "9", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    hn_brain_free(b);
+}
+
+static void healthy_job_raises_nothing(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (uint64_t s = 1; s <= 400; s++)
+        step_all(b, (double)s, "h", 16, s, 1.0, NULL, (int64_t)(s / 50 * 50));
+    assert_int_equal(find_output(b, HN_OUT_FINDING, NULL, NULL), 0);
+    struct hn_job_view v;
+    job_view(b, "h", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_int_equal(v.l.interruptions, 0);
+    hn_brain_free(b);
+}
+
+static void hang_drains_the_node_whose_ranks_stopped(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        hn_brain_node_job(b, t, 0, "h1");
+        hn_brain_node_job(b, t, 1, "h1");
+        step_all(b, t, "h1", 8, s, 2.0, NULL, 10);
+        hn_brain_tick(b, t);
+    }
+    /* Step 21: only n1's ranks report; n2's ranks never finish it. */
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("h1", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    }
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    /* 2 s steps: the limit is max(hang_min 120 s, 10 x 2 s) = 120 s. */
+    for (double k = 10; k <= 110; k += 10) {
+        hn_brain_node_job(b, t + k, 0, "h1");
+        hn_brain_node_job(b, t + k, 1, "h1");
+        hn_brain_tick(b, t + k);
+    }
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
+    hn_brain_node_job(b, t + 130, 0, "h1");
+    hn_brain_node_job(b, t + 130, 1, "h1");
+    hn_brain_tick(b, t + 130);
+    struct hn_out o;
+    struct hn_out first = {0};
+    int hangs = 0, drains = 0, requeues = 0;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0 && !hangs++)
+            first = o;
+        drains += o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_DRAIN;
+        requeues += o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
+    }
+    assert_int_equal(hangs, 1);
+    assert_string_equal(first.node, "n2");
+    assert_string_equal(first.job, "h1");
+    assert_int_equal(drains, 1);
+    assert_int_equal(requeues, 1);
+    struct hn_job_view v;
+    job_view(b, "h1", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    /* Lost to the hang: the 20 s since checkpoint 10 (steps 11-21 less one not yet
+     * counted) at least. */
+    assert_true(v.l.lost_s[HN_LOSS_HANG] >= 20);
+    hn_brain_free(b);
+}
+
+static void job_that_ends_is_not_a_hang(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    for (uint64_t s = 1; s <= 20; s++) {
+        hn_brain_node_job(b, (double)s, 0, "e1");
+        step_all(b, (double)s, "e1", 4, s, 1.0, NULL, -1);
+        hn_brain_tick(b, (double)s);
+    }
+    /* The scheduler's next poll no longer lists it: it ended. */
+    hn_brain_node_job(b, 30, 0, "");
+    hn_brain_tick(b, 30);
+    hn_brain_node_job(b, 500, 0, "");
+    hn_brain_tick(b, 500);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
+    struct hn_job_view v;
+    job_view(b, "e1", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(v.l.ended);
+    assert_true(fabs(v.wall_s - 20) < 1e-9); /* frozen at its last report */
+    hn_brain_free(b);
+}
+
+static void restart_without_houston_is_other(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    for (uint64_t s = 1; s <= 30; s++)
+        step_all(b, (double)s, "r1", 4, s, 1.0, NULL, s >= 20 ? 20 : -1);
+    /* 40 s later the job is at step 21 again: it was restarted from checkpoint 20. */
+    step_all(b, 70, "r1", 4, 21, 1.0, NULL, 20);
+    struct hn_job_view v;
+    job_view(b, "r1", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_OTHER] - (10 + (70 - 1 - 30))) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 21) < 1e-6);
+    hn_brain_free(b);
+}
+
+static void memory_stays_flat_over_a_long_job(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    /* A week of 1 s steps, reported by one rank. */
+    for (uint64_t s = 1; s <= 7 * 86400; s += 1) {
+        struct hn_step_in in = report("long", 0, 1, s, 1.0);
+        assert_int_equal(hn_brain_step(b, (double)s, 0, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "long", &v);
+    assert_true(v.nseries <= 512 && v.nseries >= 256);
+    assert_true(v.series[v.nseries - 1].time > 6 * 86400);
+    assert_true(fabs(v.ettr - 1) < 1e-6);
+    hn_brain_free(b);
+}
+
+static void restore_and_bad_reports(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    struct hn_job_ledger l = {.id = "old",
+                              .ranks = 8,
+                              .first_seen = 10,
+                              .last_report = 20,
+                              .step = 5,
+                              .checkpoint = 4,
+                              .productive_s = 9,
+                              .ended = 1};
+    l.lost_s[HN_LOSS_HANG] = 1;
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    assert_int_equal(hn_brain_restore_job(b, &l), -EEXIST);
+    struct hn_job_view v;
+    job_view(b, "old", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(fabs(v.ettr - 0.9) < 1e-9);
+    struct hn_step_in in = report("", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    in = report("x", 0, 1, 1, NAN);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    in = report("x", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 1, 7, &in), -EINVAL);
+    in.rank = 1 << 21;
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    hn_brain_free(b);
+}
+
+int main(void)
+{
+    char err[256];
+    catalog = hn_xid_catalog_new(hn_xid_default_catalog(), err, sizeof(err));
+    skus = hn_sku_table_new(hn_sku_default_path(), err, sizeof(err));
+    if (!catalog || !skus) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ledger_counts_failure_and_restart),
+        cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
+        cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(healthy_job_raises_nothing),
+        cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
+        cmocka_unit_test(job_that_ends_is_not_a_hang),
+        cmocka_unit_test(restart_without_houston_is_other),
+        cmocka_unit_test(memory_stays_flat_over_a_long_job),
+        cmocka_unit_test(restore_and_bad_reports),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    hn_xid_catalog_free(catalog);
+    hn_sku_table_free(skus);
+    return rc;
+}
