@@ -384,6 +384,55 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 
 /* ---- /metrics ---- */
 
+/* Per job that has not ended: MFU, ETTR, step, and lost GPU-hours by cause. */
+static void render_jobs(struct hn_control *c, struct hn_expo *e)
+{
+    static const struct {
+        const char *name, *help;
+    } gauges[] = {
+        {"houston_job_mfu", "Model FLOPs utilisation of the job (0-1; docs/jobs.md)."},
+        {"houston_job_ettr", "Effective training time ratio: productive / wall time (0-1)."},
+        {"houston_job_step", "Highest step the job reported."},
+        {"houston_job_step_seconds", "Typical (median recent) step time of the job."},
+    };
+    size_t n = hn_brain_job_count(c->brain);
+    char labels[160];
+    size_t len;
+    for (size_t g = 0; g < HN_ARRAY_LEN(gauges); g++) {
+        hn_expo_family(e, gauges[g].name, gauges[g].help, HN_GAUGE);
+        for (size_t i = 0; i < n; i++) {
+            struct hn_job_view v;
+            if (hn_brain_job_view(c->brain, i, &v) != 0 || v.l.ended)
+                continue;
+            double x = g == 0   ? v.mfu
+                       : g == 1 ? v.ettr
+                       : g == 2 ? (double)v.l.step
+                                : v.step_seconds;
+            if (!isfinite(x))
+                continue;
+            len = 0;
+            labels[0] = '\0';
+            hn_expo_label(labels, sizeof(labels), &len, "job", v.l.id);
+            hn_expo_sample(e, gauges[g].name, labels, x);
+        }
+    }
+    hn_expo_family(e, "houston_job_lost_gpu_hours_total",
+                   "GPU-hours the job lost, by cause (failure, straggler, hang, operator, other).",
+                   HN_COUNTER);
+    for (size_t i = 0; i < n; i++) {
+        struct hn_job_view v;
+        if (hn_brain_job_view(c->brain, i, &v) != 0 || v.l.ended)
+            continue;
+        for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
+            len = 0;
+            labels[0] = '\0';
+            hn_expo_label(labels, sizeof(labels), &len, "job", v.l.id);
+            hn_expo_label(labels, sizeof(labels), &len, "cause", hn_loss_cause_name(k));
+            hn_expo_sample(e, "houston_job_lost_gpu_hours_total", labels, v.lost_gpu_h[k]);
+        }
+    }
+}
+
 static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
 {
     struct hn_control *c = ctx;
@@ -463,6 +512,7 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     hn_expo_family(&e, "houston_control_store_errors_total", "Store writes that failed.",
                    HN_COUNTER);
     hn_expo_sample(&e, "houston_control_store_errors_total", NULL, (double)c->store_errors);
+    render_jobs(c, &e);
     pthread_mutex_unlock(&c->lock);
 }
 

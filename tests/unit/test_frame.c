@@ -1100,6 +1100,118 @@ static void test_all_or_nothing(void **state)
     hn_buf_fini(&b);
 }
 
+/* ---- STEP records ---- */
+
+struct step_log {
+    struct hn_frame_step s[4];
+    char job[4][64];
+    unsigned n;
+};
+
+static int on_step(void *ctx, const struct hn_frame_step *f)
+{
+    struct step_log *l = ctx;
+    assert_true(l->n < 4);
+    copy_str(l->job[l->n], f->job);
+    l->s[l->n++] = *f;
+    return 0;
+}
+
+static void test_step_records(void **state)
+{
+    (void)state;
+    struct hn_buf b;
+    hn_buf_init(&b, HN_FRAME_MAX);
+    struct hn_frame_writer w;
+    hn_frame_begin(&w, &b, 1, 2, 3);
+    hn_frame_node(&w, "n1", 4, "H100");
+    struct hn_frame_step full = {.job = {"4242", 4},
+                                 .rank = 17,
+                                 .local_rank = 1,
+                                 .world = 512,
+                                 .gpu = 1,
+                                 .step = 123456789012ull,
+                                 .time_ns = 1700000000123456789ull,
+                                 .seconds = 1.25,
+                                 .tokens = 8192,
+                                 .forward_s = 0.4,
+                                 .backward_s = 0.7,
+                                 .optimizer_s = 0.05,
+                                 .comm_s = 0.1,
+                                 .checkpoint = 123456789000ull,
+                                 .tflops = 401.5,
+                                 .flops_per_token = 2.43e12};
+    struct hn_frame_step bare = {.job = {"x", 1},
+                                 .rank = HN_FRAME_NO_U32,
+                                 .local_rank = HN_FRAME_NO_U32,
+                                 .world = HN_FRAME_NO_U32,
+                                 .gpu = HN_FRAME_NO_GPU,
+                                 .step = 1,
+                                 .seconds = 2,
+                                 .tokens = NAN,
+                                 .forward_s = NAN,
+                                 .backward_s = NAN,
+                                 .optimizer_s = NAN,
+                                 .comm_s = NAN,
+                                 .checkpoint = HN_FRAME_NO_U64,
+                                 .tflops = NAN,
+                                 .flops_per_token = NAN};
+    hn_frame_step(&w, &full);
+    hn_frame_step(&w, &bare);
+    assert_int_equal(hn_frame_end(&w), 0);
+    struct step_log l = {.n = 0};
+    struct hn_frame_sink sink = {.step = on_step};
+    char err[160];
+    assert_int_equal(hn_frame_decode(b.data, b.len, HN_FRAME_MAX, &sink, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.job[0], "4242");
+    const struct hn_frame_step *g = &l.s[0];
+    assert_int_equal(g->rank, 17);
+    assert_int_equal(g->local_rank, 1);
+    assert_int_equal(g->world, 512);
+    assert_int_equal(g->gpu, 1);
+    assert_true(g->step == full.step && g->time_ns == full.time_ns &&
+                g->checkpoint == full.checkpoint);
+    assert_true(g->seconds == 1.25 && g->tokens == 8192 && g->forward_s == 0.4 &&
+                g->backward_s == 0.7 && g->optimizer_s == 0.05 && g->comm_s == 0.1 &&
+                g->tflops == 401.5 && g->flops_per_token == 2.43e12);
+    g = &l.s[1];
+    assert_string_equal(l.job[1], "x");
+    assert_true(g->rank == HN_FRAME_NO_U32 && g->gpu == HN_FRAME_NO_GPU &&
+                g->checkpoint == HN_FRAME_NO_U64 && isnan(g->tokens) && isnan(g->tflops));
+
+    /* A GPU the node does not have: the writer refuses it, and so does the reader. */
+    hn_frame_begin(&w, &b, 1, 3, 3);
+    hn_frame_node(&w, "n1", 4, "H100");
+    full.gpu = 4;
+    hn_frame_step(&w, &full);
+    assert_int_equal(hn_frame_end(&w), -EINVAL);
+    struct raw r;
+    raw_header(&r, HN_FRAME_VERSION);
+    raw_node(&r, 4);
+    raw_open(&r, HN_REC_STEP);
+    raw_str(&r, "j");
+    raw_le(&r, 0, 4);
+    raw_le(&r, 0, 4);
+    raw_le(&r, 1, 4);
+    raw_le(&r, 9, 2); /* GPU 9 of 4 */
+    for (int i = 0; i < 2 + 6 + 1 + 2; i++)
+        raw_le(&r, 0, 8);
+    raw_close(&r);
+    raw_end(&r);
+    expect_reject(r.b, r.n, -EBADMSG);
+    /* A STEP record cut short. */
+    raw_header(&r, HN_FRAME_VERSION);
+    raw_node(&r, 4);
+    raw_open(&r, HN_REC_STEP);
+    raw_str(&r, "j");
+    raw_le(&r, 0, 4);
+    raw_close(&r);
+    raw_end(&r);
+    expect_reject(r.b, r.n, -EBADMSG);
+    hn_buf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1110,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_bad_strings),    cmocka_unit_test(test_bad_counts),
         cmocka_unit_test(test_record_order),   cmocka_unit_test(test_unknown_skipped),
         cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_all_or_nothing),
+        cmocka_unit_test(test_step_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
