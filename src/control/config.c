@@ -152,6 +152,82 @@ static int add_rule(struct hn_control_config *cfg, const char *v, char *err, siz
     return 0;
 }
 
+/* Keys a rules file may set fleet-wide: thresholds, never where to listen or what to run. */
+static const char *const rule_keys[] = {
+    "retired-pages-limit", "nvlink-crc-per-s",  "pcie-replay-per-lane-per-min",
+    "laggard-min-util",    "laggard-k",         "laggard-min-drop",
+    "laggard-cycles",      "laggard-min-peers", "laggard-max-age",
+    "hot-min-delta",       "hang-min",          "hang-k",
+    "restart-overhead",    "straggler-horizon",
+};
+
+const char *hn_control_rules_default_path(void)
+{
+    return HN_DATADIR "/rules.csv";
+}
+
+/* A rules file (data/rules.csv): rows `sku,key,value,source`; sku "*" applies fleet-wide as
+ * `KEY = VALUE` would, another sku as `rule = SKU KEY VALUE`. Rows apply in order, where the
+ * rules-file line stands, so later config lines win. */
+static int load_rules(struct hn_control_config *cfg, const char *path, char *err, size_t errsize)
+{
+    char *data = NULL;
+    size_t len = 0;
+    char why[256];
+    if (hn_csv_read_file(path, &data, &len, why, sizeof(why)) != 0) {
+        snprintf(err, errsize, "rules-file: %s", why);
+        return -1;
+    }
+    struct hn_csv_reader r;
+    hn_csv_reader_init(&r, data, len);
+    int rc = 0, rec, line = 0;
+    while (rc == 0 && (rec = hn_csv_reader_next(&r, why, sizeof(why))) != 0) {
+        line++;
+        if (rec < 0) {
+            snprintf(err, errsize, "rules-file %s: %s", path, why);
+            rc = -1;
+            break;
+        }
+        if (r.nfields < 3) {
+            snprintf(err, errsize, "rules-file %s: record %d: want sku,key,value,source", path,
+                     line);
+            rc = -1;
+            break;
+        }
+        const char *sku = r.field[0], *key = r.field[1], *val = r.field[2];
+        if (line == 1) {
+            if (strcmp(sku, "sku") != 0 || strcmp(key, "key") != 0 || strcmp(val, "value") != 0) {
+                snprintf(err, errsize, "rules-file %s: the header must be sku,key,value,source",
+                         path);
+                rc = -1;
+            }
+            continue;
+        }
+        char sub[256];
+        if (strcmp(sku, "*") == 0) {
+            size_t k = 0;
+            while (k < HN_ARRAY_LEN(rule_keys) && strcmp(rule_keys[k], key) != 0)
+                k++;
+            if (k == HN_ARRAY_LEN(rule_keys)) {
+                snprintf(err, errsize, "rules-file %s: record %d: '%s' is not a rule threshold",
+                         path, line, key);
+                rc = -1;
+                break;
+            }
+            rc = hn_control_config_set(cfg, key, val, sub, sizeof(sub));
+        } else {
+            char v[160];
+            snprintf(v, sizeof(v), "%s %s %s", sku, key, val);
+            rc = add_rule(cfg, v, sub, sizeof(sub));
+        }
+        if (rc != 0)
+            snprintf(err, errsize, "rules-file %s: record %d: %s", path, line, sub);
+    }
+    hn_csv_reader_fini(&r);
+    free(data);
+    return rc;
+}
+
 int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *v, char *err,
                           size_t errsize)
 {
@@ -197,6 +273,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return add_node(cfg, v, err, errsize);
     if (strcmp(key, "rule") == 0)
         return add_rule(cfg, v, err, errsize);
+    if (strcmp(key, "rules-file") == 0)
+        return load_rules(cfg, v, err, errsize);
     if (strcmp(key, "accept-unknown-nodes") == 0) {
         if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
             snprintf(err, errsize, "accept-unknown-nodes: '%s' is not yes or no", v);

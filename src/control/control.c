@@ -900,6 +900,11 @@ int hn_cmd_control(int argc, char **argv)
     hn_control_config_defaults(&c->cfg);
     struct load_ctx l = {&c->cfg, ""};
     char err[1024];
+    /* The shipped thresholds first; without them the compiled-in defaults (the same values,
+     * checked by tests/unit/test_control_config.c) stand. */
+    if (hn_control_config_set(&c->cfg, "rules-file", hn_control_rules_default_path(), err,
+                              sizeof(err)) != 0)
+        hn_warn("control: %s; using the built-in thresholds", err);
     if (hn_conf_load(config, conf_set, &l, err, sizeof(err)) != 0) {
         fprintf(stderr, "houston control: %s%s%s\n", err, l.err[0] ? ": " : "", l.err);
         hn_control_config_fini(&c->cfg);

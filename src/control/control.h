@@ -64,6 +64,9 @@ struct hn_control_config {
 
 void hn_control_config_defaults(struct hn_control_config *cfg);
 void hn_control_config_fini(struct hn_control_config *cfg);
+/* The shipped rule thresholds (data/rules.csv); hn_cmd_control applies it before the config
+ * file, as if the file began with `rules-file = <this>`. */
+const char *hn_control_rules_default_path(void);
 /* One setting; 0 or -1 with a reason. */
 int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *value,
                           char *err, size_t errsize);

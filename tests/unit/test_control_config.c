@@ -1,0 +1,118 @@
+/*
+ * test_control_config.c - the controller's rule thresholds as data: the shipped
+ * data/rules.csv holds exactly the compiled-in defaults, an operator's rules file sets
+ * fleet-wide and per-SKU thresholds, later config lines win, and bad files are refused with
+ * the record that is wrong.
+ */
+#include "testutil.h"
+
+#include "control/control.h"
+
+#include <math.h>
+
+static void set_ok(struct hn_control_config *c, const char *key, const char *value)
+{
+    char err[512] = "";
+    if (hn_control_config_set(c, key, value, err, sizeof(err)) != 0)
+        fail_msg("%s = %s: %s", key, value, err);
+}
+
+static void set_fails(struct hn_control_config *c, const char *key, const char *value,
+                      const char *why)
+{
+    char err[512] = "";
+    assert_int_equal(hn_control_config_set(c, key, value, err, sizeof(err)), -1);
+    if (!strstr(err, why))
+        fail_msg("%s = %s: '%s' does not say '%s'", key, value, err, why);
+}
+
+static void shipped_rules_are_the_defaults(void **state)
+{
+    (void)state;
+    struct hn_control_config a, b;
+    hn_control_config_defaults(&a);
+    hn_control_config_defaults(&b);
+    set_ok(&b, "rules-file", hn_control_rules_default_path());
+    const struct hn_brain_config *x = &a.brain, *y = &b.brain;
+    assert_true(x->retired_pages_limit == y->retired_pages_limit);
+    assert_true(x->nvlink_crc_per_s_limit == y->nvlink_crc_per_s_limit);
+    assert_true(x->pcie_replay_per_lane_min == y->pcie_replay_per_lane_min);
+    assert_true(x->laggard_min_util == y->laggard_min_util && x->laggard_k == y->laggard_k);
+    assert_true(x->laggard_min_drop == y->laggard_min_drop);
+    assert_int_equal(x->laggard_cycles, y->laggard_cycles);
+    assert_int_equal(x->laggard_min_peers, y->laggard_min_peers);
+    assert_true(x->hot_min_delta_c == y->hot_min_delta_c);
+    assert_true(x->hang_min_s == y->hang_min_s && x->hang_k == y->hang_k);
+    assert_int_equal(b.nsku_rules, 0);
+    /* Every row of the shipped file names its source. */
+    size_t len;
+    char *text = tu_slurp(hn_control_rules_default_path(), &len);
+    assert_int_equal(tu_count(text, "\n*,"), 11);
+    assert_null(strstr(text, ",,"));
+    free(text);
+    hn_control_config_fini(&a);
+    hn_control_config_fini(&b);
+}
+
+static void operator_rules_file(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir();
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/rules.csv", dir);
+    tu_write_file(path, "sku,key,value,source\n"
+                        "*,hang-min,30,\"our jobs checkpoint often\"\n"
+                        "*,retired-pages-limit,40,\n"
+                        "GB200,retired-pages-limit,48,\"vendor advice\"\n"
+                        "GB200,nvlink-crc-per-s,20,x\n");
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    set_ok(&c, "rules-file", path);
+    assert_true(c.brain.hang_min_s == 30);
+    assert_true(c.brain.retired_pages_limit == 40);
+    assert_int_equal(c.nsku_rules, 1);
+    assert_string_equal(c.sku_rules[0].sku, "GB200");
+    assert_true(c.sku_rules[0].retired_pages_limit == 48);
+    assert_true(c.sku_rules[0].nvlink_crc_per_s_limit == 20);
+    assert_true(isnan(c.sku_rules[0].pcie_replay_per_lane_min));
+    /* A later config line wins over the file. */
+    set_ok(&c, "hang-min", "45");
+    assert_true(c.brain.hang_min_s == 45);
+    hn_control_config_fini(&c);
+}
+
+static void bad_rules_files(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir();
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"sku,key,value,source\n*,listen,0.0.0.0:1,evil\n", "record 2: 'listen' is not a rule"},
+        {"sku,key,value,source\n*,hang-min,-3,x\n", "record 2:"},
+        {"sku,key,value,source\nH100,laggard-k,3,x\n", "record 2: rule:"},
+        {"sku,key,value,source\n*,hang-min\n", "record 2: want sku,key,value"},
+        {"a,b,c,d\n", "header must be sku,key,value,source"},
+        {"sku,key,value,source\n*,\"hang-min,3\n", "rules-file"},
+    };
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/bad%zu.csv", dir, i);
+        tu_write_file(path, bad[i].text);
+        set_fails(&c, "rules-file", path, bad[i].why);
+    }
+    set_fails(&c, "rules-file", "/nonexistent/rules.csv", "rules-file");
+    hn_control_config_fini(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shipped_rules_are_the_defaults),
+        cmocka_unit_test(operator_rules_file),
+        cmocka_unit_test(bad_rules_files),
+    };
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
+}
