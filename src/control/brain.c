@@ -874,10 +874,92 @@ static void peer_check(struct hn_brain *b, double now, const char *sku, const st
     }
 }
 
-/* Silent laggards (a slow SM clock under load) and hot parts (temperature above peers drawing
- * the same power: cooling, not load). */
+/* NVML's clock event (throttle) reasons that mean the GPU is held back rather than idle or
+ * set that way (nvmlClocksEventReasons: SW power cap, HW slowdown, SW thermal, HW thermal,
+ * HW power brake). */
+static const struct {
+    unsigned bit;
+    const char *name;
+} throttle_bits[] = {
+    {0x4, "sw_power_cap"}, {0x8, "hw_slowdown"},     {0x20, "sw_thermal"},
+    {0x40, "hw_thermal"},  {0x80, "hw_power_brake"},
+};
+
+static unsigned clock_reasons(const struct gpu_st *g)
+{
+    double v = g->v[HN_F_CLOCK_REASONS];
+    return v >= 0 && v < 4294967296.0 ? (unsigned)v : 0;
+}
+
+/* Throttled among unthrottled peers: a loaded GPU holding a throttle reason that fewer than a
+ * quarter of its loaded same-SKU peers hold, laggard_cycles samples in a row. A reason most
+ * peers share (every GPU at its power cap under a heavy job) is the workload, not the part. */
+static void throttle_check(struct hn_brain *b, double now, const char *sku)
+{
+    size_t loaded_n = 0, with[HN_ARRAY_LEN(throttle_bits)] = {0};
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct node *nd = &b->nodes[i];
+        if (strcmp(nd->sku, sku) != 0)
+            continue;
+        for (unsigned g = 0; g < nd->gpus_expected; g++) {
+            const struct gpu_st *gs = &nd->gpus[g];
+            if (!loaded(b, now, nd, gs) || isnan(gs->v[HN_F_CLOCK_REASONS]))
+                continue;
+            loaded_n++;
+            for (size_t k = 0; k < HN_ARRAY_LEN(throttle_bits); k++)
+                with[k] += (clock_reasons(gs) & throttle_bits[k].bit) != 0;
+        }
+    }
+    if (loaded_n < (size_t)b->cfg.laggard_min_peers)
+        return;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        struct node *nd = &b->nodes[i];
+        if (strcmp(nd->sku, sku) != 0)
+            continue;
+        for (unsigned gi = 0; gi < nd->gpus_expected; gi++) {
+            struct gpu_st *g = &nd->gpus[gi];
+            if (!loaded(b, now, nd, g) || isnan(g->v[HN_F_CLOCK_REASONS])) {
+                g->streak[2] = 0;
+                continue;
+            }
+            if (g->t[HN_F_CLOCK_REASONS] == g->streak_t[2])
+                continue;
+            g->streak_t[2] = g->t[HN_F_CLOCK_REASONS];
+            unsigned reasons = clock_reasons(g);
+            size_t odd = HN_ARRAY_LEN(throttle_bits);
+            for (size_t k = 0;
+                 k < HN_ARRAY_LEN(throttle_bits) && odd == HN_ARRAY_LEN(throttle_bits); k++) {
+                /* Peers other than this GPU that hold the reason. */
+                if ((reasons & throttle_bits[k].bit) && 4 * (with[k] - 1) < loaded_n - 1)
+                    odd = k;
+            }
+            if (odd == HN_ARRAY_LEN(throttle_bits)) {
+                g->streak[2] = 0;
+                continue;
+            }
+            if (++g->streak[2] < b->cfg.laggard_cycles || !fire_once(g, R_THROTTLED))
+                continue;
+            char ev[320];
+            snprintf(ev, sizeof(ev),
+                     "clock_reasons=0x%x reason=%s peers_with_it=%zu/%zu sm_clock=%.0f "
+                     "util=%.0f power=%.0f temp=%.0f cycles=%d",
+                     reasons, throttle_bits[odd].name, with[odd] - 1, loaded_n - 1,
+                     g->v[HN_F_SM_CLOCK], g->v[HN_F_GPU_UTIL], g->v[HN_F_POWER],
+                     g->v[HN_F_GPU_TEMP], g->streak[2]);
+            struct hn_finding f;
+            hb_finding_set(&f, "throttled", HN_SEV_SUSPECT, (int)gi, ev,
+                           "GPU %u: throttled (%s) while its %s peers are not", gi,
+                           throttle_bits[odd].name, sku);
+            hb_found(b, now, nd, &f);
+        }
+    }
+}
+
+/* Silent laggards (a slow SM clock under load), hot parts (temperature above peers drawing
+ * the same power: cooling, not load) and throttled parts (a throttle reason peers lack). */
 static void laggards(struct hn_brain *b, double now, const char *sku)
 {
+    throttle_check(b, now, sku);
     const struct peer_rule rules[] = {
         {HN_F_SM_CLOCK, -1, b->cfg.laggard_min_drop, 0, 0, "laggard", R_LAGGARD, 0},
         {HN_F_GPU_TEMP, +1, 0, b->cfg.hot_min_delta_c, 1, "hot", R_HOT, 1},
@@ -892,7 +974,7 @@ static void back_in_service(struct node *n)
     n->count_fired = 0;
     for (unsigned g = 0; g < n->gpus_expected; g++) {
         n->gpus[g].fired = 0;
-        n->gpus[g].streak[0] = n->gpus[g].streak[1] = 0;
+        memset(n->gpus[g].streak, 0, sizeof(n->gpus[g].streak));
     }
 }
 

@@ -27,6 +27,7 @@ enum {
     R_LOST,
     R_LAGGARD,
     R_HOT,
+    R_THROTTLED,
 };
 
 struct gpu_st {
@@ -35,8 +36,8 @@ struct gpu_st {
     double t[HN_F_COUNT];    /* when v arrived */
     double prev_t[HN_F_COUNT];
     int lost;
-    int streak[2];      /* peer rules (laggard, hot): evaluations in a row out of line */
-    double streak_t[2]; /* time of the sample each streak last counted */
+    int streak[3];      /* peer rules (laggard, hot, throttled): samples in a row out of line */
+    double streak_t[3]; /* time of the sample each streak last counted */
     unsigned fired;
 };
 

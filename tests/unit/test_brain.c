@@ -437,6 +437,59 @@ static void test_hot_at_equal_power(void **unused)
     hn_brain_free(b);
 }
 
+/* One round of loaded samples where every GPU reports clock reasons `all`, except GPU 3 of
+ * n3, which reports `odd`. */
+static void reasons_round(struct hn_brain *b, double now, unsigned all, unsigned odd)
+{
+    static const unsigned f[] = {HN_F_GPU_UTIL, HN_F_SM_CLOCK, HN_F_POWER, HN_F_CLOCK_REASONS};
+    for (size_t n = 0; n < hn_brain_node_count(b); n++) {
+        for (unsigned g = 0; g < 8; g++) {
+            double v[] = {97, 1980, 690, (double)(n == 2 && g == 3 ? odd : all)};
+            assert_int_equal(hn_brain_samples(b, now, (int)n, g, f, v, 4), 0);
+        }
+    }
+    hn_brain_tick(b, now);
+}
+
+/* A throttle reason its peers do not have makes a GPU suspect; one they all share (every GPU
+ * at its power cap) is the workload and says nothing. */
+static void test_throttled_among_peers(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(4, 0.25);
+    reasons_round(b, 1, 0x4, 0x4 | 0x8);
+    reasons_round(b, 2, 0x4, 0x4 | 0x8);
+    assert_string_equal(drain_outputs(b), "");
+    reasons_round(b, 3, 0x4, 0x4 | 0x8);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "finding n3 throttled sev=2 gpu=3: GPU 3: throttled (hw_slowdown) "
+                              "while its H100 peers are not\n"));
+    assert_non_null(strstr(t, "transition n3 ready->suspect by throttled"));
+    assert_null(strstr(t, "action"));
+
+    /* Every GPU at its power cap, one also thermally slowed but only for two samples. */
+    struct hn_brain *b2 = fleet(4, 0.25);
+    for (int r = 1; r <= 5; r++)
+        reasons_round(b2, r, 0x4, r == 2 || r == 3 ? 0x4 | 0x40 : 0x4);
+    assert_string_equal(drain_outputs(b2), "");
+    /* Half the fleet thermally slowed (a hot aisle): not one part's fault. */
+    struct hn_brain *b3 = fleet(4, 0.25);
+    static const unsigned f[] = {HN_F_GPU_UTIL, HN_F_SM_CLOCK, HN_F_POWER, HN_F_CLOCK_REASONS};
+    for (int r = 1; r <= 4; r++) {
+        for (size_t n = 0; n < 4; n++) {
+            for (unsigned g = 0; g < 8; g++) {
+                double v[] = {97, 1980, 690, n < 2 ? 0x20 : 0};
+                assert_int_equal(hn_brain_samples(b3, r, (int)n, g, f, v, 4), 0);
+            }
+        }
+        hn_brain_tick(b3, r);
+    }
+    assert_string_equal(drain_outputs(b3), "");
+    hn_brain_free(b3);
+    hn_brain_free(b2);
+    hn_brain_free(b);
+}
+
 /* Persistence counts samples: ticks without a new sample do not make a laggard, and a GPU
  * whose agent went silent stops being anybody's peer. */
 static void test_laggard_needs_fresh_samples(void **unused)
@@ -533,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_agent_silent),
         cmocka_unit_test(test_burnin_passes),
         cmocka_unit_test(test_hot_at_equal_power),
+        cmocka_unit_test(test_throttled_among_peers),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
