@@ -157,10 +157,6 @@ uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_actio
     o->action.id = b->next_action++;
     o->action.kind = kind;
     hn_strlcpy(o->action.node, n->name, sizeof(o->action.node));
-    if (kind == HN_ACT_REQUEUE) {
-        hn_strlcpy(o->action.job, n->job, sizeof(o->action.job));
-        hn_strlcpy(o->job, n->job, sizeof(o->job));
-    }
     if (reason)
         snprintf(o->action.reason, sizeof(o->action.reason), "houston: %s", reason);
     return o->action.id;
@@ -224,6 +220,15 @@ static void add_removal(struct hn_brain *b, double time, int node)
     b->removals[b->nremovals++] = (struct removal){time, node};
 }
 
+int hb_node_runs(const struct node *n, const char *job)
+{
+    for (unsigned k = 0; k < n->njobs; k++) {
+        if (strcmp(n->jobs[k], job) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *job)
 {
     struct hn_out *o = hb_push_out(b, HN_OUT_ACTION, now, n);
@@ -242,8 +247,8 @@ void hb_remove_node(struct hn_brain *b, double now, struct node *n, const struct
     n->drained_by_houston = 1;
     n->held = 0;
     hb_action(b, now, n, HN_ACT_DRAIN, f->detail);
-    if (n->job[0])
-        hb_action(b, now, n, HN_ACT_REQUEUE, NULL);
+    for (unsigned k = 0; k < n->njobs; k++)
+        hb_requeue(b, now, n, n->jobs[k]);
     /* Jobs whose ranks report from this node: the ledger charges the interruption to f's
      * cause, and those the scheduler poll did not name are requeued too. */
     hb_jobs_node_removed(b, now, n, f);
@@ -716,7 +721,12 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
     struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
-    hn_strlcpy(n->job, job ? job : "", sizeof(n->job));
+    if (!job || !job[0]) {
+        n->njobs = 0;
+    } else if (!hb_node_runs(n, job) && n->njobs < HB_NODE_JOBS &&
+               strlen(job) < sizeof(n->jobs[0])) {
+        hn_strlcpy(n->jobs[n->njobs++], job, sizeof(n->jobs[0]));
+    }
     hb_jobs_sched_seen(b, now, job);
     return 0;
 }
@@ -726,7 +736,7 @@ int hn_brain_node_idle(struct hn_brain *b, double now, int node)
     struct node *n = hb_node_at(b, node);
     if (!n)
         return -EINVAL;
-    n->job[0] = '\0';
+    n->njobs = 0;
     if (n->state == HN_NODE_DRAINING) {
         struct hn_finding f;
         hb_finding_set(&f, "scheduler", HN_SEV_INFO, -1, "jobs=0", "no job left on the node");

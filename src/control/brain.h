@@ -178,7 +178,9 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
  * suspect finding, once per silence; the next samples re-arm it. */
 int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent_s);
 
-/* Inputs from the scheduler: which job runs on the node ("" when none). */
+/* Inputs from the scheduler: job runs on the node (one call per job, at most 16 per node are
+ * kept); "" means the node runs none, and starts a new list. A fatal finding requeues every
+ * job listed. */
 int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);

@@ -10,6 +10,8 @@
 
 struct hn_jobs;
 
+#define HB_NODE_JOBS 16 /* jobs one node runs at once that houston tracks */
+
 #define MAX_IB_PORTS 32
 
 /* Rules that fire once until the node is back in service (bits of gpu->fired). */
@@ -58,7 +60,8 @@ struct node {
     struct hn_finding held_finding;
     double since;
     char reason[192];
-    char job[32];
+    char jobs[HB_NODE_JOBS][32]; /* the scheduler's jobs on the node (squeue poll) */
+    unsigned njobs;
     int count_fired;
     int silent_fired;
     double last_bad;  /* time of the last suspect or fatal finding */
@@ -99,6 +102,8 @@ void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_
                    const struct hn_finding *why, const char *actor);
 uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
                    const char *reason);
+/* 1 when the scheduler lists job on node n. */
+int hb_node_runs(const struct node *n, const char *job);
 /* Requeues job, which runs (among others) on node n. */
 uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *job);
 int hb_in_service(enum hn_node_state s);

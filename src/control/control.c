@@ -666,8 +666,8 @@ static void poll_scheduler(struct hn_control *c, double now)
         size_t n = hn_brain_node_count(c->brain);
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
-        /* One "JOBID NODELIST" per line. A node running several jobs keeps the last one
-         * listed (docs/architecture.md: known limits). */
+        /* One "JOBID NODELIST" per line; a node may run several jobs (the brain keeps up to
+         * 16 per node, and requeues each when it drains the node). */
         char *line = out.data ? out.data : (char *)"";
         while (*line) {
             char *nl = strchr(line, '\n');

@@ -601,7 +601,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     int node = (int)(n - b->nodes);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
-        int named = strcmp(j->l.id, n->job) == 0;
+        int named = hb_node_runs(n, j->l.id);
         if (j->l.ended || j->pending || !(named || job_uses(j, node)))
             continue;
         interrupt(j, cause_of(f));

@@ -73,6 +73,14 @@ static const char *drain_outputs(struct hn_brain *b)
     return text;
 }
 
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
 static enum hn_node_state state_of(struct hn_brain *b, const char *name)
 {
     struct hn_node_view v;
@@ -437,6 +445,26 @@ static void test_hot_at_equal_power(void **unused)
     hn_brain_free(b);
 }
 
+/* A node running several jobs: a fatal fault requeues each; a new poll starts the list over. */
+static void test_several_jobs_per_node(void **unused)
+{
+    (void)unused;
+    struct hn_brain *b = fleet(4, 1.0);
+    hn_brain_node_job(b, 1, 0, "101");
+    hn_brain_node_job(b, 1, 0, "102");
+    hn_brain_node_job(b, 1, 0, "101"); /* listed twice: kept once */
+    hn_brain_node_job(b, 1, 1, "");
+    hn_brain_node_job(b, 1, 1, "103");
+    hn_brain_node_job(b, 2, 1, ""); /* the next poll: n2 runs nothing now */
+    hn_brain_xid(b, 3, 0, 0, 79);
+    hn_brain_xid(b, 3, 1, 0, 79);
+    const char *t = drain_outputs(b);
+    assert_non_null(strstr(t, "action n1 requeue job=101"));
+    assert_non_null(strstr(t, "action n1 requeue job=102"));
+    assert_int_equal(count_of(t, "requeue"), 2);
+    hn_brain_free(b);
+}
+
 /* One round of loaded samples where every GPU reports clock reasons `all`, except GPU 3 of
  * n3, which reports `odd`. */
 static void reasons_round(struct hn_brain *b, double now, unsigned all, unsigned odd)
@@ -587,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_burnin_passes),
         cmocka_unit_test(test_hot_at_equal_power),
         cmocka_unit_test(test_throttled_among_peers),
+        cmocka_unit_test(test_several_jobs_per_node),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
