@@ -9,8 +9,9 @@ packages=(
     libjansson-dev
     # tests and checks
     libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps
-    # the pure-Python step-report client (python/) and the tests that drive it
-    python3
+    # the pure-Python step-report client (python/) and the tests that drive it; locales for
+    # the step client's test in a comma-decimal locale
+    python3 locales
     # real services the integration tests drive
     prometheus slurmctld slurmd slurm-client
     # the peer the agent benchmark is measured against

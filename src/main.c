@@ -36,8 +36,8 @@ static const struct hn_verb verbs[] = {
      hn_usage_mfu},
     {"straggler", "find slow ranks in a step-time CSV (offline)", hn_cmd_straggler,
      hn_usage_straggler},
-    {"tail", "turn a training log (Megatron, DeepSpeed, NeMo) into step reports", hn_cmd_tail,
-     hn_usage_tail},
+    {"tail", "turn a training log (Megatron, Megatron-DeepSpeed, NeMo) into step reports",
+     hn_cmd_tail, hn_usage_tail},
     {"version", "print houston's version", cmd_version, usage_version},
     {"help", "show help for houston or one verb", cmd_help, usage_help},
 };

@@ -25,7 +25,7 @@
  * HN_STEP_DGRAM_MAX bytes, keys always in this order:
  *
  *   hs1 job=JOB [rank=R] [lrank=L] [world=W] step=S dur=SECONDS [tokens=N] [fwd=S] [bwd=S]
- *       [opt=S] [comm=S] [ckpt=STEP] [tflops=X] [gpu=G]
+ *       [opt=S] [comm=S] [ckpt=STEP] [tflops=X] [fpt=F] [gpu=G]
  *
  * Keys are lower-case, values have no spaces; unknown keys are ignored by the agent (room to
  * grow), a missing optional key means "not reported" (rank, lrank and world are left out when
@@ -58,9 +58,11 @@ struct hn_step {
     double forward_s; /* optional phase times */
     double backward_s;
     double optimizer_s;
-    double comm_s;      /* time spent waiting in collectives */
-    int64_t checkpoint; /* the step of the last completed checkpoint (-1: unknown) */
-    double tflops;      /* achieved model TFLOP/s per GPU, as a framework reports it */
+    double comm_s;          /* time spent waiting in collectives */
+    int64_t checkpoint;     /* the step of the last completed checkpoint (-1: unknown) */
+    double tflops;          /* achieved model TFLOP/s per GPU, as a framework reports it */
+    double flops_per_token; /* model FLOPs per token (6N + 12LHQT; docs/mfu.md), for MFU
+                               when tflops is not known */
 };
 
 struct hn_step_client;

@@ -1,15 +1,517 @@
-/* tail_cmd.c - placeholder for `houston tail` while it is being written. */
+/*
+ * tail_cmd.c - `houston tail`: turns a training log into step reports (docs/steps.md).
+ *
+ * A framework that cannot link the step client (include/houston/step.h) still prints one line
+ * per log interval; this verb reads those lines (src/jobs/trainlog.h) from a file, a pipe or
+ * stdin and sends each as a report through the same client, so the agent cannot tell the two
+ * apart. Single-threaded: read, split into lines, parse, report.
+ *
+ * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'). A
+ * line longer than LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it
+ * looks like an iteration. A record whose step equals the last one reported is a redraw of the
+ * same step and is skipped. A report the agent's full queue refuses is retried for a while
+ * (this is a tool, not a training rank: it may wait). With --follow a regular file is read to
+ * its end, then polled every FOLLOW_POLL_MS for more, for truncation (read again from the
+ * start) and for a new file at the same path (logrotate: the rest of the old file, then the
+ * new one), as tail -F does.
+ */
+#include "houston/step.h"
+#include "jobs/trainlog.h"
 #include "verbs.h"
+
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES ((size_t)16 * 1024) /* Megatron lines are ~500 bytes */
+#define READ_CHUNK     ((size_t)64 * 1024)
+#define FOLLOW_POLL_MS 200
+#define SEQ_LEN_MAX    ((int64_t)1 << 30)
+/* A full agent queue (EAGAIN; Linux queues only net.unix.max_dgram_qlen = 10 datagrams by
+ * default) is retried this often, 1 ms apart: reading a long log from its start sends faster
+ * than an agent drains. A training rank never waits; this tool may. */
+#define FULL_RETRIES 200
+
+struct tail_opts {
+    enum hn_trainlog_format format;
+    int follow;
+    int from_end;
+    int print;
+    const char *job;
+    int rank, local_rank, world;
+    const char *socket;
+    int64_t seq_len;  /* -1: take "actual seqlen" from the line when it is there */
+    const char *path; /* NULL: stdin */
+};
+
+struct tail_stats {
+    uint64_t lines;
+    uint64_t reported;
+    uint64_t malformed;
+    uint64_t repeated;
+    uint64_t dropped; /* reports lost for good (a full queue is retried first) */
+};
+
+struct tail {
+    const struct tail_opts *o;
+    struct tail_stats st;
+    struct hn_step_client *client;
+    int have_last;
+    uint64_t last_iter;
+    int64_t last_tokens; /* consumed tokens at last_tokens_iter, -1 unknown */
+    uint64_t last_tokens_iter;
+    char chunk[READ_CHUNK];
+    char line[LINE_MAX_BYTES];
+    size_t len;
+    int overlong;   /* the current line passed LINE_MAX_BYTES; the rest is being skipped */
+    int after_cr;   /* the last terminator was '\r': a '\n' right after it ends nothing */
+    int skip_first; /* --from-end began mid-line: drop what precedes the first terminator */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL); /* a signal cuts it short, which is what a stop wants */
+}
 
 void hn_usage_tail(FILE *out)
 {
-    fprintf(out, "usage: houston tail\n\nNot implemented yet.\n");
+    fprintf(out,
+            "usage: houston tail [--format megatron|nemo] [options] [FILE|-]\n"
+            "\n"
+            "Reads a training log (FILE, or stdin when FILE is '-' or absent) and sends one\n"
+            "step report per iteration line to the node's houston agent, as a program linked\n"
+            "with libhouston-step would. A Megatron or NeMo log is written by one process for\n"
+            "the whole job, so its reports carry one rank (--rank, else RANK / SLURM_PROCID,\n"
+            "else 0) and the controller reads them as the job's step time. Unreadable lines\n"
+            "are counted and skipped. At the end a summary goes to stderr: lines read,\n"
+            "iterations reported, malformed lines skipped, reports dropped.\n"
+            "\n"
+            "options:\n"
+            "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
+            "                    'elapsed time per iteration (ms)') or nemo (NeMo 2 iteration\n"
+            "                    lines, NeMo 1 progress bars with 'train_step_timing')\n"
+            "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
+            "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
+            "  --from-end        start at the current end of FILE (only new lines)\n"
+            "  --job ID          job id (default SLURM_JOB_ID, else HOUSTON_JOB_ID; required)\n"
+            "  --rank N          rank the reports carry (default RANK, SLURM_PROCID, else 0)\n"
+            "  --local-rank N    local rank (default LOCAL_RANK, SLURM_LOCALID; else none)\n"
+            "  --world N         world size (default WORLD_SIZE, SLURM_NTASKS; else none)\n"
+            "  --socket PATH     the agent's step socket (default HOUSTON_STEP_SOCKET, else\n"
+            "                    " HN_STEP_SOCKET_DEFAULT ")\n"
+            "  --seq-len N       tokens per sample: a report's tokens are global batch size x N\n"
+            "                    (default: the line's 'actual seqlen', else the change in\n"
+            "                    'consumed tokens' per iteration, else not sent)\n"
+            "  --print           write the datagrams to stdout, one per line, instead of\n"
+            "                    sending them\n"
+            "  -h, --help        show this help\n"
+            "\n"
+            "Exit status: 0 when the log was read (dropped reports included), 2 for a usage\n"
+            "error or a log that cannot be read.\n");
+}
+
+/* ---- options ---- */
+
+static int parse_count_opt(const char *name, const char *arg, int64_t max, int64_t *out)
+{
+    int64_t n;
+    if (hn_parse_i64(arg, 10, &n) != 0 || n < 0 || n > max) {
+        fprintf(stderr, "houston tail: %s: '%s' is not 0..%lld\n", name, arg, (long long)max);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 for a usage error. */
+static int parse_opts(int argc, char **argv, struct tail_opts *o)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'F'},  {"follow", no_argument, NULL, 'f'},
+        {"from-end", no_argument, NULL, 'E'},      {"job", required_argument, NULL, 'j'},
+        {"rank", required_argument, NULL, 'r'},    {"local-rank", required_argument, NULL, 'l'},
+        {"world", required_argument, NULL, 'w'},   {"socket", required_argument, NULL, 's'},
+        {"seq-len", required_argument, NULL, 'q'}, {"print", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof(*o));
+    o->format = HN_TRAINLOG_MEGATRON;
+    o->rank = o->local_rank = o->world = -1;
+    o->seq_len = -1;
+    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
+    int ch;
+    while ((ch = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+        int64_t n;
+        switch (ch) {
+        case 'F':
+            if (strcmp(optarg, "megatron") == 0) {
+                o->format = HN_TRAINLOG_MEGATRON;
+            } else if (strcmp(optarg, "nemo") == 0) {
+                o->format = HN_TRAINLOG_NEMO;
+            } else {
+                fprintf(stderr, "houston tail: --format: '%s' is not megatron or nemo\n", optarg);
+                return -1;
+            }
+            break;
+        case 'f':
+            o->follow = 1;
+            break;
+        case 'E':
+            o->from_end = 1;
+            break;
+        case 'j':
+            o->job = optarg;
+            break;
+        case 'r':
+        case 'l':
+        case 'w':
+            if (parse_count_opt(ch == 'r'   ? "--rank"
+                                : ch == 'l' ? "--local-rank"
+                                            : "--world",
+                                optarg, INT_MAX, &n) != 0)
+                return -1;
+            if (ch == 'r')
+                o->rank = (int)n;
+            else if (ch == 'l')
+                o->local_rank = (int)n;
+            else
+                o->world = (int)n;
+            break;
+        case 's':
+            if (strlen(optarg) == 0 ||
+                strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+                fprintf(stderr, "houston tail: --socket: '%s' does not fit a socket address\n",
+                        optarg);
+                return -1;
+            }
+            o->socket = optarg;
+            break;
+        case 'q':
+            if (parse_count_opt("--seq-len", optarg, SEQ_LEN_MAX, &n) != 0)
+                return -1;
+            if (n == 0) {
+                fprintf(stderr, "houston tail: --seq-len: must be at least 1\n");
+                return -1;
+            }
+            o->seq_len = n;
+            break;
+        case 'p':
+            o->print = 1;
+            break;
+        case 'h':
+            hn_usage_tail(stdout);
+            return 1;
+        default:
+            fprintf(stderr, "(try `houston tail --help`)\n");
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        if (strcmp(argv[optind], "-") != 0)
+            o->path = argv[optind];
+        optind++;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "houston tail: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (o->from_end && !o->path) {
+        fprintf(stderr, "houston tail: --from-end needs a FILE\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- one line ---- */
+
+/* Tokens of one step, when the line says enough: global batch x sequence length, else the
+ * growth of "consumed tokens" per iteration since the last line that had it; -1 otherwise. */
+static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
+{
+    int64_t seq = t->o->seq_len > 0 ? t->o->seq_len : r->seq_len;
+    int64_t tokens = -1;
+    if (r->global_batch >= 0 && seq > 0 && r->global_batch <= INT64_MAX / seq) {
+        tokens = r->global_batch * seq;
+    } else if (r->consumed_tokens >= 0 && t->last_tokens >= 0 &&
+               r->iteration > t->last_tokens_iter && r->consumed_tokens >= t->last_tokens) {
+        tokens =
+            (r->consumed_tokens - t->last_tokens) / (int64_t)(r->iteration - t->last_tokens_iter);
+    }
+    if (r->consumed_tokens >= 0) {
+        t->last_tokens = r->consumed_tokens;
+        t->last_tokens_iter = r->iteration;
+    }
+    return tokens;
+}
+
+static void report(struct tail *t, const struct hn_trainlog_rec *r)
+{
+    struct hn_step s;
+    hn_step_init(&s);
+    s.step = r->iteration;
+    s.seconds = r->elapsed_ms / 1000.0;
+    s.tokens = step_tokens(t, r);
+    s.tflops = r->tflops; /* NaN when not printed: not sent */
+    t->st.reported++;
+    if (!t->o->print) {
+        int tries = 0;
+        while (hn_step_report(t->client, &s) != 0) {
+            if (hn_step_last_errno(t->client) != EAGAIN || ++tries > FULL_RETRIES ||
+                stop_requested) {
+                t->st.dropped++;
+                return;
+            }
+            sleep_ms(1);
+        }
+        return;
+    }
+    char buf[HN_STEP_DGRAM_MAX];
+    if (hn_step_format(t->client, &s, buf, sizeof(buf)) < 0) {
+        t->st.reported--;
+        t->st.malformed++;
+        return;
+    }
+    printf("%s\n", buf);
+    fflush(stdout);
+}
+
+static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
+{
+    struct hn_trainlog_rec r;
+    t->st.lines++;
+    int rc = hn_trainlog_parse(line, len, &r);
+    if (overlong) {
+        if (rc != 0)
+            t->st.malformed++; /* an iteration line cannot be this long: garbled */
+        return;
+    }
+    if (rc < 0) {
+        t->st.malformed++;
+        return;
+    }
+    if (rc == 0 || r.format != t->o->format)
+        return;
+    if (t->have_last && r.iteration == t->last_iter) {
+        t->st.repeated++;
+        return;
+    }
+    t->have_last = 1;
+    t->last_iter = r.iteration;
+    report(t, &r);
+}
+
+/* Ends the current line (a terminator, the end of the input, a file replaced under us). */
+static void end_line(struct tail *t)
+{
+    if (t->skip_first)
+        t->skip_first = 0;
+    else
+        handle_line(t, t->line, t->len, t->overlong);
+    t->len = 0;
+    t->overlong = 0;
+}
+
+/* Splits data into lines; the last, unterminated piece stays in t->line. */
+static void feed(struct tail *t, const char *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = data[i];
+        if (c == '\n' && t->after_cr) {
+            t->after_cr = 0;
+            continue;
+        }
+        t->after_cr = c == '\r';
+        if (c == '\n' || c == '\r') {
+            end_line(t);
+            continue;
+        }
+        if (t->len < sizeof(t->line))
+            t->line[t->len++] = c;
+        else
+            t->overlong = 1;
+    }
+}
+
+/* At the end of the input: a last line without a terminator still counts. */
+static void finish_input(struct tail *t)
+{
+    if (t->len > 0 || t->overlong)
+        end_line(t);
+    t->skip_first = 0;
+}
+
+/* ---- reading ---- */
+
+/* Reads fd to its end (or to a stop request). Returns 0, or a negative errno. */
+static int read_to_end(struct tail *t, int fd)
+{
+    while (!stop_requested) {
+        ssize_t n = read(fd, t->chunk, sizeof(t->chunk));
+        if (n > 0) {
+            feed(t, t->chunk, (size_t)n);
+            continue;
+        }
+        if (n == 0)
+            return 0;
+        if (errno != EINTR)
+            return -errno;
+    }
+    return 0;
+}
+
+/*
+ * For --from-end: moves fd to the end of the file. When the byte before the end does not end
+ * a line, the writer is mid-line and what arrives first is the rest of that line: skipped.
+ */
+static void seek_end(struct tail *t, int fd)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    char last;
+    if (end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n' && last != '\r')
+        t->skip_first = 1;
+}
+
+/* tail -F for a regular file: returns 0 at a stop request, or a negative errno. */
+static int follow(struct tail *t, const char *path, int *fdp)
+{
+    struct stat cur;
+    if (fstat(*fdp, &cur) != 0)
+        return -errno;
+    while (!stop_requested) {
+        int rc = read_to_end(t, *fdp);
+        if (rc != 0)
+            return rc;
+        sleep_ms(FOLLOW_POLL_MS);
+        struct stat now;
+        off_t pos = lseek(*fdp, 0, SEEK_CUR);
+        if (fstat(*fdp, &now) == 0 && pos > now.st_size) {
+            fprintf(stderr, "houston tail: %s: file truncated, reading it from the start\n", path);
+            (void)lseek(*fdp, 0, SEEK_SET);
+            t->len = 0; /* a piece of a line from before the truncation ends nothing */
+            t->overlong = t->after_cr = t->skip_first = 0;
+            continue;
+        }
+        if (stat(path, &now) != 0 || (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
+            continue; /* the same file, or none yet at the path: keep the one we have */
+        rc = read_to_end(t, *fdp); /* what the writer put in the old file before moving on */
+        if (rc != 0)
+            return rc;
+        finish_input(t);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* gone again: retry at the next poll */
+        fprintf(stderr, "houston tail: %s: file replaced, following the new one\n", path);
+        close(*fdp);
+        *fdp = fd;
+        if (fstat(fd, &cur) != 0)
+            return -errno;
+    }
+    return 0;
+}
+
+static void install_stop_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop; /* no SA_RESTART: a blocked read or sleep returns at once */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The client, with the flags' identity over the environment's; -1 without a job id. */
+static int open_client(struct tail *t)
+{
+    const struct tail_opts *o = t->o;
+    t->client = hn_step_open();
+    hn_step_set_identity(t->client, o->job, o->rank, o->local_rank, o->world);
+    if (o->socket)
+        hn_step_set_socket(t->client, o->socket);
+    const char *job;
+    int rank;
+    hn_step_identity_get(t->client, &job, &rank, NULL, NULL);
+    if (job[0] == '\0') {
+        fprintf(stderr, "houston tail: no job id: give --job, or set SLURM_JOB_ID or "
+                        "HOUSTON_JOB_ID\n");
+        return -1;
+    }
+    if (rank < 0)
+        hn_step_set_identity(t->client, NULL, 0, -1, -1);
+    return 0;
 }
 
 int hn_cmd_tail(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "houston tail: not implemented yet\n");
-    return 2;
+    struct tail_opts o;
+    int pr = parse_opts(argc, argv, &o);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    struct tail *t = xcalloc(1, sizeof(*t));
+    t->o = &o;
+    t->last_tokens = -1;
+    int status = 2;
+    if (open_client(t) != 0)
+        goto out_free;
+
+    const char *name = o.path ? o.path : "stdin";
+    int fd = STDIN_FILENO;
+    if (o.path) {
+        fd = open(o.path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "houston tail: cannot open %s: %s\n", o.path, strerror(errno));
+            goto out_free;
+        }
+    }
+    struct stat st;
+    int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (o.from_end && regular)
+        seek_end(t, fd);
+    stop_requested = 0;
+    install_stop_handlers();
+
+    int rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd);
+    if (!stop_requested)
+        finish_input(t); /* after a stop, a last piece may be a line still being written */
+    if (rc != 0)
+        fprintf(stderr, "houston tail: reading %s: %s\n", name, strerror(-rc));
+    status = rc != 0 ? 2 : 0;
+    fprintf(stderr,
+            "houston tail: %llu lines read, %llu iterations reported, %llu malformed skipped, "
+            "%llu reports dropped",
+            (unsigned long long)t->st.lines, (unsigned long long)t->st.reported,
+            (unsigned long long)t->st.malformed, (unsigned long long)t->st.dropped);
+    if (t->st.repeated)
+        fprintf(stderr, " (%llu repeated steps skipped)", (unsigned long long)t->st.repeated);
+    int err = hn_step_last_errno(t->client);
+    if (t->st.dropped && err)
+        fprintf(stderr, " (last: %s)", strerror(err));
+    fputc('\n', stderr);
+    if (fd != STDIN_FILENO)
+        close(fd);
+out_free:
+    hn_step_close(t->client);
+    free(t);
+    return status;
 }

@@ -7,7 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 
 verbs=$("$HOUSTON" help | awk '/^verbs:/ {on=1; next} on && NF {print $1} on && !NF {exit}')
-for v in agent check control status nodes events drain resume approve version help; do
+for v in agent check control status nodes events drain resume approve jobs mfu straggler tail \
+    version help; do
     check "houston help lists $v" grep -qx "$v" <<<"$verbs"
 done
 for v in $verbs; do

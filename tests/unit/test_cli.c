@@ -296,6 +296,42 @@ static void test_nodes_render(void **unused)
     cap_free(&c);
 }
 
+static void test_jobs_render(void **unused)
+{
+    (void)unused;
+    char err[256] = "";
+    struct capture c;
+    cap_open(&c);
+    assert_int_equal(
+        hn_cli_jobs_render(
+            "{\"jobs\": [{\"id\": \"4242\", \"state\": \"running\", \"ranks\": 512,"
+            " \"step\": 1200, \"step_seconds\": 2.9, \"mfu\": 0.4061, \"ettr\": 0.93,"
+            " \"effective_mfu\": 0.3777, \"lost_gpu_hours\": {\"failure\": 21.3,"
+            " \"straggler\": 1.25, \"hang\": 0}, \"straggler\": {\"rank\": 17,"
+            " \"node\": \"gpu012\", \"slowdown\": 0.3}},"
+            " {\"id\": \"7\", \"state\": \"ended\", \"ranks\": 1, \"step\": 5,"
+            " \"step_seconds\": null, \"mfu\": null, \"ettr\": 1, \"effective_mfu\": null,"
+            " \"lost_gpu_hours\": {\"failure\": 0}, \"straggler\": null}]}",
+            c.f, err, sizeof(err)),
+        0);
+    assert_string_equal(
+        cap_close(&c),
+        "JOB   STATE    RANKS  STEP  STEP_S  MFU    ETTR    EMFU   LOST_GPU_H                     "
+        "STRAGGLER\n"
+        "4242  running  512    1200  2.9     40.6%  93.0%   37.8%  failure 21.30, straggler 1.25  "
+        "rank 17 on gpu012, +30%\n"
+        "7     ended    1      5     -       -      100.0%  -      0                              "
+        "-\n");
+    cap_free(&c);
+    cap_open(&c);
+    assert_int_equal(hn_cli_jobs_render("{\"jobs\": []}", c.f, err, sizeof(err)), 0);
+    assert_string_equal(cap_close(&c), "no jobs have reported steps\n");
+    cap_free(&c);
+    assert_int_equal(hn_cli_jobs_render("{\"jobs\": 3}", stdout, err, sizeof(err)), -EBADMSG);
+    assert_int_equal(hn_cli_job_render("{\"jobs\": []}", stdout, err, sizeof(err)), -EBADMSG);
+    assert_non_null(strstr(err, "\"job\""));
+}
+
 static void test_events_render(void **unused)
 {
     (void)unused;
@@ -933,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_node_render),   cmocka_unit_test(test_bad_replies),
         cmocka_unit_test(test_args),          cmocka_unit_test(test_live),
         cmocka_unit_test(test_unreachable),   cmocka_unit_test(test_client_helpers),
+        cmocka_unit_test(test_jobs_render),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

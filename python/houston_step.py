@@ -1,0 +1,270 @@
+"""Report training steps to the node's houston agent.
+
+One Unix datagram per step, the same bytes as the C client (include/houston/step.h); the
+contract is docs/steps.md. Standard library only, Python 3.9 or newer.
+
+    import houston_step
+
+    reporter = houston_step.open()          # identity from SLURM_* / torchrun variables
+    for step in range(start, steps):
+        t0 = time.perf_counter()
+        train_one_step()
+        reporter.report(step + 1, time.perf_counter() - t0, tokens=tokens_per_step)
+
+report() never raises and never blocks: when no agent listens, its queue is full or anything
+else goes wrong, the report is dropped and counted (Reporter.dropped). It sends a datagram
+with MSG_DONTWAIT on a non-blocking socket; a report costs a few microseconds.
+
+Identity (the same rules as the C library):
+    job         SLURM_JOB_ID, else HOUSTON_JOB_ID     (required: without it every report drops)
+    rank        RANK, else SLURM_PROCID               (left out when unknown)
+    local rank  LOCAL_RANK, else SLURM_LOCALID
+    world size  WORLD_SIZE, else SLURM_NTASKS
+    socket      HOUSTON_STEP_SOCKET, else /run/houston/step.sock
+An empty variable counts as unset; a rank, local rank or world size that is not plain decimal
+digits (at most 2**31 - 1) is skipped. In a job id, every byte that is not printable ASCII
+(0x21..0x7e), and every '=', becomes '_'; ids longer than 63 bytes are cut there.
+
+Threads: report() may be called from several threads at once; set_identity(), set_socket(),
+set_gpu() and close() should not race with it.
+"""
+
+import operator
+import os
+import socket
+import threading
+
+__all__ = ["Reporter", "open", "report", "SOCKET_DEFAULT", "DGRAM_MAX", "JOB_MAX"]
+
+SOCKET_DEFAULT = "/run/houston/step.sock"
+DGRAM_MAX = 512
+JOB_MAX = 63
+_INT_MAX = 2**31 - 1
+_DIGITS = frozenset(b"0123456789")
+
+# Optional reals in wire order: (keyword argument, key).
+_PHASES = (("forward_s", "fwd"), ("backward_s", "bwd"), ("optimizer_s", "opt"), ("comm_s", "comm"))
+
+
+def _getenv(name):
+    """The variable as bytes, or None when unset or empty."""
+    environb = getattr(os, "environb", None)
+    if environb is not None:
+        value = environb.get(name.encode("ascii"))
+    else:  # pragma: no cover - platforms without bytes environ (Windows)
+        text = os.environ.get(name)
+        value = text.encode("utf-8", "surrogateescape") if text is not None else None
+    return value or None
+
+
+def _count(value):
+    """A rank, local rank or world size: ASCII digits only, at most INT_MAX; else -1."""
+    if not value or any(b not in _DIGITS for b in value) or len(value) > 10:
+        return -1
+    n = int(value)
+    return n if n <= _INT_MAX else -1
+
+
+def _env_count(first, second):
+    n = _count(_getenv(first))
+    return n if n >= 0 else _count(_getenv(second))
+
+
+def _sanitise_job(job):
+    """Bytes of the job id with every byte outside 0x21..0x7e and every '=' made '_', cut at
+    JOB_MAX bytes (as the C library does)."""
+    if isinstance(job, str):
+        job = job.encode("utf-8", "surrogateescape")
+    job = bytes(job)[:JOB_MAX]
+    return bytes(b if 0x20 < b < 0x7F and b != 0x3D else 0x5F for b in job).decode("ascii")
+
+
+def _real(value):
+    """'%.9g' text of a finite value >= 0, else None. Python's % formatting ignores the locale,
+    as the C library does on purpose."""
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    if v != v or v < 0 or v == float("inf"):
+        return None
+    if v == 0:
+        v = 0.0  # -0.0 prints as "-0"
+    return "%.9g" % v
+
+
+def _integer(value, limit):
+    """A non-negative integer below limit (ints, numpy integers, integral floats), else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        n = operator.index(value)
+    except TypeError:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return None
+        if v != v or v in (float("inf"), float("-inf")) or v != int(v):
+            return None
+        n = int(v)
+    return n if 0 <= n < limit else None
+
+
+class Reporter:
+    """A step-report client. Identity comes from the environment; see the module doc."""
+
+    def __init__(self):
+        job = _getenv("SLURM_JOB_ID") or _getenv("HOUSTON_JOB_ID") or b""
+        self._job = _sanitise_job(job)
+        self._rank = _env_count("RANK", "SLURM_PROCID")
+        self._local_rank = _env_count("LOCAL_RANK", "SLURM_LOCALID")
+        self._world = _env_count("WORLD_SIZE", "SLURM_NTASKS")
+        self._gpu = -1
+        self._path = _getenv("HOUSTON_STEP_SOCKET") or SOCKET_DEFAULT.encode("ascii")
+        self._sock = None
+        self._lock = threading.Lock()
+        self._dropped = 0
+        self.last_error = None  # the exception of the most recent drop, for a diagnosis
+
+    # ---- configuration (before sharing the reporter between threads) ----
+
+    def set_identity(self, job=None, rank=-1, local_rank=-1, world=-1):
+        """Overrides the environment; None / negative keeps the current value."""
+        if job is not None:
+            self._job = _sanitise_job(job)
+        for attr, value in (("_rank", rank), ("_local_rank", local_rank), ("_world", world)):
+            n = _integer(value, _INT_MAX + 1)
+            if n is not None:
+                setattr(self, attr, n)
+
+    def set_socket(self, path):
+        """Sends to path (str or bytes) from now on; None keeps the current one."""
+        if path is not None:
+            self._path = os.fsencode(path)
+
+    def set_gpu(self, gpu):
+        """The node-local GPU index (as nvidia-smi numbers it) sent as gpu=; negative or None:
+        not sent (the default)."""
+        n = _integer(gpu, _INT_MAX + 1)
+        self._gpu = n if n is not None else -1
+
+    @property
+    def identity(self):
+        """(job, rank, local_rank, world) as reports carry them; -1 for unknown."""
+        return (self._job, self._rank, self._local_rank, self._world)
+
+    @property
+    def dropped(self):
+        """Reports dropped so far."""
+        return self._dropped
+
+    # ---- reporting ----
+
+    def format(self, step, seconds, tokens=None, forward_s=None, backward_s=None,
+               optimizer_s=None, comm_s=None, checkpoint=None, tflops=None,
+               flops_per_token=None):
+        """The datagram for one step as bytes, or None when it cannot be sent (no job id, no
+        valid step or duration). Optional values that are None, negative, NaN or infinite are
+        left out."""
+        step = _integer(step, 2**64)
+        dur = _real(seconds)
+        if not self._job or step is None or dur is None:
+            return None
+        parts = ["hs1", "job=" + self._job]
+        for key, value in (("rank", self._rank), ("lrank", self._local_rank),
+                           ("world", self._world)):
+            if value >= 0:
+                parts.append("%s=%d" % (key, value))
+        parts.append("step=%d" % step)
+        parts.append("dur=" + dur)
+        tokens = _integer(tokens, 2**63)
+        if tokens is not None:
+            parts.append("tokens=%d" % tokens)
+        phases = {"forward_s": forward_s, "backward_s": backward_s,
+                  "optimizer_s": optimizer_s, "comm_s": comm_s}
+        for name, key in _PHASES:
+            text = _real(phases[name])
+            if text is not None:
+                parts.append(key + "=" + text)
+        checkpoint = _integer(checkpoint, 2**63)
+        if checkpoint is not None:
+            parts.append("ckpt=%d" % checkpoint)
+        text = _real(tflops)
+        if text is not None:
+            parts.append("tflops=" + text)
+        text = _real(flops_per_token)
+        if text is not None:
+            parts.append("fpt=" + text)
+        if self._gpu >= 0:
+            parts.append("gpu=%d" % self._gpu)
+        data = " ".join(parts).encode("ascii")
+        return data if len(data) <= DGRAM_MAX else None
+
+    def report(self, step, seconds, **optional):
+        """Sends one report; True when the datagram was handed to the kernel, False when it was
+        dropped (counted). Never raises, never blocks. Keyword arguments as format()."""
+        try:
+            data = self.format(step, seconds, **optional)
+            if data is None:
+                raise ValueError("no job id, or no valid step and duration")
+            sock = self._sock
+            if sock is None:
+                sock = self._open_socket()
+            sock.sendto(data, getattr(socket, "MSG_DONTWAIT", 0), self._path)
+            return True
+        except Exception as e:  # noqa: BLE001 - report() must never raise
+            with self._lock:
+                self._dropped += 1
+                self.last_error = e
+            return False
+
+    def _open_socket(self):
+        with self._lock:
+            if self._sock is None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                sock.setblocking(False)  # Python sockets are close-on-exec already
+                self._sock = sock
+            return self._sock
+
+    def close(self):
+        """Closes the socket; a later report() opens a new one."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown may have torn down socket
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def open():  # noqa: A001 - mirrors hn_step_open(); shadows the builtin only inside this module
+    """A new Reporter with identity from the environment."""
+    return Reporter()
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def report(step, seconds, **optional):
+    """report() on a module-wide Reporter made on first use. Never raises."""
+    global _default
+    try:
+        if _default is None:
+            with _default_lock:
+                if _default is None:
+                    _default = Reporter()
+        return _default.report(step, seconds, **optional)
+    except Exception:  # noqa: BLE001
+        return False

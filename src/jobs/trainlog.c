@@ -1,0 +1,412 @@
+/*
+ * trainlog.c - Megatron and NeMo iteration lines (trainlog.h).
+ *
+ * Every scan is bounded by the line's end; nothing assumes a NUL. A line is read in three
+ * steps: find the "iteration N/M |" head (or, failing that, a progress bar's
+ * "train_step_timing...="), read the known fields through one table, then decide the format
+ * from the step time that was found.
+ */
+#include "jobs/trainlog.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A cursor over line[0..len). */
+struct span {
+    const char *p;
+    const char *end;
+};
+
+/* What the fields of one line said, before the format decides what they mean. */
+struct vals {
+    double elapsed_ms; /* Megatron */
+    double step_s;     /* NeMo */
+    double samples_per_s;
+    double tokens_per_s_gpu;
+    double tflops;
+    int64_t global_batch;
+    int64_t consumed_samples;
+    int64_t consumed_tokens;
+    int64_t seq_len;
+    int64_t global_step; /* NeMo, counts from 0 */
+};
+
+enum kind { REAL, COUNT };
+
+/* The fields read, by their exact names; the same names serve "key: value" (between '|') and
+ * "key=value" (progress bars). `required` fields make the line malformed when their value is
+ * not a number; the others are then just left unknown (a first iteration may print "inf"). */
+static const struct field {
+    const char *key;
+    enum kind kind;
+    size_t off;
+    int required;
+} fields[] = {
+    {"elapsed time per iteration (ms)", REAL, offsetof(struct vals, elapsed_ms), 1},
+    {"train_step_timing in s", REAL, offsetof(struct vals, step_s), 1},
+    {"train_step_timing", REAL, offsetof(struct vals, step_s), 1},
+    {"global_step", COUNT, offsetof(struct vals, global_step), 1},
+    {"samples per second", REAL, offsetof(struct vals, samples_per_s), 0},
+    {"tokens per GPU (tokens/s/GPU)", REAL, offsetof(struct vals, tokens_per_s_gpu), 0},
+    {"tokens_per_sec_per_gpu", REAL, offsetof(struct vals, tokens_per_s_gpu), 0},
+    {"TFLOPs", REAL, offsetof(struct vals, tflops), 0},
+    {"throughput per GPU (TFLOP/s/GPU)", REAL, offsetof(struct vals, tflops), 0},
+    {"TFLOPS_per_GPU", REAL, offsetof(struct vals, tflops), 0},
+    {"global batch size", COUNT, offsetof(struct vals, global_batch), 0},
+    {"global_batch_size", COUNT, offsetof(struct vals, global_batch), 0},
+    {"consumed samples", COUNT, offsetof(struct vals, consumed_samples), 0},
+    {"consumed_samples", COUNT, offsetof(struct vals, consumed_samples), 0},
+    {"consumed tokens", COUNT, offsetof(struct vals, consumed_tokens), 0},
+    {"actual seqlen", COUNT, offsetof(struct vals, seq_len), 0},
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+#define COUNT_EXACT_MAX 9007199254740992.0 /* 2^53: larger reals are not exact counts */
+
+const char *hn_trainlog_format_name(enum hn_trainlog_format f)
+{
+    return f == HN_TRAINLOG_NEMO ? "nemo" : "megatron";
+}
+
+/* ---- small scanners ---- */
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static int is_word(char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static void skip_blanks(struct span *s)
+{
+    while (s->p < s->end && is_blank(*s->p))
+        s->p++;
+}
+
+static void trim(struct span *s)
+{
+    skip_blanks(s);
+    while (s->end > s->p && is_blank(s->end[-1]))
+        s->end--;
+}
+
+/* Where needle first occurs in [p, end), or NULL. */
+static const char *find(const char *p, const char *end, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; (size_t)(end - p) >= n; p++) {
+        if (memcmp(p, needle, n) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static int span_is(struct span s, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(s.end - s.p) == n && memcmp(s.p, word, n) == 0;
+}
+
+/* Reads decimal digits into *out; 0 on success, -1 for no digit or an overflow. */
+static int scan_u64(struct span *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *start = s->p;
+    for (; s->p < s->end && is_digit(*s->p); s->p++) {
+        unsigned d = (unsigned)(*s->p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (s->p == start)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Reads the longest run of number characters ([0-9.eE+-]) as a finite real, all of it or
+ * nothing (so "inf", "nan" and hex are refused); 0 on success. */
+static int scan_real(struct span *s, double *out)
+{
+    char buf[64];
+    size_t n = 0;
+    while (s->p + n < s->end && n < sizeof(buf) - 1) {
+        char c = s->p[n];
+        if (!is_digit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+            break;
+        buf[n++] = c;
+    }
+    if (n == 0 || n == sizeof(buf) - 1)
+        return -1;
+    buf[n] = '\0';
+    char *endp;
+    errno = 0;
+    double v = strtod(buf, &endp);
+    if (endp != buf + n || errno == ERANGE || !isfinite(v))
+        return -1;
+    s->p += n;
+    *out = v;
+    return 0;
+}
+
+/* A count: digits (exact), or a real with an integral value (NeMo prints "12288.0", "2e+3"). */
+static int scan_count(struct span *s, int64_t *out)
+{
+    struct span t = *s;
+    uint64_t u;
+    if (scan_u64(&t, &u) == 0 && (t.p == t.end || (*t.p != '.' && *t.p != 'e' && *t.p != 'E'))) {
+        if (u > INT64_MAX)
+            return -1;
+        *s = t;
+        *out = (int64_t)u;
+        return 0;
+    }
+    double v;
+    t = *s;
+    if (scan_real(&t, &v) != 0 || v < 0 || v > COUNT_EXACT_MAX || v != floor(v))
+        return -1;
+    *s = t;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* ---- fields ---- */
+
+static void vals_init(struct vals *v)
+{
+    v->elapsed_ms = v->step_s = v->samples_per_s = v->tokens_per_s_gpu = v->tflops = NAN;
+    v->global_batch = v->consumed_samples = v->consumed_tokens = v->seq_len = -1;
+    v->global_step = -1;
+}
+
+static const struct field *field_find(struct span key)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        if (span_is(key, fields[i].key))
+            return &fields[i];
+    }
+    return NULL;
+}
+
+/*
+ * Stores the number at the start of value into v's member for f. The number may be followed
+ * by nothing, by `stop` (the rest of the field, as in Megatron's "13372.8/13364.7" min/max
+ * pairs) or by blanks. Returns -1 when a required field holds no number (or a negative one).
+ */
+static int field_set(const struct field *f, struct span value, char stop, struct vals *v)
+{
+    double r = 0;
+    int64_t n = 0;
+    int ok = f->kind == REAL ? scan_real(&value, &r) == 0 && r >= 0 : scan_count(&value, &n) == 0;
+    if (ok && value.p < value.end && *value.p != stop && !is_blank(*value.p))
+        ok = 0;
+    if (!ok)
+        return f->required ? -1 : 0;
+    char *dst = (char *)v + f->off;
+    if (f->kind == REAL)
+        memcpy(dst, &r, sizeof(r));
+    else
+        memcpy(dst, &n, sizeof(n));
+    return 0;
+}
+
+/* Reads the "key: value |" fields of [p, end). */
+static int read_bar_fields(const char *p, const char *end, struct vals *v)
+{
+    while (p < end) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        const char *seg_end = bar ? bar : end;
+        const char *colon = memchr(p, ':', (size_t)(seg_end - p));
+        if (colon) {
+            struct span key = {p, colon}, value = {colon + 1, seg_end};
+            trim(&key);
+            trim(&value);
+            const struct field *f = field_find(key);
+            if (f && field_set(f, value, '/', v) != 0)
+                return -1;
+        }
+        p = bar ? bar + 1 : end;
+    }
+    return 0;
+}
+
+/* Reads the "key=value" pairs a progress bar shows ("[..., global_step=5.000, ...]"): each
+ * known key must start the line or follow ' ', ',' or '['; the value ends at ',' or ']'. */
+static int read_eq_fields(const char *line, const char *end, struct vals *v)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        size_t kn = strlen(fields[i].key);
+        for (const char *p = line; (p = find(p, end, fields[i].key)) != NULL; p += kn) {
+            if (p > line && p[-1] != ' ' && p[-1] != ',' && p[-1] != '[')
+                continue;
+            if (p + kn >= end || p[kn] != '=')
+                continue;
+            struct span value = {p + kn + 1, p + kn + 1};
+            while (value.end < end && *value.end != ',' && *value.end != ']')
+                value.end++;
+            if (field_set(&fields[i], value, ',', v) != 0)
+                return -1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- the line ---- */
+
+/*
+ * Finds "iteration" + blanks + N + "/" + M + "|" (blanks allowed around '/' and before '|'),
+ * as a word of its own. Returns a pointer just past the '|' and the two numbers, or NULL.
+ * A number too large for 64 bits makes the head malformed (*bad set).
+ */
+static const char *find_head(const char *line, const char *end, uint64_t *iter, uint64_t *total,
+                             int *bad)
+{
+    static const char word[] = "iteration";
+    const size_t wn = sizeof(word) - 1;
+    for (const char *p = line; (p = find(p, end, word)) != NULL; p += wn) {
+        if (p > line && is_word(p[-1]))
+            continue;
+        struct span s = {p + wn, end};
+        if (s.p >= end || !is_blank(*s.p))
+            continue;
+        skip_blanks(&s);
+        if (s.p >= end || !is_digit(*s.p))
+            continue;
+        if (scan_u64(&s, iter) != 0) {
+            *bad = 1;
+            return NULL;
+        }
+        skip_blanks(&s);
+        if (s.p >= end || *s.p != '/')
+            continue;
+        s.p++;
+        skip_blanks(&s);
+        if (s.p >= end || !is_digit(*s.p))
+            continue;
+        if (scan_u64(&s, total) != 0) {
+            *bad = 1;
+            return NULL;
+        }
+        skip_blanks(&s);
+        if (s.p < end && *s.p == '|')
+            return s.p + 1;
+    }
+    return NULL;
+}
+
+/* The launcher prefix: blanks, then 1..63 of [A-Za-z0-9._-], then ": ". */
+static void read_prefix(const char *line, const char *end, char *out)
+{
+    struct span s = {line, end};
+    skip_blanks(&s);
+    const char *start = s.p;
+    while (s.p < end && (is_word(*s.p) || *s.p == '.' || *s.p == '-'))
+        s.p++;
+    size_t n = (size_t)(s.p - start);
+    out[0] = '\0';
+    if (n == 0 || n >= HN_TRAINLOG_PREFIX_MAX || end - s.p < 2 || s.p[0] != ':' || s.p[1] != ' ')
+        return;
+    memcpy(out, start, n);
+    out[n] = '\0';
+}
+
+/* A NeMo 1 progress bar has "train_step_timing=" or "train_step_timing in s=". */
+static int is_progress_bar(const char *line, const char *end)
+{
+    static const char key[] = "train_step_timing";
+    const size_t kn = sizeof(key) - 1;
+    for (const char *p = line; (p = find(p, end, key)) != NULL; p += kn) {
+        struct span rest = {p + kn, end};
+        if (rest.p < end && *rest.p == '=')
+            return 1;
+        if (end - rest.p > 6 && memcmp(rest.p, " in s=", 6) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void fill(struct hn_trainlog_rec *out, const struct vals *v)
+{
+    out->samples_per_s = v->samples_per_s;
+    out->tokens_per_s_gpu = v->tokens_per_s_gpu;
+    out->tflops = v->tflops;
+    out->global_batch = v->global_batch;
+    out->consumed_samples = v->consumed_samples;
+    out->consumed_tokens = v->consumed_tokens;
+    out->seq_len = v->seq_len;
+}
+
+/* NeMo counts steps from 0; a record counts steps completed. */
+static int nemo_steps(uint64_t from_zero, uint64_t *out)
+{
+    if (from_zero == UINT64_MAX)
+        return -1;
+    *out = from_zero + 1;
+    return 0;
+}
+
+int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
+{
+    const char *end = line + len;
+    uint64_t iter = 0, total = 0;
+    int bad = 0;
+    struct vals v;
+    vals_init(&v);
+    memset(out, 0, sizeof(*out));
+
+    const char *fields_at = find_head(line, end, &iter, &total, &bad);
+    if (bad)
+        return -1;
+    if (!fields_at) {
+        if (is_progress_bar(line, end)) {
+            if (read_eq_fields(line, end, &v) != 0 || isnan(v.step_s) || v.global_step < 0)
+                return -1;
+            out->format = HN_TRAINLOG_NEMO;
+            if (nemo_steps((uint64_t)v.global_step, &out->iteration) != 0)
+                return -1;
+            out->elapsed_ms = v.step_s * 1000.0;
+            if (!isfinite(out->elapsed_ms))
+                return -1;
+            fill(out, &v);
+            read_prefix(line, end, out->prefix);
+            return 1;
+        }
+        /* A step-time field without a head: a line cut short or garbled on the way. */
+        if (find(line, end, "elapsed time per iteration") || find(line, end, "train_step_timing"))
+            return -1;
+        return 0;
+    }
+
+    if (read_bar_fields(fields_at, end, &v) != 0)
+        return -1;
+    if (!isnan(v.elapsed_ms)) {
+        out->format = HN_TRAINLOG_MEGATRON;
+        out->iteration = iter;
+        out->train_iters = total;
+        out->elapsed_ms = v.elapsed_ms;
+    } else if (!isnan(v.step_s)) {
+        out->format = HN_TRAINLOG_NEMO;
+        if (nemo_steps(v.global_step >= 0 ? (uint64_t)v.global_step : iter, &out->iteration) != 0 ||
+            nemo_steps(total, &out->train_iters) != 0)
+            return -1;
+        out->elapsed_ms = v.step_s * 1000.0;
+        if (!isfinite(out->elapsed_ms))
+            return -1; /* seconds beyond DBL_MAX / 1000 */
+    } else {
+        return -1; /* an iteration head without a step time */
+    }
+    fill(out, &v);
+    read_prefix(line, end, out->prefix);
+    return 1;
+}

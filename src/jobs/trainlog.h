@@ -1,0 +1,77 @@
+/*
+ * trainlog.h - reads the per-iteration lines that training frameworks print to their logs, so
+ * that `houston tail` can turn a job's log into step reports (docs/steps.md).
+ *
+ * Formats read (each exactly as the framework prints it; see tests/fixtures/training-logs):
+ *
+ *   Megatron-LM and Megatron-DeepSpeed (also NeMo 1 jobs built on Megatron):
+ *     [TIME] iteration      100/    1000 | consumed samples: 102400 | elapsed time per
+ *     iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 401.2 | learning rate: ... |
+ *     global batch size:  1024 | lm loss: ... | samples per second: 26.9 | TFLOPs: 147.61 | ...
+ *   NeMo 2 (Lightning, MegatronProgressBar):
+ *     Training epoch 0, iteration 28/99 | lr: ... | global_batch_size: 32 | global_step: 28 |
+ *     reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928
+ *   NeMo 1 (Lightning progress bar, one redraw per '\r'):
+ *     Epoch 0: : 47%|####| 7/15 [06:19<07:13, reduced_train_loss=11.50, global_step=5.000,
+ *     consumed_samples=12288.0, train_step_timing in s=49.50]
+ *
+ * A line may start with a launcher prefix (pdsh's "host: ", srun --label's "0: ") and a time
+ * stamp; fields may come in any order and unknown ones are skipped. Megatron numbers
+ * iterations from 1 (iteration k closes the k-th step); NeMo's global_step counts from 0, so
+ * a NeMo record's iteration is global_step + 1 and its train_iters the printed total + 1: both
+ * formats then say "steps completed", as a checkpoint's step number does.
+ *
+ * DeepSpeed's own engine lines ("epoch=0/micro_step=3/global_step=3, RunningAvgSamplesPerSec=
+ * ..., CurrSamplesPerSec=...") are not read: they carry no step time, and their samples-per-
+ * second counts micro-batches in a way that does not give one either. DeepSpeed LLM jobs run
+ * through Megatron-DeepSpeed print Megatron lines, which are read.
+ *
+ * Numbers are read with strtod() and so assume the C locale, which houston never changes.
+ * The parser is a pure function: no allocation, no global state, safe from any thread, and
+ * it reads only line[0..len) (no NUL needed).
+ */
+#ifndef HN_TRAINLOG_H
+#define HN_TRAINLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum hn_trainlog_format {
+    HN_TRAINLOG_MEGATRON = 1, /* Megatron-LM, Megatron-DeepSpeed */
+    HN_TRAINLOG_NEMO = 2,     /* NeMo 2 iteration lines, NeMo 1 progress bars */
+};
+
+#define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
+
+/* One iteration line. Unknown integers are -1 (train_iters 0), unknown reals NaN. */
+struct hn_trainlog_rec {
+    enum hn_trainlog_format format;
+    char prefix[HN_TRAINLOG_PREFIX_MAX]; /* "vm-07-14" for "vm-07-14: ...", else "" */
+    uint64_t iteration;                  /* steps completed, see above */
+    uint64_t train_iters;                /* the planned total, 0 when not printed */
+    double elapsed_ms;       /* time per iteration, averaged over the log interval; >= 0 */
+    double samples_per_s;    /* "samples per second" (the whole job) */
+    double tokens_per_s_gpu; /* "tokens per GPU (tokens/s/GPU)", "tokens_per_sec_per_gpu" */
+    double tflops;           /* per GPU: "TFLOPs", "throughput per GPU (TFLOP/s/GPU)",
+                                "TFLOPS_per_GPU" */
+    int64_t global_batch;    /* samples per iteration */
+    int64_t consumed_samples;
+    int64_t consumed_tokens;
+    int64_t seq_len; /* Megatron-DeepSpeed's "actual seqlen" */
+};
+
+/*
+ * Parses one line (without its newline). Returns 1 and fills *out for an iteration line, 0
+ * for any other line (out then holds nothing useful), or -1 for a line that looks like an
+ * iteration line but cannot be read: an "iteration N/M |" head without a step time, a step
+ * time or global_step that is not a number (or is negative, or does not fit), a progress bar
+ * with a train_step_timing but no usable global_step, or a step-time field with no head at all
+ * (a line cut short or garbled). Other known fields that hold no number ("TFLOPs: inf") are
+ * left unknown and the line still counts.
+ */
+int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out);
+
+/* "megatron" or "nemo". */
+const char *hn_trainlog_format_name(enum hn_trainlog_format f);
+
+#endif

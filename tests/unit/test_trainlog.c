@@ -1,0 +1,418 @@
+/*
+ * test_trainlog.c - Megatron and NeMo iteration lines (src/jobs/trainlog.c): every line of the
+ * real logs in tests/fixtures/training-logs against iterations_expected.csv (see its
+ * SOURCE.md), then the NeMo formats and malformed lines, written here.
+ */
+#include "testutil.h"
+
+#include "common/xid.h"
+#include "jobs/trainlog.h"
+
+#include <math.h>
+
+#define NLOGS 5
+
+static const char *const logs[NLOGS] = {
+    "bigscience/meg_ds_3d_gpt2_perf_n16-ds-off.out",
+    "bigscience/meg_ds_3d_gpt2_perf_n16-ds-on.out",
+    "bigscience/meg_gpt2_base_n4_dp1_tp4_pp4-1809579.out",
+    "bigscience/meg_gpt2_base_n8_dp1_tp4_pp8-1809562.out",
+    "superbenchmark/megatron_deepspeed.log",
+};
+
+static const char *fixture(const char *name)
+{
+    static char path[PATH_MAX];
+    return tu_fixture(path, sizeof(path), "training-logs/%s", name);
+}
+
+/* Parses exactly the n bytes at s (copied to a buffer of that size, so ASan sees overreads). */
+static int parse_n(const char *s, size_t n, struct hn_trainlog_rec *rec)
+{
+    char *copy = malloc(n ? n : 1);
+    assert_non_null(copy);
+    memcpy(copy, s, n); /* NOLINT(bugprone-not-null-terminated-result): unterminated on purpose */
+    memset(rec, 0x5a, sizeof(*rec));
+    int r = hn_trainlog_parse(copy, n, rec);
+    free(copy);
+    return r;
+}
+
+static int parse(const char *s, struct hn_trainlog_rec *rec)
+{
+    return parse_n(s, strlen(s), rec);
+}
+
+/* The parse of every line of one log, by 1-based line number. */
+struct parsed {
+    int nlines;
+    int *rc;
+    struct hn_trainlog_rec *rec;
+};
+
+static void parse_log(const char *name, struct parsed *out)
+{
+    size_t len;
+    char *text = tu_slurp(fixture(name), &len);
+    int cap = 1;
+    for (size_t i = 0; i < len; i++)
+        cap += text[i] == '\n';
+    out->rc = xcalloc((size_t)cap + 1, sizeof(int));
+    out->rec = xcalloc((size_t)cap + 1, sizeof(struct hn_trainlog_rec));
+    out->nlines = 0;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((nl ? nl : end) - p);
+        int no = ++out->nlines;
+        out->rc[no] = parse_n(p, n, &out->rec[no]);
+        p = nl ? nl + 1 : end;
+    }
+    free(text);
+}
+
+static void parsed_free(struct parsed *p)
+{
+    free(p->rc);
+    free(p->rec);
+}
+
+/* ---- the real logs ---- */
+
+static int log_index(const char *name)
+{
+    for (int i = 0; i < NLOGS; i++) {
+        if (strcmp(logs[i], name) == 0)
+            return i;
+    }
+    fail_msg("unknown log %s", name);
+    return 0;
+}
+
+static void test_expected_csv(void **state)
+{
+    (void)state;
+    struct parsed logs_parsed[NLOGS];
+    for (int i = 0; i < NLOGS; i++)
+        parse_log(logs[i], &logs_parsed[i]);
+    int expected_per_log[NLOGS] = {0};
+
+    size_t len;
+    char *text = tu_slurp(fixture("iterations_expected.csv"), &len);
+    char err[128];
+    struct hn_csv_reader r;
+    hn_csv_reader_init(&r, text, len);
+    assert_int_equal(hn_csv_reader_next(&r, err, sizeof(err)), 1);
+    assert_string_equal(r.field[0], "file");
+    assert_string_equal(r.field[5], "elapsed_ms_per_iteration");
+    int rows = 0, rc;
+    while ((rc = hn_csv_reader_next(&r, err, sizeof(err))) == 1) {
+        rows++;
+        assert_int_equal(r.nfields, 6);
+        int li = log_index(r.field[0]);
+        expected_per_log[li]++;
+        int64_t no, iter, total;
+        double ms;
+        assert_int_equal(hn_parse_i64(r.field[1], 10, &no), 0);
+        assert_int_equal(hn_parse_i64(r.field[3], 10, &iter), 0);
+        assert_int_equal(hn_parse_i64(r.field[4], 10, &total), 0);
+        assert_int_equal(hn_parse_double(r.field[5], &ms), 0);
+        struct parsed *lp = &logs_parsed[li];
+        assert_true(no >= 1 && no <= lp->nlines);
+        if (lp->rc[no] != 1)
+            fail_msg("%s:%lld: parse gave %d", r.field[0], (long long)no, lp->rc[no]);
+        const struct hn_trainlog_rec *rec = &lp->rec[no];
+        assert_int_equal(rec->format, HN_TRAINLOG_MEGATRON);
+        assert_int_equal(rec->iteration, iter);
+        assert_int_equal(rec->train_iters, total);
+        assert_true(rec->elapsed_ms == ms); /* the same text through the same strtod */
+        assert_string_equal(rec->prefix, r.field[2]);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(rows, 156);
+    hn_csv_reader_fini(&r);
+    free(text);
+
+    /* No other line of the logs is an iteration line, and none looks like a broken one. */
+    for (int i = 0; i < NLOGS; i++) {
+        int ones = 0;
+        for (int no = 1; no <= logs_parsed[i].nlines; no++) {
+            if (logs_parsed[i].rc[no] < 0)
+                fail_msg("%s:%d: parse gave -1", logs[i], no);
+            ones += logs_parsed[i].rc[no];
+        }
+        assert_int_equal(ones, expected_per_log[i]);
+        parsed_free(&logs_parsed[i]);
+    }
+}
+
+/* The fields besides the step time, on one line of each kind of log. */
+static void test_fields(void **state)
+{
+    (void)state;
+    struct parsed p;
+    parse_log("superbenchmark/megatron_deepspeed.log", &p);
+    const struct hn_trainlog_rec *rec = &p.rec[1429];
+    assert_int_equal(p.rc[1429], 1);
+    assert_int_equal(rec->consumed_samples, 2048);
+    assert_int_equal(rec->consumed_tokens, 4194304);
+    assert_int_equal(rec->global_batch, 2048);
+    assert_int_equal(rec->seq_len, 2048);
+    assert_true(rec->samples_per_s == 26.942);
+    assert_true(rec->tflops == 147.61);
+    assert_true(isnan(rec->tokens_per_s_gpu));
+    parsed_free(&p);
+
+    parse_log("bigscience/meg_ds_3d_gpt2_perf_n16-ds-on.out", &p);
+    rec = &p.rec[901];
+    assert_int_equal(p.rc[901], 1);
+    assert_int_equal(rec->iteration, 1);
+    assert_int_equal(rec->global_batch, 1024);
+    assert_int_equal(rec->consumed_samples, 1024);
+    assert_int_equal(rec->consumed_tokens, -1);
+    assert_int_equal(rec->seq_len, -1);
+    assert_true(isnan(rec->tflops));
+    assert_true(isnan(rec->samples_per_s));
+    assert_string_equal(rec->prefix, "");
+    parsed_free(&p);
+}
+
+/* Logs of other programs: not one iteration line. */
+static void test_other_logs(void **state)
+{
+    (void)state;
+    const char *names[] = {"superbenchmark/dist_inference.log",
+                           "superbenchmark/nccl_allreduce.log"};
+    for (size_t i = 0; i < HN_ARRAY_LEN(names); i++) {
+        struct parsed p;
+        parse_log(names[i], &p);
+        assert_true(p.nlines > 10);
+        for (int no = 1; no <= p.nlines; no++) {
+            if (p.rc[no] != 0)
+                fail_msg("%s:%d: parse gave %d", names[i], no, p.rc[no]);
+        }
+        parsed_free(&p);
+    }
+}
+
+/* ---- Megatron-LM's current line and forks ---- */
+
+static void test_megatron_lm(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(
+        parse("[2024-05-01 12:00:00] iteration      100/   20000 | consumed samples:       102400 "
+              "| elapsed time per iteration (ms): 1523.4 | throughput per GPU (TFLOP/s/GPU): "
+              "402.5 | learning rate: 1.000000E-04 | global batch size:  1024 | lm loss: "
+              "2.345678E+00 | loss scale: 1.0 | grad norm: 0.512 | number of skipped iterations:   "
+              "0 | number of nan iterations:   0 |",
+              &rec),
+        1);
+    assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
+    assert_int_equal(rec.iteration, 100);
+    assert_int_equal(rec.train_iters, 20000);
+    assert_true(rec.elapsed_ms == 1523.4);
+    assert_true(rec.tflops == 402.5);
+    assert_int_equal(rec.global_batch, 1024);
+    assert_int_equal(rec.consumed_samples, 102400);
+    assert_string_equal(rec.prefix, "");
+
+    /* A fork that prints min/max pairs and per-GPU tokens, after its own logger's brackets. */
+    assert_int_equal(parse("[20250101 10:00:00][rank-7/8][INFO ] [trainer.py:100] : iteration "
+                           "12/ 500 | consumed samples: 1536 | elapsed time per iteration (ms): "
+                           "2000.5/1990.0 | tokens per GPU (tokens/s/GPU): 8000.5/8100.0 | "
+                           "throughput per GPU (TFLOP/s/GPU): 450.0/451.0 | global batch size: "
+                           "128 |",
+                           &rec),
+                     1);
+    assert_int_equal(rec.iteration, 12);
+    assert_int_equal(rec.train_iters, 500);
+    assert_true(rec.elapsed_ms == 2000.5);
+    assert_true(rec.tokens_per_s_gpu == 8000.5);
+    assert_true(rec.tflops == 450.0);
+
+    /* srun --label and pdsh prefixes; a prefix that is too long is not one. */
+    assert_int_equal(parse(" 12: iteration 3/ 9 | elapsed time per iteration (ms): 1.5 |", &rec),
+                     1);
+    assert_string_equal(rec.prefix, "12");
+    char line[256];
+    memset(line, 'h', 64);
+    snprintf(line + 64, sizeof(line) - 64,
+             ": iteration 3/ 9 | elapsed time per iteration (ms): 1 |");
+    assert_int_equal(parse(line, &rec), 1);
+    assert_string_equal(rec.prefix, "");
+
+    /* A known field that is not a number is left unknown; the step still counts. */
+    assert_int_equal(parse(" iteration 2/ 9 | elapsed time per iteration (ms): 10 | TFLOPs: inf | "
+                           "global batch size: n/a |",
+                           &rec),
+                     1);
+    assert_true(isnan(rec.tflops));
+    assert_int_equal(rec.global_batch, -1);
+}
+
+/* ---- NeMo ---- */
+
+static void test_nemo2(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse("Training epoch 0, iteration 41/199 | lr: 8.2e-06 | global_batch_size: "
+                           "64 | global_step: 41 | reduced_train_loss: 3.117 | train_step_timing "
+                           "in s: 0.4375 | consumed_samples: 2688",
+                           &rec),
+                     1);
+    assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
+    assert_int_equal(rec.iteration, 42); /* global_step counts from 0 */
+    assert_int_equal(rec.train_iters, 200);
+    assert_true(rec.elapsed_ms == 437.5);
+    assert_int_equal(rec.global_batch, 64);
+    assert_int_equal(rec.consumed_samples, 2688);
+
+    /* The first step prints no consumed_samples; TFLOPs and tokens when the job asks. */
+    assert_int_equal(parse(" 0: Training epoch 0, iteration 0/99 | lr: 0 | global_batch_size: 8 | "
+                           "global_step: 0 | train_step_timing in s: 6.5 | tokens_per_sec_per_gpu: "
+                           "1.25e+04 | TFLOPS_per_GPU: 612.5",
+                           &rec),
+                     1);
+    assert_int_equal(rec.iteration, 1);
+    assert_int_equal(rec.train_iters, 100);
+    assert_true(rec.elapsed_ms == 6500.0);
+    assert_true(rec.tokens_per_s_gpu == 12500.0);
+    assert_true(rec.tflops == 612.5);
+    assert_int_equal(rec.consumed_samples, -1);
+    assert_string_equal(rec.prefix, "0");
+}
+
+static void test_nemo1_progress_bar(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse("Epoch 0: :  40%|####      | 8/20 [05:01<07:32, v_num=0, "
+                           "reduced_train_loss=10.25, global_step=7.000, consumed_samples=4096.0, "
+                           "train_step_timing in s=37.25]",
+                           &rec),
+                     1);
+    assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
+    assert_int_equal(rec.iteration, 8);
+    assert_int_equal(rec.train_iters, 0);
+    assert_true(rec.elapsed_ms == 37250.0);
+    assert_int_equal(rec.consumed_samples, 4096);
+
+    /* Four significant digits in exponent form, and a message glued after the bar. */
+    assert_int_equal(parse("Epoch 0: : 100%|##########| 3000/3000 [1:00:00<00:00, "
+                           "reduced_train_loss=0.031, global_step=3e+3, consumed_samples=3.84e+5, "
+                           "train_step_timing in s=1.200, val_loss=0.25][rank: 1] Monitored metric "
+                           "val_loss did not improve",
+                           &rec),
+                     1);
+    assert_int_equal(rec.iteration, 3001);
+    assert_int_equal(rec.consumed_samples, 384000);
+    assert_true(rec.elapsed_ms == 1200.0);
+
+    /* The older name without the unit. */
+    assert_int_equal(parse("Epoch 1: 10%|#| 5/50 [00:10<01:30, loss=2.1, global_step=54.0, "
+                           "train_step_timing=2.0]",
+                           &rec),
+                     1);
+    assert_int_equal(rec.iteration, 55);
+    assert_true(rec.elapsed_ms == 2000.0);
+}
+
+/* ---- lines that are not iterations, and broken ones ---- */
+
+static void test_not_iterations(void **state)
+{
+    (void)state;
+    static const char *const lines[] = {
+        "",
+        "saving checkpoint at iteration       5 to /ckpt",
+        "[Rank 0] (after 1 iterations) memory (MB) | allocated: 17956.49 | max allocated: 68581.8",
+        " validation loss at iteration 100 | lm loss value: 2.1 | lm loss PPL: 8.2 |",
+        "[INFO] [timer.py:260:stop] epoch=0/micro_step=3/global_step=3, CurrSamplesPerSec=291.6",
+        "reiteration 5/ 10 | elapsed",
+        "iteration 5/ 10 without a bar",
+        "iterations 5/ 10 |",
+        "Latency of step 3: 1.8339 ms",
+        "  train_iters ..................................... 1000",
+    };
+    struct hn_trainlog_rec rec;
+    for (size_t i = 0; i < HN_ARRAY_LEN(lines); i++) {
+        if (parse(lines[i], &rec) != 0)
+            fail_msg("not an iteration line, parsed: %s", lines[i]);
+    }
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    static const char *const lines[] = {
+        /* a head without a step time (the log was cut mid-line) */
+        " iteration       10/    1000 | consumed samples:           40 | elapsed time per itera",
+        " iteration       10/    1000 | consumed samples:           40 |",
+        /* a step time that is not a number, negative, or not finite */
+        " iteration 10/ 1000 | elapsed time per iteration (ms): abc |",
+        " iteration 10/ 1000 | elapsed time per iteration (ms): -5.0 |",
+        " iteration 10/ 1000 | elapsed time per iteration (ms): nan |",
+        " iteration 10/ 1000 | elapsed time per iteration (ms): 1e999 |",
+        " iteration 10/ 1000 | elapsed time per iteration (ms): 12x |",
+        /* numbers that do not fit */
+        " iteration 99999999999999999999999/ 1000 | elapsed time per iteration (ms): 1 |",
+        " iteration 1/ 99999999999999999999999 | elapsed time per iteration (ms): 1 |",
+        "Training epoch 0, iteration 1/18446744073709551615 | train_step_timing in s: 1",
+        /* a step time without its head */
+        "iteration | consumed samples: 40 | elapsed time per iteration (ms): 2152.2 |",
+        "Training epoch 0, iteration 28/ | train_step_timing in s: 0.2",
+        /* progress bars without a usable global_step or time */
+        "Epoch 0: 5%| | 1/20 [00:01<00:19, reduced_train_loss=9.1, train_step_timing in s=1.0]",
+        "Epoch 0: 5%| | 1/20 [00:01<00:19, global_step=1.5, train_step_timing in s=1.0]",
+        "Epoch 0: 5%| | 1/20 [00:01<00:19, global_step=1, train_step_timing in s=]",
+        "Epoch 0: 5%| | 1/20 [00:01<00:19, global_step=1, train_step_timing in s=-2]",
+        /* NeMo 2 with a broken global_step */
+        "Training epoch 0, iteration 3/9 | global_step: x | train_step_timing in s: 0.5",
+        /* seconds that overflow as milliseconds */
+        "Training epoch 0, iteration 3/9 | train_step_timing in s: 1e306",
+    };
+    struct hn_trainlog_rec rec;
+    for (size_t i = 0; i < HN_ARRAY_LEN(lines); i++) {
+        if (parse(lines[i], &rec) != -1)
+            fail_msg("malformed line not flagged: %s", lines[i]);
+    }
+}
+
+/* Every prefix of a real line, byte by byte: no overread, and never a wrong record. */
+static void test_every_prefix(void **state)
+{
+    (void)state;
+    static const char line[] =
+        "vm-07-14:  iteration        3/       5 | consumed samples:         6144 | consumed "
+        "tokens:     12582912 | elapsed time per iteration (ms): 75249.6 | learning rate: "
+        "3.600E-07 | global batch size:  2048 | samples per second: 27.216 | TFLOPs: 149.11 |";
+    struct hn_trainlog_rec rec;
+    for (size_t n = 0; n <= sizeof(line) - 1; n++) {
+        int r = parse_n(line, n, &rec);
+        assert_true(r >= -1 && r <= 1);
+        if (r == 1) {
+            assert_int_equal(rec.iteration, 3);
+            assert_int_equal(rec.train_iters, 5);
+            assert_true(rec.elapsed_ms > 0 && rec.elapsed_ms <= 75249.6);
+        }
+    }
+    assert_int_equal(parse_n(line, sizeof(line) - 1, &rec), 1);
+    assert_true(rec.tflops == 149.11);
+    assert_string_equal(hn_trainlog_format_name(HN_TRAINLOG_MEGATRON), "megatron");
+    assert_string_equal(hn_trainlog_format_name(HN_TRAINLOG_NEMO), "nemo");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expected_csv),   cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_other_logs),     cmocka_unit_test(test_megatron_lm),
+        cmocka_unit_test(test_nemo2),          cmocka_unit_test(test_nemo1_progress_bar),
+        cmocka_unit_test(test_not_iterations), cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_every_prefix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
