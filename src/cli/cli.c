@@ -1250,7 +1250,11 @@ int hn_cli_jobs_render(const char *json, FILE *out, char *err, size_t errsize)
     hn_cli_table_init(&t, HN_ARRAY_LEN(job_headers), job_headers, NULL);
     size_t i;
     json_t *j;
-    json_array_foreach(json_object_get(root, "jobs"), i, j) job_row(&t, j);
+    const json_t *jobs = json_object_get(root, "jobs");
+    for (i = 0; i < json_array_size(jobs); i++) {
+        j = json_array_get(jobs, i);
+        job_row(&t, j);
+    }
     if (t.nrows == 0)
         fprintf(out, "no jobs have reported steps\n");
     else

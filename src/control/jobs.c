@@ -101,7 +101,7 @@ const char *hn_loss_cause_name(enum hn_loss_cause c)
 struct hn_jobs *hb_jobs_new(void)
 {
     struct hn_jobs *j = xcalloc(1, sizeof(*j));
-    j->v = xcalloc(JOBS_MAX, sizeof(*j->v));
+    j->v = xcalloc(JOBS_MAX, sizeof(struct job *));
     return j;
 }
 
@@ -170,7 +170,7 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
                 victim = i;
         }
         job_free(js->v[victim]);
-        memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(*js->v));
+        memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(struct job *));
         js->n--;
     }
     struct job *j = xcalloc(1, sizeof(*j));
@@ -412,7 +412,7 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
         j->next_row = step;
     if (step < j->next_row)
         return;
-    if (step >= j->next_row + 2 * ROWS) { /* a jump: hand over what is there, start again */
+    if (step >= j->next_row + 2u * ROWS) { /* a jump: hand over what is there, start again */
         for (uint64_t s = j->next_row; s < j->next_row + ROWS; s++) {
             struct row *r = &j->rows[s % ROWS];
             if (r->have && r->step == s)

@@ -55,8 +55,7 @@ static void optional_and_unknown_keys(void **state)
     assert_int_equal(m.world, -1);
     assert_int_equal(m.gpu, -1);
     assert_int_equal(m.checkpoint, -1);
-    assert_true(isnan(m.tokens) && isnan(m.comm_s) && isnan(m.tflops) &&
-                isnan(m.flops_per_token));
+    assert_true(isnan(m.tokens) && isnan(m.comm_s) && isnan(m.tflops) && isnan(m.flops_per_token));
     /* Several blanks between pairs are fine. */
     assert_int_equal(parse("hs1  job=1   step=2 dur=3", &m, err, sizeof(err)), 0);
 }
