@@ -412,7 +412,7 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
         j->next_row = step;
     if (step < j->next_row)
         return;
-    if (step >= j->next_row + 2u * ROWS) { /* a jump: hand over what is there, start again */
+    if (step >= j->next_row + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
         for (uint64_t s = j->next_row; s < j->next_row + ROWS; s++) {
             struct row *r = &j->rows[s % ROWS];
             if (r->have && r->step == s)
