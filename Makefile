@@ -3,7 +3,7 @@
 #   make test     install missing Debian packages, build, lint, run every test
 #   make demo     build and run the demo
 #   make release  optimised build into build-release/
-#   make bench    run the benchmarks (release build: bench/agent, bench/ingest) and print ratios
+#   make bench    run the benchmarks (release build: bench/agent, ingest, step, straggler) and print ratios
 #                 against their peers
 #   make tsan     ThreadSanitizer build into build-tsan/ and its tests
 #   make format   clang-format every C file in place
@@ -44,6 +44,7 @@ release: build-release/CMakeCache.txt
 bench: deps release
 	bash bench/agent/run.sh
 	bash bench/ingest/run.sh
+	bash bench/step/run.sh
 
 format:
 	clang-format -i $(SOURCES)

@@ -1,6 +1,7 @@
 #include "agent/steps.h"
 
 #include "agent/config.h"
+#include "common/dgram.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -22,6 +23,7 @@
 #define DGRAM_BUF     1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
 #define SERIES_MAX    64   /* (job, rank) pairs exported on /metrics */
 #define SERIES_TTL_NS (600ull * 1000000000ull)
+#define QLEN          1024 /* datagrams the socket queues (common/dgram.h) */
 
 struct series {
     char job[HN_STEPMSG_JOB_MAX];
@@ -152,12 +154,18 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
     struct steps *st = xcalloc(1, sizeof(*st));
     hn_strlcpy(st->path, cfg->step_socket, sizeof(st->path));
     st->stop_fd = -1;
-    st->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (st->fd < 0 || bind(st->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        rc = -errno;
+    unsigned qlen = 0;
+    st->fd = hn_dgram_bind(cfg->step_socket, QLEN, &qlen);
+    if (st->fd < 0) {
+        rc = st->fd;
         hn_warn("steps: cannot listen on %s: %s", cfg->step_socket, strerror(-rc));
         goto fail;
     }
+    if (qlen && qlen < 64)
+        hn_warn("steps: %s queues %u datagrams (net.unix.max_dgram_qlen; houston could not raise "
+                "it): reports of more ranks than that finishing at once may be dropped; set "
+                "the sysctl to %d",
+                cfg->step_socket, qlen, QLEN);
     /* Any user's training job may report: the socket takes short text and nothing else. */
     if (chmod(cfg->step_socket, 0666) != 0)
         hn_warn("steps: chmod %s: %s", cfg->step_socket, strerror(errno));
@@ -173,7 +181,7 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
         pthread_mutex_destroy(&st->lock);
         goto fail_unlink;
     }
-    hn_info("steps: listening for step reports on %s", st->path);
+    hn_info("steps: listening for step reports on %s (queue %u)", st->path, qlen);
     *state = st;
     return 0;
 
