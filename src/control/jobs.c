@@ -412,7 +412,8 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
         j->next_row = step;
     if (step < j->next_row)
         return;
-    if (step >= j->next_row + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
+    if (step >=
+        j->next_row + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
         for (uint64_t s = j->next_row; s < j->next_row + ROWS; s++) {
             struct row *r = &j->rows[s % ROWS];
             if (r->have && r->step == s)
@@ -502,7 +503,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
     j->l.productive_s += add;
     j->since_ckpt_s += add;
     j->l.step = s->step;
-    j->last_progress = now;
+    j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
     j->recent[j->recent_at] = s->seconds;
     j->recent_at = (j->recent_at + 1) % RECENT;
