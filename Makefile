@@ -45,6 +45,7 @@ bench: deps release
 	bash bench/agent/run.sh
 	bash bench/ingest/run.sh
 	bash bench/step/run.sh
+	bash bench/straggler/run.sh
 
 format:
 	clang-format -i $(SOURCES)

@@ -2,10 +2,10 @@
  * straggler.c - the straggler detector (straggler.h has the contract and the algorithm in
  * short; docs/straggler.md the reasons).
  *
- * One `struct series` follows one ratio through warm-up, baseline, noise, the median-of-3
- * filter and the CUSUM: each rank's ratio to the peer median, and the peer median itself
- * against its own history for whole-job slowdowns. series_update() is the whole per-report
- * state machine; hn_strag_step() finds the medians and runs it over every rank.
+ * One `struct series` follows one value through warm-up, baseline, noise, evidence, CUSUM and
+ * episodes: each rank's ratio to the peer median, and the peer median itself against its own
+ * history for whole-job slowdowns. series_update() is the whole per-report state machine;
+ * hn_strag_step() finds the medians and the typical rank's noise and runs it over every rank.
  */
 #include "jobs/straggler.h"
 
@@ -19,56 +19,162 @@
 
 /* 1.4826 x MAD estimates a standard deviation for normal data; sqrt(pi/2) x mean absolute
  * deviation does the same (both: Huber & Ronchetti, "Robust Statistics", 2nd ed., 5.1). */
-#define MAD_TO_SIGMA 1.4826
+#define MAD_TO_SIGMA      1.4826
 #define MEAN_ABS_TO_SIGMA 1.2533
+/* Arrays at least this long are bracketed from a sample of SAMPLE values (median_large). */
+#define BRACKET_MIN 4096
+#define SAMPLE      512
+/* The evidence table: EV_TABLE intervals from EV_Z_LO noise units up to its maximum. */
+#define EV_TABLE 1024
+#define EV_Z_LO  (-24.0)
+/* Steps between recounts of the typical rank's noise. */
+#define POOL_EVERY 16
+/* Ranks sampled for this step's spread. */
+#define DISPERSION_SAMPLE 256
+/* This step's spread counts when it is this many times the typical noise. */
+#define DISPERSION_MARGIN 1.5
 /* Fewest warm ranks whose spread is worth a cross-rank MAD. */
 #define MIN_DISPERSION_RANKS 5
+/* A report further out than this many noise units moves the noise estimate no further. */
+#define NOISE_CLIP 5
+/* Autocorrelation above this is taken as this (wander() would grow without bound). */
+#define AUTOCORR_MAX 0.9
 /* An excursion that neither fires nor ends in this many reports is taken as the new normal:
  * the CUSUM restarts and the baseline, frozen meanwhile, catches up with it. */
 #define ABSORB_REPORTS 64
 
 enum phase { PH_WARMUP, PH_NORMAL, PH_SLOW };
 
+enum { SPIKE_NONE, SPIKE_OPEN };
+
 /* What series_update() found in one report. */
 enum event { EV_NONE, EV_WARM, EV_PERSISTENT, EV_TRANSIENT, EV_RECOVERED };
 
 struct series {
-    double base;  /* the normal value: ratio to the peer median, or the job's median time */
-    double noise; /* relative standard deviation of the value around base */
-    double cusum; /* noise units, 0 when nothing is suspected */
-    double peak;  /* largest excess since the CUSUM onset */
-    double alarm; /* slowdown reported when the episode was detected */
+    double base;     /* the normal value: ratio to the peer median, or the job's median time */
+    double s1, s2;   /* the two smoothings behind base (adapt) */
+    double noise;    /* relative standard deviation of the value around base */
+    double cusum;    /* summed evidence (log-likelihood ratio); 0 when nothing is suspected */
+    double peak;     /* largest excess since the CUSUM onset */
+    double alarm;    /* slowdown reported when the episode was detected */
+    double score;    /* the CUSUM when it was detected */
+    double sum;      /* excess summed over the episode's reports (since_onset of them) */
+    double sum_high; /* sum when the episode was last slow (at last_high) */
+    uint32_t n_high; /* since_onset then */
     uint64_t first_step;
-    uint64_t prev_step; /* step of the previous report */
     uint64_t onset;     /* estimated first slow step of the current excursion */
     uint64_t last_high; /* last step of the episode at least half as slow as reported */
     uint64_t spike_onset, spike_last;
     uint32_t reports;     /* saturates at UINT32_MAX */
     uint32_t since_onset; /* reports since onset, onset included */
-    float z1, z2;         /* standardised excess of the two previous reports */
     float spike_peak;
-    uint16_t spike_len; /* reports in the current run of spikes */
+    float w_prev, c0, c1; /* winsorised excess of the last adapted report; EWMAs of w * w and
+                           * of w * w_prev, which give the lag-1 autocorrelation (autocorr) */
     uint8_t phase;
-    uint8_t pos;  /* next ring slot */
-    uint8_t fill; /* ring entries in use */
-    uint8_t spike_absorbed; /* a persistent detection fired during the spike run */
+    uint8_t pos;               /* next ring slot */
+    uint8_t fill;              /* ring entries in use */
+    uint8_t spike_state;       /* SPIKE_NONE, or SPIKE_OPEN during an excursion with spikes */
     float ring[HN_STRAG_RING]; /* warm-up: values; afterwards: excess d per report */
 };
 
+/*
+ * The evidence one report gives for a slowdown: the log-likelihood ratio of its standardised
+ * excess z for a shift of `shift` noise units against none, when the noise follows Student's t
+ * with nu degrees of freedom, whose heavy tails make an outlier weak evidence (the t model as
+ * a robust alternative to the normal: Lange, Little & Taylor, "Robust statistical modeling
+ * using the t distribution", JASA 84, 1989). Its maximum is at z_top = (shift + sqrt(shift^2 +
+ * 4 nu)) / 2, where d/dz ln((nu + z^2) / (nu + (z - shift)^2)) = 0; beyond it the ratio would
+ * fall back towards zero, which would make a rank that became twice as slow look normal, so it
+ * is held at the maximum there: a spike counts no more than a moderately slow report does.
+ */
+struct model {
+    double trend;               /* alpha / (1 - alpha): Brown's trend gain (adapt) */
+    double shift, nu, half_nu1; /* (nu + 1) / 2 */
+    double z_top, top;
+    /* evidence_of sampled at EV_TABLE + 1 points from EV_Z_LO to z_top, for the per-report
+     * path (a log per rank per step is a third of a step's time at 16,384 ranks). */
+    double inv_dz;
+    double table[EV_TABLE + 2];
+};
+
+/* The log-likelihood ratio above for any shift (> 0), held at its maximum. */
+static double llr_t(double nu, double shift, double z)
+{
+    double z_top = (shift + sqrt(shift * shift + 4 * nu)) / 2;
+    if (z > z_top)
+        z = z_top;
+    double a = nu + z * z, b = nu + (z - shift) * (z - shift);
+    return (nu + 1) / 2 * log(a / b);
+}
+
+static double evidence_of(const struct model *e, double z)
+{
+    return llr_t(e->nu, e->shift, z);
+}
+
+static void model_init(struct model *e, const struct hn_strag_config *cfg)
+{
+    double shift = cfg->shift, nu = cfg->tail_dof;
+    e->trend = cfg->baseline_alpha / (1 - cfg->baseline_alpha);
+    e->shift = shift;
+    e->nu = nu;
+    e->half_nu1 = (nu + 1) / 2;
+    e->z_top = (shift + sqrt(shift * shift + 4 * nu)) / 2;
+    double a = nu + e->z_top * e->z_top, b = nu + (e->z_top - shift) * (e->z_top - shift);
+    e->top = e->half_nu1 * log(a / b);
+    double dz = (e->z_top - EV_Z_LO) / EV_TABLE;
+    e->inv_dz = 1 / dz;
+    for (int i = 0; i <= EV_TABLE; i++)
+        e->table[i] = evidence_of(e, EV_Z_LO + i * dz);
+    e->table[EV_TABLE + 1] = e->top; /* interpolation at the last point reads one past it */
+}
+
+/* evidence_of by linear interpolation in the table (within 1e-4 of it); below EV_Z_LO, a far
+ * faster report than normal, it is held at its value there. */
+static inline double evidence_fast(const struct model *e, double z)
+{
+    if (z >= e->z_top)
+        return e->top;
+    double x = (z - EV_Z_LO) * e->inv_dz;
+    if (!(x > 0))
+        return e->table[0];
+    int i = (int)x;
+    double f = x - i;
+    return e->table[i] + f * (e->table[i + 1] - e->table[i]);
+}
+
 struct hn_strag {
     struct hn_strag_config cfg;
+    struct model ev;
     unsigned ranks;
     unsigned need; /* reporting ranks for a quorum */
     uint64_t last_step;
     int any_step;
     struct series job;
     struct series *rank; /* [ranks] */
-    double *q;           /* [ranks] this step's ratio to the peer median, NaN if none */
     double *scratch;     /* [ranks] selection buffer */
+    double *band;        /* [ranks] for median_large */
+    double sample[SAMPLE];
     struct hn_strag_detection *queue;
     size_t qcap, qhead, qlen;
     struct hn_strag_stats stats;
+    double pool;         /* the typical warm rank's noise (pool_noise) */
+    double widen;        /* wander() of the typical warm rank's autocorrelation */
+    unsigned warm_ranks; /* ranks past warm-up */
+    unsigned pool_ranks; /* warm ranks when pool was counted */
 };
+
+/* fmax/fmin without their NaN rules, which cost a library call on some targets; callers pass
+ * numbers. */
+static inline double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static inline double dmin(double a, double b)
+{
+    return a < b ? a : b;
+}
 
 /* ---- configuration ---- */
 
@@ -79,9 +185,9 @@ void hn_strag_config_default(struct hn_strag_config *cfg)
     cfg->quorum = 0.5;
     cfg->baseline_alpha = 1.0 / 64;
     cfg->noise_floor = 0.005;
-    cfg->clip = 5;
-    cfg->cusum_k = 1;
-    cfg->cusum_h = 8;
+    cfg->shift = 2;
+    cfg->tail_dof = 4;
+    cfg->cusum_h = 11;
     cfg->min_steps = 3;
     cfg->min_slowdown = 0.02;
     cfg->transient_min = 0.5;
@@ -107,10 +213,10 @@ int hn_strag_config_check(const struct hn_strag_config *c, char *err, size_t err
         bad = "baseline_alpha must be 0..0.5";
     else if (!within(c->noise_floor, 1e-6, 1))
         bad = "noise_floor must be 1e-6..1";
-    else if (!within(c->cusum_k, 0, 100) || !within(c->cusum_h, 0.1, 1000))
-        bad = "cusum_k must be 0..100 and cusum_h 0.1..1000";
-    else if (!within(c->clip, c->cusum_k, 1000) || c->clip <= c->cusum_k)
-        bad = "clip must be above cusum_k";
+    else if (!within(c->shift, 0.1, 100) || !within(c->tail_dof, 1, 1000))
+        bad = "shift must be 0.1..100 noise units and tail_dof 1..1000";
+    else if (!within(c->cusum_h, 0.1, 1000))
+        bad = "cusum_h must be 0.1..1000";
     else if (c->min_steps < 1 || c->min_steps > HN_STRAG_RING)
         bad = "min_steps must be 1..16";
     else if (!within(c->min_slowdown, 0, 100) || !within(c->job_min_slowdown, 0, 100))
@@ -209,6 +315,55 @@ static double median_of(double *a, size_t n)
     return (lower + upper) / 2;
 }
 
+/*
+ * The same for large arrays, several times faster: quickselect over many values spends its time
+ * in branches it mispredicts. As in Floyd & Rivest's SELECT ("Expected time bounds for
+ * selection", CACM 18(3), 1975), the order statistics of an evenly spread sample bracket the
+ * median; one pass without data-dependent branches copies the values inside the bracket to
+ * band[] and counts those below it, and quickselect finishes on the ~13% that are left. The
+ * bracket is three standard deviations of the sample median's rank wide on each side, so it
+ * misses about one time in 400; then the whole of a is selected. sample[] holds SAMPLE values,
+ * band[] n. Reorders a.
+ */
+static double median_large(double *a, size_t n, double *band, double *sample)
+{
+    if (n < BRACKET_MIN)
+        return median_of(a, n);
+    /* An odd stride visits every local rank of a node, so a slow rank 0 on each node cannot
+     * tilt the sample. */
+    size_t stride = (n / SAMPLE) | 1, ns = 0;
+    for (size_t i = 0; i < n && ns < SAMPLE; i += stride)
+        sample[ns++] = a[i];
+    size_t half = (size_t)(1.5 * sqrt((double)ns)) + 1;
+    size_t lo_i = ns / 2 - half, hi_i = ns / 2 + half;
+    select_kth(sample, ns, lo_i);
+    double lo = sample[lo_i];
+    select_kth(sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
+    double hi = sample[hi_i];
+
+    size_t below = 0, w = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = a[i];
+        below += x < lo;
+        band[w] = x;
+        w += (x >= lo) & (x <= hi);
+    }
+    size_t k = n / 2, need_lo = n % 2 ? k : k - 1;
+    if (below > need_lo || below + w <= k)
+        return median_of(a, n);
+    size_t kk = k - below;
+    select_kth(band, w, kk);
+    double upper = band[kk];
+    if (n % 2)
+        return upper;
+    double lower = band[0];
+    for (size_t i = 1; i < kk; i++) {
+        if (band[i] > lower)
+            lower = band[i];
+    }
+    return (lower + upper) / 2;
+}
+
 /* Median of the newest n (1..HN_STRAG_RING) ring entries of s. */
 static double ring_median(const struct series *s, unsigned n)
 {
@@ -225,12 +380,6 @@ static double ring_median(const struct series *s, unsigned n)
         v[j] = t;
     }
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double median3(double a, double b, double c)
-{
-    double lo = fmin(a, b), hi = fmax(a, b);
-    return fmax(lo, fmin(hi, c));
 }
 
 static void ring_push(struct series *s, double v)
@@ -256,7 +405,20 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
         v[i] = fabs(v[i] - base);
     double noise = base > 0 ? MAD_TO_SIGMA * median_of(v, n) / base : 0;
     s->base = base;
-    s->noise = fmax(noise, cfg->noise_floor);
+    s->s1 = base;
+    s->s2 = base;
+    s->noise = dmax(noise, cfg->noise_floor);
+    /* The warm-up reports in order give the first autocorrelation estimate. */
+    double c0 = 0, c1 = 0, prev = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double w = dmax(-2 * s->noise, dmin(2 * s->noise, s->ring[i] / base - 1));
+        c0 += w * w;
+        c1 += w * prev;
+        prev = w;
+    }
+    s->c0 = (float)(c0 / n);
+    s->c1 = (float)(c1 / n);
+    s->w_prev = (float)prev;
     s->phase = PH_NORMAL;
     s->fill = 0;
     s->pos = 0;
@@ -264,51 +426,88 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
 }
 
 /* Follows slow drifts: baseline and noise move by alpha towards this report, the excess
- * winsorised at 2 noise units so that no single report pulls them far. */
-static void adapt(const struct hn_strag_config *cfg, struct series *s, double d, double sigma)
+ * winsorised at 2 noise units so that no single report pulls them far. Until a rank has
+ * 1 / alpha reports the weight is 1 / reports instead: a running mean that refines what the
+ * sixteen warm-up reports gave (their median is off by a third of a noise unit as often as
+ * not) as fast as the reports allow, then hands over to the EWMA. */
+static void adapt(const struct hn_strag_config *cfg, double trend, struct series *s, double d,
+                  double sigma)
 {
-    double step = fmax(-2 * sigma, fmin(2 * sigma, d));
-    s->base *= 1 + cfg->baseline_alpha * step;
-    double dev = fmin(fabs(d) * MEAN_ABS_TO_SIGMA, cfg->clip * sigma);
-    s->noise += cfg->baseline_alpha * (dev - s->noise);
+    double a = s->reports * cfg->baseline_alpha < 1 ? 1.0 / s->reports : cfg->baseline_alpha;
+    double w = dmax(-2 * sigma, dmin(2 * sigma, d));
+    double x = s->base * (1 + w);
+    s->s1 += a * (x - s->s1);
+    s->s2 += a * (s->s1 - s->s2);
+    double gain = a == cfg->baseline_alpha ? trend : a / (1 - a);
+    s->base = 2 * s->s1 - s->s2 + gain * (s->s1 - s->s2);
+    double dev = dmin(fabs(d) * MEAN_ABS_TO_SIGMA, NOISE_CLIP * sigma);
+    s->noise += a * (dev - s->noise);
+    s->c0 += (float)(a * (w * w - s->c0));
+    s->c1 += (float)(a * (w * s->w_prev - s->c1));
+    s->w_prev = (float)w;
     if (s->noise < cfg->noise_floor)
         s->noise = cfg->noise_floor;
 }
 
+/* The lag-1 autocorrelation of a series' excess, held to 0..0.9. */
+static double autocorr(const struct series *s)
+{
+    double rho = s->c0 > 0 ? s->c1 / s->c0 : 0;
+    return dmax(0, dmin(AUTOCORR_MAX, rho));
+}
+
 /*
- * Tracks runs of spikes (reports at least transient_min slower than normal) for transient
- * detections. Returns EV_TRANSIENT when a run ends that no persistent detection took over.
+ * How much wider than one report's noise the noise of a sum of reports is when successive
+ * reports are correlated: sqrt((1 + rho) / (1 - rho)), the ratio of the long-run to the
+ * one-step standard deviation of an AR(1) process (Box & Jenkins, "Time Series Analysis",
+ * 3.2.4). The CUSUM's threshold assumes independent reports; real step times wander (the
+ * Alibaba traces: lag-1 autocorrelation about 0.5), and without this every wander of a few
+ * reports would add up to a detection (Lu & Reynolds, "CUSUM charts for monitoring an
+ * autocorrelated process", J. Quality Technology 33(3), 2001, show the same for the
+ * unadjusted chart).
  */
-static enum event track_spikes(const struct hn_strag_config *cfg, struct series *s,
-                               uint64_t step, double d)
+static double wander(double rho)
+{
+    return sqrt((1 + rho) / (1 - rho));
+}
+
+/*
+ * Tracks spikes (reports at least transient_min slower than normal) for transient detections.
+ * An excursion with spikes is reported once the CUSUM is back at zero, that is once the
+ * reports after the spikes have cancelled their evidence; spikes that come back before then
+ * belong to the same excursion, and a persistent detection takes the excursion over
+ * (series_update clears spike_state). Returns EV_TRANSIENT when an excursion ends.
+ */
+static enum event track_spikes(const struct hn_strag_config *cfg, struct series *s, uint64_t step,
+                               double d)
 {
     if (d >= cfg->transient_min) {
-        if (s->spike_len == 0) {
+        if (s->spike_state == SPIKE_NONE) {
             s->spike_onset = step;
             s->spike_peak = (float)d;
-            s->spike_absorbed = 0;
         }
-        if (s->spike_len < UINT16_MAX)
-            s->spike_len++;
+        s->spike_state = SPIKE_OPEN;
         s->spike_last = step;
         if (d > s->spike_peak)
             s->spike_peak = (float)d;
         return EV_NONE;
     }
-    if (s->spike_len == 0)
+    if (s->spike_state == SPIKE_NONE || s->cusum > 0)
         return EV_NONE;
-    s->spike_len = 0;
-    return s->spike_absorbed ? EV_NONE : EV_TRANSIENT;
+    s->spike_state = SPIKE_NONE;
+    return EV_TRANSIENT;
 }
 
 /*
- * One report v of series s at step. disp is this step's cross-rank spread of the excess (0 for
- * the job series); min_slowdown the smallest excess worth a persistent detection. Returns what
- * happened; the caller turns it into a detection from the fields of s.
+ * One report v of series s at step. peers is the noise of the rank's peers, the least noise
+ * assumed for it (0 for the job series); widen is wander() for the series; min_slowdown the
+ * smallest excess worth a persistent detection; spikes says whether to track spikes for
+ * transient detections. Returns what happened; the caller turns it into a detection from the
+ * fields of s.
  */
-static enum event series_update(const struct hn_strag_config *cfg, struct series *s,
-                                uint64_t step, double v, double disp, double min_slowdown,
-                                int spikes)
+static enum event series_update(const struct hn_strag_config *cfg, const struct model *ev,
+                                struct series *s, uint64_t step, double v, double peers,
+                                double widen, double min_slowdown, int spikes)
 {
     if (s->reports < UINT32_MAX)
         s->reports++;
@@ -316,7 +515,6 @@ static enum event series_update(const struct hn_strag_config *cfg, struct series
         if (s->reports == 1)
             s->first_step = step;
         ring_push(s, v);
-        s->prev_step = step;
         if (s->fill < cfg->warmup)
             return EV_NONE;
         finish_warmup(cfg, s);
@@ -324,35 +522,54 @@ static enum event series_update(const struct hn_strag_config *cfg, struct series
     }
 
     double d = v / s->base - 1;
-    double sigma = fmax(fmax(s->noise, disp), cfg->noise_floor);
-    double z = d / sigma;
-    enum event ev = EV_NONE;
+    double sigma = dmax(dmax(s->noise, peers), cfg->noise_floor);
+    double sigma_sum = sigma * widen; /* for the evidence that is summed */
+    enum event out = EV_NONE;
     ring_push(s, d);
     if (s->since_onset < UINT32_MAX)
         s->since_onset++;
 
     if (s->phase == PH_SLOW) {
-        if (d >= s->alarm / 2)
+        /* Recovery is the same test turned round: evidence that the reports are back at the
+         * baseline rather than still slow by `level` (a quarter of the detected slowdown, at
+         * least min_slowdown), summed until it is as strong as the evidence that fired, and the
+         * median of the last recover_window reports below that level. A slowdown that shrinks
+         * but stays, or only wanders (the rank's own drift goes on while its baseline is
+         * frozen), does not end the episode. */
+        double level = dmax(dmax(s->alarm / 4, min_slowdown), cfg->noise_floor);
+        s->sum += d;
+        if (d >= level) {
             s->last_high = step;
+            s->sum_high = s->sum;
+            s->n_high = s->since_onset;
+        }
         if (d > s->peak)
             s->peak = d;
+        double e = llr_t(ev->nu, level / sigma_sum, (level - d) / sigma_sum);
+        s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
         unsigned n = s->since_onset < cfg->recover_window ? s->since_onset : cfg->recover_window;
-        if (ring_median(s, n) < s->alarm / 2) {
+        if (s->cusum >= cfg->cusum_h && ring_median(s, n) < level) {
             s->phase = PH_NORMAL;
             s->cusum = 0;
-            ev = EV_RECOVERED;
+            out = EV_RECOVERED;
         }
+    } else if (s->reports < 2 * cfg->warmup) {
+        /* Settling: the baseline from the warm-up is refined by a running mean before any
+         * evidence counts; a baseline off by a third of a noise unit would otherwise add up to
+         * a detection within a few dozen reports. */
+        adapt(cfg, ev->trend, s, d, sigma);
     } else {
-        /* The median of three ignores any single report, however far out. */
-        double u = fmin(median3(s->z2, s->z1, z), cfg->clip) - cfg->cusum_k;
-        if (s->cusum == 0 && u > 0) {
-            /* The filter lags one report: the excursion began with the previous one. */
-            s->onset = s->prev_step;
-            s->since_onset = 2;
+        double z = d / sigma_sum;
+        /* The ratio is negative below z = shift / 2; at rest nothing else needs it. */
+        double e = s->cusum == 0 && z <= ev->shift / 2 ? 0 : evidence_fast(ev, z);
+        if (s->cusum == 0 && e > 0) {
+            /* Page's estimate of the change point: where the statistic last left zero. */
+            s->onset = step;
+            s->since_onset = 1;
             s->peak = d;
         }
-        if (s->cusum > 0 || u > 0) {
-            s->cusum = fmin(fmax(0, s->cusum + u), 2 * cfg->cusum_h);
+        if (s->cusum > 0 || e > 0) {
+            s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
             if (d > s->peak)
                 s->peak = d;
         }
@@ -361,27 +578,26 @@ static enum event series_update(const struct hn_strag_config *cfg, struct series
         if (s->cusum >= cfg->cusum_h && s->since_onset >= cfg->min_steps) {
             unsigned n = s->since_onset < s->fill ? s->since_onset : s->fill;
             double est = ring_median(s, n);
-            /* Still slow now: a run of two spikes keeps the filter up for one more report, and
-             * the report after the run is what tells it from a slowdown. */
+            /* Still slow now: a run of spikes that just ended is not a slowdown. */
             if (est >= min_slowdown && d >= est / 2) {
                 s->phase = PH_SLOW;
+                s->sum = est * s->since_onset;
+                s->sum_high = s->sum;
+                s->n_high = s->since_onset;
+                s->score = s->cusum;
+                s->cusum = 0; /* from now on, the evidence of recovery */
                 s->alarm = est;
                 s->last_high = step;
-                s->spike_absorbed = 1;
-                ev = EV_PERSISTENT;
+                s->spike_state = SPIKE_NONE;
+                out = EV_PERSISTENT;
             }
         }
         if (s->phase == PH_NORMAL && s->cusum < cfg->cusum_h / 2)
-            adapt(cfg, s, d, sigma);
+            adapt(cfg, ev->trend, s, d, sigma);
     }
-    s->z2 = s->z1;
-    s->z1 = (float)z;
-    s->prev_step = step;
-    if (spikes && ev == EV_NONE && s->phase == PH_NORMAL)
-        ev = track_spikes(cfg, s, step, d);
-    else if (spikes && s->phase == PH_SLOW)
-        s->spike_len = 0;
-    return ev;
+    if (spikes && out == EV_NONE && s->phase == PH_NORMAL)
+        out = track_spikes(cfg, s, step, d);
+    return out;
 }
 
 /* ---- the detector ---- */
@@ -397,13 +613,15 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
         return NULL;
     struct hn_strag *s = xcalloc(1, sizeof(*s));
     s->cfg = *cfg;
+    model_init(&s->ev, cfg);
     s->ranks = ranks;
+    s->widen = 1;
     s->need = (unsigned)ceil(cfg->quorum * ranks);
     if (s->need < 1)
         s->need = 1;
     s->rank = xcalloc(ranks, sizeof(*s->rank));
-    s->q = xcalloc(ranks, sizeof(*s->q));
     s->scratch = xcalloc(ranks, sizeof(*s->scratch));
+    s->band = xcalloc(ranks, sizeof(*s->band));
     s->qcap = 2 * (size_t)ranks + 64;
     if (s->qcap > HN_STRAG_MAX_QUEUE)
         s->qcap = HN_STRAG_MAX_QUEUE;
@@ -417,7 +635,7 @@ void hn_strag_free(struct hn_strag *s)
         return;
     free(s->queue);
     free(s->scratch);
-    free(s->q);
+    free(s->band);
     free(s->rank);
     free(s);
 }
@@ -441,7 +659,7 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
     d->rank = rank;
     d->detect_step = step;
     d->noise = ser->noise;
-    d->score = ser->cusum;
+    d->score = k == HN_STRAG_TRANSIENT || k == HN_STRAG_FROM_START ? 0 : ser->score;
     /* For a rank, vs_peers is the ratio to the peer median; for the job, the excess over the
      * job's own normal, which is what slowdown already says. */
     double base = rank == HN_STRAG_ALL_RANKS ? 1 : ser->base;
@@ -453,9 +671,10 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
         d->peak = ser->peak;
         break;
     case HN_STRAG_RECOVERED:
+        /* the mean excess from onset to the last slow report, a better figure than the first */
         d->onset_step = ser->onset;
         d->end_step = ser->last_high;
-        d->slowdown = ser->alarm;
+        d->slowdown = ser->sum_high / ser->n_high;
         d->peak = ser->peak;
         break;
     case HN_STRAG_TRANSIENT:
@@ -479,7 +698,9 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
 /* The whole job: the peer median against its own history. */
 static int job_update(struct hn_strag *s, uint64_t step, double m)
 {
-    enum event ev = series_update(&s->cfg, &s->job, step, m, 0, s->cfg.job_min_slowdown, 0);
+    double widen = s->job.phase == PH_WARMUP ? 1 : wander(autocorr(&s->job));
+    enum event ev =
+        series_update(&s->cfg, &s->ev, &s->job, step, m, 0, widen, s->cfg.job_min_slowdown, 0);
     if (ev == EV_PERSISTENT)
         return emit(s, HN_STRAG_JOB_SLOWDOWN, HN_STRAG_ALL_RANKS, &s->job, step);
     if (ev == EV_RECOVERED)
@@ -487,13 +708,15 @@ static int job_update(struct hn_strag *s, uint64_t step, double m)
     return 0;
 }
 
-static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, double disp)
+static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, double peers)
 {
     struct series *ser = &s->rank[r];
     int was_slow = ser->phase == PH_SLOW;
-    enum event ev = series_update(&s->cfg, ser, step, q, disp, s->cfg.min_slowdown, 1);
+    enum event ev =
+        series_update(&s->cfg, &s->ev, ser, step, q, peers, s->widen, s->cfg.min_slowdown, 1);
     switch (ev) {
     case EV_WARM:
+        s->warm_ranks++;
         if (ser->base - 1 >= s->cfg.from_start_min)
             return emit(s, HN_STRAG_FROM_START, r, ser, step);
         return 0;
@@ -513,6 +736,49 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     return 0;
 }
 
+/* The typical rank's noise and wander: medians of the warm ranks' own estimates. Sixteen
+ * reports (the warm-up) or a 1/64 EWMA estimate a scale to within 10-25%; a rank whose
+ * estimate came out low would see ordinary noise as a slowdown, so no rank is taken to be
+ * quieter than s->pool. An autocorrelation needs even more reports, so every rank uses the
+ * typical one (s->widen). Recounted every POOL_EVERY steps and whenever ranks warm up. */
+static void pool_noise(struct hn_strag *s)
+{
+    size_t n = 0;
+    for (unsigned r = 0; r < s->ranks; r++) {
+        if (s->rank[r].phase != PH_WARMUP)
+            s->scratch[n++] = s->rank[r].noise;
+    }
+    s->pool_ranks = s->warm_ranks;
+    s->pool = n ? median_large(s->scratch, n, s->band, s->sample) : 0;
+    n = 0;
+    for (unsigned r = 0; r < s->ranks; r++) {
+        if (s->rank[r].phase != PH_WARMUP)
+            s->scratch[n++] = autocorr(&s->rank[r]);
+    }
+    s->widen = wander(n ? median_large(s->scratch, n, s->band, s->sample) : 0);
+}
+
+/* True for a report: a finite positive number (false for NaN). */
+static inline int reported(double x)
+{
+    return x > 0 && x < INFINITY;
+}
+
+/* This step's spread of the excess across warm ranks, 1.4826 x its MAD: a robust scale that
+ * rises when everyone scatters at once (a checkpoint written at different speeds). A scale
+ * needs no more than DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
+static double dispersion(struct hn_strag *s, const double *seconds, double m)
+{
+    unsigned stride = s->ranks > DISPERSION_SAMPLE ? s->ranks / DISPERSION_SAMPLE : 1;
+    size_t n = 0;
+    for (unsigned r = 0; r < s->ranks; r += stride) {
+        const struct series *ser = &s->rank[r];
+        if (reported(seconds[r]) && ser->phase != PH_WARMUP)
+            s->scratch[n++] = fabs(seconds[r] / m / ser->base - 1);
+    }
+    return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * median_of(s->scratch, n) : 0;
+}
+
 int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
 {
     if (s->any_step && step <= s->last_step) {
@@ -524,35 +790,24 @@ int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
 
     size_t n = 0;
     for (unsigned r = 0; r < s->ranks; r++) {
-        double x = seconds[r];
-        /* x > 0 is false for NaN, so NaN, zero and negative all mean "no report". */
-        if (x > 0 && x < INFINITY)
-            s->scratch[n++] = x;
+        if (reported(seconds[r]))
+            s->scratch[n++] = seconds[r];
     }
     if (n < s->need || n == 0) {
         s->stats.skipped++;
         return 0;
     }
     s->stats.steps++;
-    double m = median_of(s->scratch, n);
+    double m = median_large(s->scratch, n, s->band, s->sample);
     int found = job_update(s, step, m);
 
-    /* This step's spread of the excess across warm ranks: a robust scale that rises when
-     * everyone scatters at once (a checkpoint written at different speeds). */
-    size_t nd = 0;
+    if (s->warm_ranks != s->pool_ranks || s->stats.steps % POOL_EVERY == 0)
+        pool_noise(s);
+    double peers = dmax(dispersion(s, seconds, m) / DISPERSION_MARGIN, s->pool);
+    double inv_m = 1 / m;
     for (unsigned r = 0; r < s->ranks; r++) {
-        double x = seconds[r];
-        double q = x > 0 && x < INFINITY ? x / m : NAN;
-        s->q[r] = q;
-        const struct series *ser = &s->rank[r];
-        if (!isnan(q) && ser->phase != PH_WARMUP)
-            s->scratch[nd++] = fabs(q / ser->base - 1);
-    }
-    double disp = nd >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * median_of(s->scratch, nd) : 0;
-
-    for (unsigned r = 0; r < s->ranks; r++) {
-        if (!isnan(s->q[r]))
-            found += rank_update(s, r, step, s->q[r], disp);
+        if (reported(seconds[r]))
+            found += rank_update(s, r, step, seconds[r] * inv_m, peers);
     }
     return found;
 }

@@ -12,39 +12,52 @@
  * step minus the time waiting in collectives) when phase times are reported, or a per-rank
  * mini-batch time as in the Alibaba PAI traces (tests/fixtures/step-times).
  *
- * Algorithm (docs/straggler.md has the long version and the reasons):
+ * Algorithm (docs/straggler.md has the long version, the reasons and the measurements):
  *   1. Peer normalisation. Each step, the median over the reporting ranks m_t is found by
  *      selection (O(ranks)); each rank's ratio q = x / m_t. A whole-job slowdown, a checkpoint
  *      stall or a synchronised pause moves m_t with everyone and cancels out of q.
- *   2. Own baseline. A rank's normal ratio b is learned from its first `warmup` reports (their
- *      median, robust to spikes) and then follows slow drifts by an EWMA of winsorised ratios,
- *      frozen while the rank looks suspicious. Constant heterogeneity (one rank 9% slower than
- *      another for the whole job, Alibaba job 2) is the rank's normal and is never flagged. A
- *      rank already more than `from_start_min` slower than the peer median when its warm-up ends
- *      is reported once as kind from_start instead; smaller offsets are normal heterogeneity.
- *   3. Evidence. The excess d = q / b - 1 is standardised by the larger of the rank's own noise
- *      (EWMA of absolute deviations, robust scale) and this step's spread across ranks (1.4826 x
- *      the cross-rank MAD of d, which discounts steps where everyone scatters, as in a
- *      checkpoint), then passed through a running median of 3, so that one spike, however
- *      large, contributes nothing, and clipped at `clip` noise units.
+ *   2. Own baseline. A rank's normal ratio b is the median of its first `warmup` reports,
+ *      refined by a running mean over as many again (settling: no evidence counts yet), then
+ *      followed by Brown's double exponential smoothing with weight `baseline_alpha`, which
+ *      tracks a linear drift without lag, fed winsorised ratios and frozen while the rank
+ *      looks suspicious. Constant heterogeneity (one rank 9% slower than another for the
+ *      whole job, Alibaba job 2) is the rank's normal and never flagged. A rank already
+ *      `from_start_min` or more slower than the peer median when its warm-up ends is reported
+ *      once as from_start; smaller offsets are normal heterogeneity.
+ *   3. Evidence. The excess d = q / b - 1 is standardised by the rank's noise, taken as the
+ *      largest of its own robust estimate, the typical rank's (the median over ranks, so that
+ *      no rank is assumed quieter than its peers) and this step's cross-rank spread over 1.5
+ *      (steps where everyone scatters count less), times sqrt((1 + rho) / (1 - rho)) for the
+ *      typical lag-1 autocorrelation rho of the reports (real step times wander; a CUSUM that
+ *      assumed independent reports would add a wander up to a detection). The evidence of one
+ *      report is the log-likelihood ratio of that z for a shift of `shift` noise units under
+ *      Student-t noise with `tail_dof` degrees of freedom, held at its maximum beyond its
+ *      peak: bounded, so one spike weighs no more than a moderately slow report and heavy
+ *      tails do not add up to an alarm.
  *   4. Persistence. A one-sided CUSUM (Page 1954, "Continuous inspection schemes", Biometrika
- *      41) with reference `cusum_k` accumulates the filtered evidence; it fires at `cusum_h`
- *      once at least `min_steps` reports since its onset are in and the median excess since the
- *      onset is at least `min_slowdown`. The onset is where the CUSUM last left zero (Page's
- *      estimate), corrected for the one step the median filter lags.
- *   5. Episodes. A persistent detection comes once per episode; the rank then waits for the
- *      median excess of its last `recover_window` reports to fall below half the detected
- *      slowdown, reports kind recovered, and re-arms. A run of steps at least `transient_min`
- *      slower that returns before the CUSUM fires is reported as kind transient when it ends.
- *   6. The job. The median m_t itself runs through the same baseline, filter and CUSUM against
- *      its own history: a rise of at least `job_min_slowdown` is kind job_slowdown (rank =
- *      HN_STRAG_ALL_RANKS), its end kind recovered with the same rank.
+ *      41) sums the evidence and fires at `cusum_h` once at least `min_steps` reports since
+ *      its onset are in, the median excess since the onset is at least `min_slowdown` and the
+ *      newest report is still at least half that slow. The onset is where the CUSUM last left
+ *      zero (Page's estimate of the change point).
+ *   5. Episodes. A persistent detection comes once per episode. Recovery is the same test
+ *      turned round (evidence that the reports are back at the baseline rather than still a
+ *      quarter as slow, and the median of the last `recover_window` reports below that); it is
+ *      reported as kind recovered with the episode's mean slowdown, and the rank re-arms. An
+ *      excursion that contained spikes (reports `transient_min` or more slower) and ended
+ *      without a persistent detection is reported as kind transient once its CUSUM is back
+ *      at zero.
+ *   6. The job. The median m_t itself runs through the same baseline, evidence and CUSUM
+ *      against its own history: a rise of at least `job_min_slowdown` is kind job_slowdown
+ *      (rank HN_STRAG_ALL_RANKS), its end kind recovered with the same rank. Job-level spikes
+ *      (checkpoints, evaluation) are the rhythm of training and not reported.
  *
  * Contract. Deterministic (the same rows give the same detections), no clock, no I/O, no
- * allocation after hn_strag_new(): the state is sized by the rank count at creation and stays
- * flat however long the job runs (EWMAs and 16-entry rings, no growing arrays). One step costs
- * O(ranks): two selections over the ranks and a constant amount of work per rank. One detector
- * belongs to one job and one thread at a time; it takes no locks.
+ * allocation after hn_strag_new(): the state is sized by the rank count at creation (about 250
+ * bytes a rank) and stays flat however long the job runs (smoothed estimates and 16-entry
+ * rings, no growing arrays). One step costs O(ranks): one selection over the ranks (two more
+ * every 16 steps) and a constant amount of work per rank, about 0.4 ms at 16,384 ranks
+ * (bench/results/straggler.md). One detector belongs to one job and one thread at a time; it
+ * takes no locks.
  */
 #ifndef HN_STRAGGLER_H
 #define HN_STRAGGLER_H
@@ -53,9 +66,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HN_STRAG_ALL_RANKS UINT_MAX      /* rank of a job-level detection */
-#define HN_STRAG_MAX_RANKS (1u << 22)    /* hn_strag_new refuses more */
-#define HN_STRAG_RING      16            /* per-rank history kept, in reports */
+#define HN_STRAG_ALL_RANKS UINT_MAX       /* rank of a job-level detection */
+#define HN_STRAG_MAX_RANKS (1u << 22)     /* hn_strag_new refuses more */
+#define HN_STRAG_RING      16             /* per-rank history kept, in reports */
 #define HN_STRAG_MAX_QUEUE ((size_t)4096) /* detections queued between polls, at most */
 
 enum hn_strag_kind {
@@ -67,18 +80,20 @@ enum hn_strag_kind {
 };
 
 /* Thresholds. "Noise units" are the rank's robust relative standard deviation (step 3 above).
- * hn_strag_config_default() gives the values in brackets, tuned by bench/straggler. */
+ * hn_strag_config_default() gives the values in brackets, chosen with bench/straggler: at most
+ * one false alarm per million rank-steps on its generated jobs with margin to spare. */
 struct hn_strag_config {
-    unsigned warmup;         /* reports per rank that learn its baseline [16], 3..16 */
+    unsigned warmup;         /* reports that learn a rank's baseline [16], 3..16; as many
+                              * again settle it before evidence counts */
     double quorum;           /* fraction of ranks that must report for a step to count [0.5] */
     double baseline_alpha;   /* EWMA weight of one report in baseline and noise [1/64] */
     double noise_floor;      /* smallest relative noise assumed [0.005] */
-    double clip;             /* evidence per step is capped here, noise units [5] */
-    double cusum_k;          /* CUSUM reference, noise units [1] */
-    double cusum_h;          /* CUSUM decision threshold, noise units [8] */
+    double shift;            /* the slowdown the evidence is tuned to, noise units [2] */
+    double tail_dof;         /* degrees of freedom of the t noise model [4] */
+    double cusum_h;          /* CUSUM decision threshold, in log-likelihood [11] */
     unsigned min_steps;      /* reports since onset before a persistent detection [3] */
     double min_slowdown;     /* smallest slowdown reported as persistent [0.02] */
-    double transient_min;    /* smallest slowdown of a step that counts as a spike [0.5] */
+    double transient_min;    /* smallest one-report slowdown that counts as a spike [0.5] */
     unsigned recover_window; /* reports whose median decides recovery [8], 3..16 */
     double from_start_min;   /* slowdown vs peers at the end of warm-up reported [0.2] */
     double job_min_slowdown; /* smallest whole-job slowdown reported [0.1] */
@@ -90,11 +105,15 @@ struct hn_strag_detection {
     uint64_t onset_step;  /* first slow step (estimated) */
     uint64_t detect_step; /* the step whose row produced this detection */
     uint64_t end_step;    /* transient, recovered: last slow step; otherwise 0 */
-    double slowdown;      /* median excess over the rank's own normal: 0.30 = 30% slower */
+    double slowdown;      /* excess over the rank's own normal: 0.30 = 30% slower. The median
+                           * since onset for persistent and job_slowdown, the mean over the
+                           * episode for recovered, the peak for transient, vs the peers for
+                           * from_start */
     double vs_peers;      /* median excess over the peer median (job: over the job's normal) */
     double peak;          /* largest one-step excess in the episode */
     double noise;         /* the rank's relative noise (standard deviation) at detection */
-    double score;         /* CUSUM statistic at detection, noise units */
+    double score;         /* the CUSUM (log-likelihood ratio) that fired the persistent or
+                           * job_slowdown detection of this episode; 0 for the other kinds */
 };
 
 /* What the detector knows about one rank (or, for HN_STRAG_ALL_RANKS, the job median). */
@@ -103,15 +122,15 @@ struct hn_strag_rank_info {
     int slow;        /* inside a persistent (job: job_slowdown) episode */
     double baseline; /* normal ratio to the peer median (job: normal median step time) */
     double noise;    /* relative standard deviation */
-    double cusum;    /* current CUSUM statistic, noise units */
+    double cusum;    /* current CUSUM statistic (in an episode: the evidence of recovery) */
     uint64_t reports;
 };
 
 struct hn_strag_stats {
-    uint64_t steps;   /* steps that counted */
-    uint64_t skipped; /* steps without a quorum of reporting ranks */
-    uint64_t dropped; /* detections lost because the queue was full */
-    uint64_t rejected; /* calls with a step number not above the previous one */
+    uint64_t steps;      /* steps that counted */
+    uint64_t skipped;    /* steps without a quorum of reporting ranks */
+    uint64_t dropped;    /* detections lost because the queue was full */
+    uint64_t rejected;   /* calls with a step number not above the previous one */
     unsigned slow_ranks; /* ranks inside a persistent episode now */
 };
 

@@ -1,0 +1,576 @@
+/*
+ * test_straggler.c - the straggler detector (src/jobs/straggler.c): its contract on synthetic
+ * jobs with known truth (one detection per episode, onset, size, recovery, spikes, whole-job
+ * slowdowns, heterogeneity, missing reports, determinism, scale) and its answers on the two
+ * real Alibaba PAI jobs in tests/fixtures/step-times.
+ */
+#include "testutil.h"
+
+#include "common/xid.h"
+#include "jobs/straggler.h"
+
+#include <errno.h>
+#include <math.h>
+
+#define MAX_DET 64
+
+/* ---- a small deterministic job generator ---- */
+
+struct gen {
+    uint64_t x;
+};
+
+static double gen_unif(struct gen *g)
+{
+    /* xorshift64* (Vigna 2016) */
+    g->x ^= g->x >> 12;
+    g->x ^= g->x << 25;
+    g->x ^= g->x >> 27;
+    return ((double)((g->x * 2685821657736338717ULL) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double gen_gauss(struct gen *g)
+{
+    return sqrt(-2 * log(gen_unif(g))) * cos(6.283185307179586 * gen_unif(g));
+}
+
+/* What a synthetic job does; every factor multiplies a nominal step time of `scale`. */
+struct job {
+    unsigned ranks;
+    uint64_t steps;
+    double jitter;   /* relative standard deviation of every report */
+    double het;      /* rank r's constant offset: het * (r % 5 - 2) / 2 */
+    double scale;    /* nominal time; only ratios matter */
+    int slow_rank;   /* -1: none */
+    double slowdown; /* of slow_rank from slow_from to slow_to */
+    uint64_t slow_from, slow_to;
+    double job_factor; /* of every rank from job_from to job_to */
+    uint64_t job_from, job_to;
+    int spike_rank; /* -1: none; spike of spike_size at spike_at (and spike_at2 when > 0) */
+    double spike_size;
+    uint64_t spike_at, spike_at2;
+    int missing_rank; /* -1: none; reports NaN on every third step */
+    uint64_t seed;
+};
+
+static void job_default(struct job *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->ranks = 16;
+    j->steps = 1500;
+    j->jitter = 0.02;
+    j->het = 0.08;
+    j->scale = 1.0;
+    j->slow_rank = -1;
+    j->job_factor = 1;
+    j->spike_rank = -1;
+    j->missing_rank = -1;
+    j->seed = 42;
+}
+
+static void job_row(const struct job *j, struct gen *g, uint64_t t, double *x)
+{
+    for (unsigned r = 0; r < j->ranks; r++) {
+        double v = j->scale * (1 + j->het * ((double)(r % 5) - 2) / 2);
+        v *= 1 + j->jitter * gen_gauss(g);
+        if ((int)r == j->slow_rank && t >= j->slow_from && t < j->slow_to)
+            v *= 1 + j->slowdown;
+        if (t >= j->job_from && t < j->job_to)
+            v *= j->job_factor;
+        if ((int)r == j->spike_rank && (t == j->spike_at || (j->spike_at2 && t == j->spike_at2)))
+            v *= 1 + j->spike_size;
+        if ((int)r == j->missing_rank && t % 3 == 0)
+            v = NAN;
+        x[r] = v;
+    }
+}
+
+/* Runs job j through a detector with cfg (NULL: defaults) and collects its detections. */
+static size_t run_job(const struct job *j, const struct hn_strag_config *cfg,
+                      struct hn_strag_detection *out, size_t max, struct hn_strag_stats *stats)
+{
+    struct hn_strag *s = hn_strag_new(cfg, j->ranks);
+    assert_non_null(s);
+    double *x = xcalloc(j->ranks, sizeof(double));
+    struct gen g = {.x = j->seed};
+    size_t n = 0;
+    for (uint64_t t = 0; t < j->steps; t++) {
+        job_row(j, &g, t, x);
+        int found = hn_strag_step(s, t, x);
+        assert_true(found >= 0);
+        struct hn_strag_detection d;
+        int polled = 0;
+        while (hn_strag_poll(s, &d)) {
+            polled++;
+            assert_true(n < max);
+            out[n++] = d;
+        }
+        assert_int_equal(polled, found);
+    }
+    if (stats)
+        hn_strag_stats_get(s, stats);
+    free(x);
+    hn_strag_free(s);
+    return n;
+}
+
+static size_t count_kind(const struct hn_strag_detection *d, size_t n, enum hn_strag_kind k)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += d[i].kind == k;
+    return c;
+}
+
+static const struct hn_strag_detection *find_kind(const struct hn_strag_detection *d, size_t n,
+                                                  enum hn_strag_kind k)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind == k)
+            return &d[i];
+    }
+    return NULL;
+}
+
+/* ---- configuration and lifecycle ---- */
+
+static void test_config(void **state)
+{
+    (void)state;
+    struct hn_strag_config c;
+    char err[128];
+    hn_strag_config_default(&c);
+    assert_int_equal(hn_strag_config_check(&c, err, sizeof(err)), 0);
+
+    struct hn_strag_config bad = c;
+    bad.warmup = 2;
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "warmup"));
+    bad = c;
+    bad.quorum = 1.5;
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    bad = c;
+    bad.cusum_h = NAN;
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    bad = c;
+    bad.recover_window = 17;
+    assert_int_equal(hn_strag_config_check(&bad, NULL, 0), -EINVAL);
+
+    assert_null(hn_strag_new(&bad, 8));
+    assert_null(hn_strag_new(&c, 0));
+    assert_null(hn_strag_new(&c, HN_STRAG_MAX_RANKS + 1));
+    struct hn_strag *s = hn_strag_new(NULL, 8);
+    assert_non_null(s);
+    assert_int_equal(hn_strag_ranks(s), 8);
+    struct hn_strag_detection d;
+    assert_int_equal(hn_strag_poll(s, &d), 0);
+    hn_strag_free(s);
+    hn_strag_free(NULL);
+
+    assert_string_equal(hn_strag_kind_name(HN_STRAG_PERSISTENT), "persistent");
+    assert_string_equal(hn_strag_kind_name(HN_STRAG_TRANSIENT), "transient");
+    assert_string_equal(hn_strag_kind_name(HN_STRAG_JOB_SLOWDOWN), "job_slowdown");
+    assert_string_equal(hn_strag_kind_name(HN_STRAG_RECOVERED), "recovered");
+    assert_string_equal(hn_strag_kind_name(HN_STRAG_FROM_START), "from_start");
+    assert_string_equal(hn_strag_kind_name((enum hn_strag_kind)99), "unknown");
+}
+
+/* Steps must increase; a step without a quorum of reports is skipped and changes nothing. */
+static void test_steps_and_quorum(void **state)
+{
+    (void)state;
+    struct hn_strag *s = hn_strag_new(NULL, 4);
+    double x[4] = {1, 1, 1, 1};
+    assert_int_equal(hn_strag_step(s, 10, x), 0);
+    assert_int_equal(hn_strag_step(s, 10, x), -EINVAL);
+    assert_int_equal(hn_strag_step(s, 9, x), -EINVAL);
+    double few[4] = {1, NAN, -1, 0};
+    assert_int_equal(hn_strag_step(s, 11, few), 0);
+    double inf[4] = {INFINITY, NAN, 1, 1};
+    assert_int_equal(hn_strag_step(s, 12, inf), 0);
+    struct hn_strag_stats st;
+    hn_strag_stats_get(s, &st);
+    assert_int_equal(st.rejected, 2);
+    assert_int_equal(st.skipped, 1); /* one report of four */
+    assert_int_equal(st.steps, 2);   /* 10, and 12 with two of four */
+    struct hn_strag_rank_info ri;
+    assert_int_equal(hn_strag_rank_get(s, 0, &ri), 0);
+    assert_int_equal(ri.reports, 1);
+    assert_int_equal(ri.warm, 0);
+    assert_int_equal(hn_strag_rank_get(s, 2, &ri), 0);
+    assert_int_equal(ri.reports, 2);
+    assert_int_equal(hn_strag_rank_get(s, 4, &ri), -EINVAL);
+    assert_int_equal(hn_strag_rank_get(s, HN_STRAG_ALL_RANKS, &ri), 0);
+    assert_int_equal(ri.reports, 2);
+    hn_strag_free(s);
+}
+
+/* ---- synthetic jobs ---- */
+
+/* Jitter, constant heterogeneity of +-8% and a missing rank: nothing to report. */
+static void test_healthy_job_is_silent(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.ranks = 64;
+    j.steps = 3000;
+    j.missing_rank = 9;
+    struct hn_strag_detection d[MAX_DET];
+    struct hn_strag_stats st;
+    size_t n = run_job(&j, NULL, d, MAX_DET, &st);
+    assert_int_equal(n, 0);
+    assert_int_equal(st.steps, 3000);
+    assert_int_equal(st.slow_ranks, 0);
+}
+
+/* A rank 20% slower from step 500 to 900: one persistent detection at the right onset within
+ * a few steps, then one recovery; and learned baselines that match the heterogeneity. */
+static void test_persistent_slowdown_and_recovery(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.slow_rank = 5;
+    j.slowdown = 0.2;
+    j.slow_from = 500;
+    j.slow_to = 900;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_job(&j, NULL, d, MAX_DET, NULL);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].kind, HN_STRAG_PERSISTENT);
+    assert_int_equal(d[0].rank, 5);
+    assert_true(d[0].onset_step >= 498 && d[0].onset_step <= 502);
+    assert_true(d[0].detect_step >= 500 && d[0].detect_step <= 505);
+    assert_true(fabs(d[0].slowdown - 0.2) < 0.05); /* a median of the first few reports */
+    /* rank 5 runs at 1 + 0.08 * (0 - 2) / 2 = 0.92 of the median */
+    assert_true(fabs((1 + d[0].vs_peers) / (1 + d[0].slowdown) - 0.92) < 0.02);
+    assert_true(d[0].score >= 11);
+    assert_true(d[0].noise > 0.01 && d[0].noise < 0.04);
+
+    assert_int_equal(d[1].kind, HN_STRAG_RECOVERED);
+    assert_int_equal(d[1].rank, 5);
+    assert_int_equal(d[1].onset_step, d[0].onset_step);
+    assert_true(d[1].end_step >= 895 && d[1].end_step < 900);
+    assert_true(d[1].detect_step >= 900 && d[1].detect_step <= 915);
+    assert_true(fabs(d[1].slowdown - 0.2) < 0.03); /* the mean over the whole episode */
+}
+
+/* Once per episode: a slowdown that stays slow is reported once however long it lasts, and a
+ * second episode after recovery is reported again. */
+static void test_once_per_episode(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.steps = 2500;
+    j.slow_rank = 3;
+    j.slowdown = 0.5;
+    j.slow_from = 300;
+    j.slow_to = 2500;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_job(&j, NULL, d, MAX_DET, NULL);
+    assert_int_equal(n, 1);
+    assert_int_equal(d[0].kind, HN_STRAG_PERSISTENT);
+    assert_true(d[0].detect_step - 300 <= 5);
+
+    /* Two episodes: the generator has one window, so run the second by hand. */
+    struct hn_strag *s = hn_strag_new(NULL, 8);
+    double x[8];
+    struct gen g = {.x = 7};
+    size_t persistent = 0, recovered = 0;
+    for (uint64_t t = 0; t < 1200; t++) {
+        for (unsigned r = 0; r < 8; r++)
+            x[r] = 1 + 0.02 * gen_gauss(&g);
+        if ((t >= 200 && t < 400) || (t >= 700 && t < 900))
+            x[2] *= 1.3;
+        hn_strag_step(s, t, x);
+        struct hn_strag_detection e;
+        while (hn_strag_poll(s, &e)) {
+            assert_int_equal(e.rank, 2);
+            persistent += e.kind == HN_STRAG_PERSISTENT;
+            recovered += e.kind == HN_STRAG_RECOVERED;
+        }
+    }
+    assert_int_equal(persistent, 2);
+    assert_int_equal(recovered, 2);
+    hn_strag_free(s);
+}
+
+/* The whole job 30% slower for 300 steps: a job_slowdown and its recovery, no rank blamed. */
+static void test_job_slowdown_is_not_a_straggler(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.ranks = 32;
+    j.job_factor = 1.3;
+    j.job_from = 400;
+    j.job_to = 700;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_job(&j, NULL, d, MAX_DET, NULL);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].kind, HN_STRAG_JOB_SLOWDOWN);
+    assert_int_equal(d[0].rank, HN_STRAG_ALL_RANKS);
+    assert_true(d[0].onset_step >= 398 && d[0].onset_step <= 402);
+    assert_true(d[0].detect_step <= 405);
+    assert_true(fabs(d[0].slowdown - 0.3) < 0.03);
+    assert_int_equal(d[1].kind, HN_STRAG_RECOVERED);
+    assert_int_equal(d[1].rank, HN_STRAG_ALL_RANKS);
+    assert_true(d[1].detect_step >= 700 && d[1].detect_step <= 715);
+}
+
+/* A garbage-collection pause (one step 3x) and a pause that spills into the next step are
+ * transient, reported once each after the rank is back; never persistent. */
+static void test_spikes_are_transient(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.steps = 800;
+    j.spike_rank = 4;
+    j.spike_size = 2.0;
+    j.spike_at = 300;
+    j.spike_at2 = 301;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_job(&j, NULL, d, MAX_DET, NULL);
+    assert_int_equal(n, 1);
+    assert_int_equal(d[0].kind, HN_STRAG_TRANSIENT);
+    assert_int_equal(d[0].rank, 4);
+    assert_int_equal(d[0].onset_step, 300);
+    assert_int_equal(d[0].end_step, 301);
+    assert_true(d[0].detect_step > 301 && d[0].detect_step < 310);
+    assert_true(fabs(d[0].peak - 2.0) < 0.15);
+
+    j.spike_at2 = 0;
+    j.spike_size = 0.3; /* below transient_min: not even a transient */
+    n = run_job(&j, NULL, d, MAX_DET, NULL);
+    assert_int_equal(n, 0);
+}
+
+/* A rank slower from the very start is its own normal: 10% (heterogeneity) is silent, 40% is
+ * reported once as from_start; later slowdowns of that rank still count against its own
+ * baseline. */
+static void test_slow_from_the_start(void **state)
+{
+    (void)state;
+    struct hn_strag *s = hn_strag_new(NULL, 8);
+    double x[8];
+    struct gen g = {.x = 11};
+    struct hn_strag_detection all[MAX_DET];
+    size_t n = 0;
+    for (uint64_t t = 0; t < 1000; t++) {
+        for (unsigned r = 0; r < 8; r++)
+            x[r] = 1 + 0.02 * gen_gauss(&g);
+        x[1] *= 1.1;
+        x[6] *= 1.4;
+        if (t >= 600)
+            x[6] *= 1.25;
+        hn_strag_step(s, t, x);
+        while (n < MAX_DET && hn_strag_poll(s, &all[n]))
+            n++;
+    }
+    assert_int_equal(n, 2);
+    assert_int_equal(all[0].kind, HN_STRAG_FROM_START);
+    assert_int_equal(all[0].rank, 6);
+    assert_int_equal(all[0].onset_step, 0);
+    assert_int_equal(all[0].detect_step, 15);
+    assert_true(fabs(all[0].slowdown - 0.4) < 0.04);
+    assert_int_equal(all[1].kind, HN_STRAG_PERSISTENT);
+    assert_int_equal(all[1].rank, 6);
+    assert_true(all[1].onset_step >= 598 && all[1].onset_step <= 602);
+    assert_true(fabs(all[1].slowdown - 0.25) < 0.04);
+    assert_true(fabs(all[1].vs_peers - (1.4 * 1.25 - 1)) < 0.06);
+    struct hn_strag_rank_info ri;
+    assert_int_equal(hn_strag_rank_get(s, 1, &ri), 0);
+    assert_true(ri.warm && !ri.slow);
+    assert_true(fabs(ri.baseline - 1.1) < 0.03);
+    assert_int_equal(hn_strag_rank_get(s, 6, &ri), 0);
+    assert_true(ri.slow);
+    hn_strag_free(s);
+}
+
+/* The same rows give the same detections, and multiplying every time by 1000 (another unit)
+ * changes nothing: the detector is scale-free. */
+static void test_deterministic_and_scale_free(void **state)
+{
+    (void)state;
+    struct job j;
+    job_default(&j);
+    j.slow_rank = 7;
+    j.slowdown = 0.08;
+    j.slow_from = 400;
+    j.slow_to = 1500;
+    j.spike_rank = 2;
+    j.spike_size = 1.5;
+    j.spike_at = 1000;
+    struct hn_strag_detection a[MAX_DET], b[MAX_DET], c[MAX_DET];
+    size_t na = run_job(&j, NULL, a, MAX_DET, NULL);
+    size_t nb = run_job(&j, NULL, b, MAX_DET, NULL);
+    j.scale = 1000;
+    size_t nc = run_job(&j, NULL, c, MAX_DET, NULL);
+    assert_int_equal(na, 2);
+    assert_int_equal(na, nb);
+    assert_int_equal(na, nc);
+    assert_memory_equal(a, b, na * sizeof(a[0]));
+    for (size_t i = 0; i < na; i++) {
+        assert_int_equal(a[i].kind, c[i].kind);
+        assert_int_equal(a[i].rank, c[i].rank);
+        assert_int_equal(a[i].onset_step, c[i].onset_step);
+        assert_int_equal(a[i].detect_step, c[i].detect_step);
+        assert_true(fabs(a[i].slowdown - c[i].slowdown) < 1e-6);
+    }
+    const struct hn_strag_detection *p = find_kind(a, na, HN_STRAG_PERSISTENT);
+    assert_non_null(p);
+    assert_int_equal(p->rank, 7);
+    assert_true(p->detect_step - 400 <= 10);
+    assert_int_equal(count_kind(a, na, HN_STRAG_TRANSIENT), 1);
+}
+
+/* A job large enough for the bracketed median (>= 4096 ranks), with every eighth rank (local
+ * rank 0 of each node) 5% slower throughout: the median stays right, nothing is reported but
+ * the one real straggler. */
+static void test_large_job(void **state)
+{
+    (void)state;
+    unsigned ranks = 5000;
+    struct hn_strag *s = hn_strag_new(NULL, ranks);
+    double *x = xcalloc(ranks, sizeof(double));
+    struct gen g = {.x = 3};
+    size_t n = 0;
+    struct hn_strag_detection d;
+    for (uint64_t t = 0; t < 300; t++) {
+        for (unsigned r = 0; r < ranks; r++)
+            x[r] = (r % 8 == 0 ? 1.05 : 1.0) * (1 + 0.015 * gen_gauss(&g));
+        if (t >= 100)
+            x[4321] *= 1.15;
+        hn_strag_step(s, t, x);
+        while (hn_strag_poll(s, &d)) {
+            n++;
+            assert_int_equal(d.kind, HN_STRAG_PERSISTENT);
+            assert_int_equal(d.rank, 4321);
+            assert_true(d.detect_step - 100 <= 5);
+        }
+        /* the peer median of this step sets every rank's ratio: rank 1 sits at 1.0 */
+    }
+    assert_int_equal(n, 1);
+    struct hn_strag_rank_info ri;
+    assert_int_equal(hn_strag_rank_get(s, 1, &ri), 0);
+    assert_true(fabs(ri.baseline - 1.0) < 0.01);
+    assert_int_equal(hn_strag_rank_get(s, 8, &ri), 0);
+    assert_true(fabs(ri.baseline - 1.05) < 0.01);
+    free(x);
+    hn_strag_free(s);
+}
+
+/* ---- the Alibaba PAI jobs ---- */
+
+/* Reads a fixture CSV (worker, time, batch_time_norm columns) and runs it step by step. */
+static size_t run_alibaba(const char *file, struct hn_strag_detection *out, size_t max)
+{
+    char path[PATH_MAX], err[256];
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(hn_csv_read_file(tu_fixture(path, sizeof(path), "step-times/%s", file), &data,
+                                      &len, err, sizeof(err)),
+                     0);
+    struct hn_csv_reader rd;
+    hn_csv_reader_init(&rd, data, len);
+    assert_int_equal(hn_csv_reader_next(&rd, err, sizeof(err)), 1);
+    int cw = -1, ct = -1, cv = -1;
+    for (size_t i = 0; i < rd.nfields; i++) {
+        if (strcmp(rd.field[i], "worker") == 0)
+            cw = (int)i;
+        else if (strcmp(rd.field[i], "time") == 0)
+            ct = (int)i;
+        else if (strcmp(rd.field[i], "batch_time_norm") == 0)
+            cv = (int)i;
+    }
+    assert_true(cw >= 0 && ct >= 0 && cv >= 0);
+
+    /* The rows come sorted by worker, then time: collect them per iteration. */
+    enum { WORKERS = 10, MAX_T = 3000 };
+    static double v[MAX_T][WORKERS];
+    for (size_t t = 0; t < MAX_T; t++)
+        for (size_t w = 0; w < WORKERS; w++)
+            v[t][w] = NAN;
+    while (hn_csv_reader_next(&rd, err, sizeof(err)) == 1) {
+        uint64_t w, t;
+        double x;
+        assert_int_equal(hn_parse_u64(rd.field[cw], 10, &w), 0);
+        assert_int_equal(hn_parse_u64(rd.field[ct], 10, &t), 0);
+        assert_int_equal(hn_parse_double(rd.field[cv], &x), 0);
+        assert_true(w < WORKERS && t < MAX_T);
+        if (isnan(v[t][w]))
+            v[t][w] = x;
+    }
+    hn_csv_reader_fini(&rd);
+    free(data);
+
+    struct hn_strag *s = hn_strag_new(NULL, WORKERS);
+    size_t n = 0;
+    for (uint64_t t = 0; t < MAX_T; t++) {
+        int any = 0;
+        for (size_t w = 0; w < WORKERS; w++)
+            any |= !isnan(v[t][w]);
+        if (!any)
+            continue;
+        assert_true(hn_strag_step(s, t, v[t]) >= 0);
+        while (n < max && hn_strag_poll(s, &out[n]))
+            n++;
+    }
+    hn_strag_free(s);
+    return n;
+}
+
+/* Job 1: worker 6 straggles from iteration 1811 to 1941 (1.17-2.35x the median). One
+ * persistent detection of rank 6 with its onset in that range, its recovery, nothing else:
+ * not the ~10% wander of workers 0-2, not their isolated 1.2x samples. */
+static void test_alibaba_job1(void **state)
+{
+    (void)state;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_alibaba("job_1_norm.csv", d, MAX_DET);
+    assert_int_equal(count_kind(d, n, HN_STRAG_PERSISTENT), 1);
+    const struct hn_strag_detection *p = find_kind(d, n, HN_STRAG_PERSISTENT);
+    assert_int_equal(p->rank, 6);
+    assert_true(p->onset_step >= 1811 && p->onset_step <= 1941);
+    assert_true(p->detect_step >= p->onset_step && p->detect_step <= 1941);
+    assert_true(p->slowdown > 0.5);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(d[i].rank, 6);
+        assert_true(d[i].kind == HN_STRAG_PERSISTENT || d[i].kind == HN_STRAG_RECOVERED);
+    }
+    const struct hn_strag_detection *r = find_kind(d, n, HN_STRAG_RECOVERED);
+    assert_non_null(r);
+    assert_true(r->end_step >= 1901 && r->end_step <= 1951);
+}
+
+/* Job 2: stable, with constant offsets between workers (worker 1 about 685, worker 5 about
+ * 905): nothing at all. */
+static void test_alibaba_job2(void **state)
+{
+    (void)state;
+    struct hn_strag_detection d[MAX_DET];
+    size_t n = run_alibaba("job_2_norm.csv", d, MAX_DET);
+    assert_int_equal(n, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_steps_and_quorum),
+        cmocka_unit_test(test_healthy_job_is_silent),
+        cmocka_unit_test(test_persistent_slowdown_and_recovery),
+        cmocka_unit_test(test_once_per_episode),
+        cmocka_unit_test(test_job_slowdown_is_not_a_straggler),
+        cmocka_unit_test(test_spikes_are_transient),
+        cmocka_unit_test(test_slow_from_the_start),
+        cmocka_unit_test(test_deterministic_and_scale_free),
+        cmocka_unit_test(test_large_job),
+        cmocka_unit_test(test_alibaba_job1),
+        cmocka_unit_test(test_alibaba_job2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
