@@ -7,6 +7,7 @@
 #include "common/http.h"
 #include "common/util.h"
 #include "control/control.h"
+#include "control/web.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -124,6 +125,33 @@ static json_t *node_json(struct hn_control *c, int i)
                      "gpus_seen", (int)v.gpus_seen, "drained_by_houston", v.drained_by_houston,
                      "held", v.held, "since", v.since, "reason", jstr(v.reason), "last_seen",
                      seen > 0 ? json_real(seen) : json_null());
+}
+
+/* The last telemetry of each GPU of node i, null where unknown. */
+static json_t *gpus_json(struct hn_control *c, int i)
+{
+    static const struct {
+        const char *name;
+        unsigned field;
+    } cols[] = {
+        {"sm_clock", HN_F_SM_CLOCK}, {"gpu_temp", HN_F_GPU_TEMP},           {"power", HN_F_POWER},
+        {"util", HN_F_GPU_UTIL},     {"clock_reasons", HN_F_CLOCK_REASONS}, {"up", HN_F_GPU_UP},
+    };
+    unsigned fields[HN_ARRAY_LEN(cols)];
+    double v[HN_ARRAY_LEN(cols)];
+    for (size_t k = 0; k < HN_ARRAY_LEN(cols); k++)
+        fields[k] = cols[k].field;
+    json_t *arr = json_array();
+    int lost;
+    for (unsigned g = 0;
+         hn_brain_gpu_values(c->brain, i, g, fields, v, HN_ARRAY_LEN(cols), &lost) == 0; g++) {
+        json_t *o = json_pack("{s:i, s:b}", "gpu", (int)g, "lost", lost);
+        for (size_t k = 0; o && k < HN_ARRAY_LEN(cols); k++)
+            json_object_set_new(o, cols[k].name, isfinite(v[k]) ? json_real(v[k]) : json_null());
+        if (o)
+            json_array_append_new(arr, o);
+    }
+    return arr;
 }
 
 static void api_nodes(void *ctx, const char *url, struct hn_http_reply *r)
@@ -303,6 +331,9 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
         hn_store_query_events(c->store, &f, event_json, hist);
         pthread_mutex_unlock(&c->lock);
         json_object_set_new(node, "history", hist);
+        pthread_mutex_lock(&c->lock);
+        json_object_set_new(node, "gpus", gpus_json(c, i));
+        pthread_mutex_unlock(&c->lock);
         reply_json(r, 200, node);
         return;
     }
@@ -516,6 +547,12 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     pthread_mutex_unlock(&c->lock);
 }
 
+static void api_web(void *ctx, const char *url, struct hn_http_reply *r)
+{
+    struct hn_control *c = ctx;
+    hn_web_serve(c->cfg.web_root, url, r);
+}
+
 static void api_health(void *ctx, const char *url, struct hn_http_reply *r)
 {
     (void)ctx;
@@ -574,6 +611,47 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     return o;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each rank of job i with its last compute time and its ratio to the median of all ranks'
+ * (the dashboard's heat map). At most 65,536 ranks are listed. */
+static json_t *ranks_json(struct hn_control *c, size_t i, unsigned ranks)
+{
+    unsigned n = ranks < 65536 ? ranks : 65536;
+    double *secs = xcalloc(n ? n : 1, sizeof(double));
+    double *sorted = xcalloc(n ? n : 1, sizeof(double));
+    size_t k = 0;
+    for (unsigned r = 0; r < n; r++) {
+        const char *node;
+        int gpu;
+        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &secs[r]);
+        if (isfinite(secs[r]) && secs[r] > 0)
+            sorted[k++] = secs[r];
+    }
+    qsort(sorted, k, sizeof(double), cmp_dbl);
+    double med = k ? (k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2) : NAN;
+    json_t *arr = json_array();
+    for (unsigned r = 0; r < n; r++) {
+        const char *node;
+        int gpu;
+        double s;
+        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &s);
+        json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", (int)r, "node",
+                              node ? jstr(node) : json_null(), "gpu",
+                              gpu >= 0 ? json_integer(gpu) : json_null(), "seconds", jnum(s),
+                              "ratio", jnum(med > 0 ? s / med : NAN));
+        if (o)
+            json_array_append_new(arr, o);
+    }
+    free(secs);
+    free(sorted);
+    return arr;
+}
+
 static void api_jobs(void *ctx, const char *url, struct hn_http_reply *r)
 {
     struct hn_control *c = ctx;
@@ -605,6 +683,8 @@ static void api_job(void *ctx, const char *url, struct hn_http_reply *r)
     int i = hn_brain_find_job(c->brain, id);
     struct hn_job_view v;
     json_t *o = i >= 0 && hn_brain_job_view(c->brain, (size_t)i, &v) == 0 ? job_json(&v, 1) : NULL;
+    if (o)
+        json_object_set_new(o, "ranks", ranks_json(c, (size_t)i, v.l.ranks));
     pthread_mutex_unlock(&c->lock);
     if (!o) {
         reply_error(r, 404, "no such job: %s", id);
@@ -630,6 +710,8 @@ static struct hn_http_route routes[] = {
     {"GET", "/v1/jobs/*", api_job, JSON_BODY_MAX},
     {"GET", "/metrics", api_metrics, JSON_BODY_MAX},
     {"GET", "/healthz", api_health, JSON_BODY_MAX},
+    {"GET", "/", api_web, JSON_BODY_MAX},
+    {"GET", "/ui/*", api_web, JSON_BODY_MAX},
 };
 
 const struct hn_http_route *hn_control_routes(const struct hn_control *c, size_t *n)

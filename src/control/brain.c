@@ -400,6 +400,18 @@ struct node *hb_node_at(struct hn_brain *b, int node)
     return node >= 0 && (size_t)node < b->nnodes ? &b->nodes[node] : NULL;
 }
 
+int hn_brain_gpu_values(const struct hn_brain *b, int node, unsigned gpu, const unsigned *fields,
+                        double *values, unsigned n, int *lost)
+{
+    if (node < 0 || (size_t)node >= b->nnodes || gpu >= b->nodes[node].gpus_expected)
+        return -EINVAL;
+    const struct gpu_st *g = &b->nodes[node].gpus[gpu];
+    for (unsigned k = 0; k < n; k++)
+        values[k] = fields[k] < HN_F_COUNT ? g->v[fields[k]] : NAN;
+    *lost = g->lost;
+    return 0;
+}
+
 int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out)
 {
     if (node < 0 || (size_t)node >= b->nnodes)

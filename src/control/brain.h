@@ -165,6 +165,11 @@ struct hn_node_view {
 };
 int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out);
 
+/* The last value of each of fields[0..n) of GPU gpu (NaN: never reported); 1 in *lost when
+ * the GPU is lost. Returns 0 or -EINVAL (no such node or GPU). */
+int hn_brain_gpu_values(const struct hn_brain *b, int node, unsigned gpu, const unsigned *fields,
+                        double *values, unsigned n, int *lost);
+
 /* Inputs from agents. gpu < gpus_expected. Values NaN = unavailable. */
 int hn_brain_samples(struct hn_brain *b, double now, int node, unsigned gpu, const unsigned *fields,
                      const double *values, unsigned n);
@@ -243,6 +248,10 @@ struct hn_job_view {
     const struct hn_job_point *series; /* borrowed until the next call into the brain */
     size_t nseries;
 };
+/* Rank r of job i: the node it reports from (NULL: none yet), its GPU (-1: unknown) and its
+ * last compute time (NaN: none). Returns 0 or -EINVAL. */
+int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char **node, int *gpu,
+                      double *seconds);
 size_t hn_brain_job_count(const struct hn_brain *b);
 int hn_brain_find_job(const struct hn_brain *b, const char *id);
 int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *out);

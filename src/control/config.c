@@ -1,5 +1,7 @@
 #include "control/control.h"
 
+#include "control/web.h"
+
 #include "common/http.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -24,6 +26,7 @@ void hn_control_config_defaults(struct hn_control_config *cfg)
     hn_strlcpy(cfg->squeue, "squeue", sizeof(cfg->squeue));
     hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
     hn_strlcpy(cfg->default_sku, "H100", sizeof(cfg->default_sku));
+    hn_strlcpy(cfg->web_root, hn_web_default_root(), sizeof(cfg->web_root));
     cfg->default_gpus = 8;
     cfg->accept_unknown = -1;
     cfg->sched_timeout_ms = 10000;
@@ -263,6 +266,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_str(cfg->squeue, sizeof(cfg->squeue), v, key, err, errsize);
     if (strcmp(key, "topology-conf") == 0)
         return set_str(cfg->topology_conf, sizeof(cfg->topology_conf), v, key, err, errsize);
+    if (strcmp(key, "web-root") == 0)
+        return set_str(cfg->web_root, sizeof(cfg->web_root), v, key, err, errsize);
     if (strcmp(key, "sku-file") == 0)
         return set_str(cfg->sku_file, sizeof(cfg->sku_file), v, key, err, errsize);
     if (strcmp(key, "xid-catalog") == 0)

@@ -48,6 +48,7 @@ struct hn_control_config {
     char topology_conf[PATH_MAX]; /* topology-conf: Slurm topology.conf (block plugin) */
     char xid_catalog[PATH_MAX];   /* xid-catalog */
     char sku_file[PATH_MAX];      /* sku-file: the operator's SKUs, over data/skus.csv */
+    char web_root[PATH_MAX];      /* web-root: the dashboard's files (docs/dashboard.md) */
     char default_sku[32];         /* default-sku: for nodes not listed, default H100 */
     unsigned default_gpus;        /* default-gpus: default 8 */
     int accept_unknown; /* accept-unknown-nodes: yes, no; default yes only with no node listed */

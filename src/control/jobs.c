@@ -46,6 +46,7 @@ struct rank_st {
     int gpu;
     unsigned run; /* the job's run this rank last reported in */
     uint64_t last_step;
+    double last_secs; /* its last compute time */
 };
 
 struct row {
@@ -189,7 +190,7 @@ static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0};
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN};
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -563,6 +564,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->gpu = s->gpu;
     r->run = j->run;
     r->last_step = s->step;
+    r->last_secs = rank_seconds(s);
     j->l.last_report = now;
 
     progress(j, now, s);
@@ -696,6 +698,18 @@ void hb_jobs_tick(struct hn_brain *b, double now)
 }
 
 /* ---- views and persistence ---- */
+
+int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char **node, int *gpu,
+                      double *seconds)
+{
+    if (i >= b->jobs->n || r >= b->jobs->v[i]->l.ranks)
+        return -EINVAL;
+    const struct rank_st *k = &b->jobs->v[i]->ranks[r];
+    *node = k->node >= 0 ? b->nodes[k->node].name : NULL;
+    *gpu = k->gpu;
+    *seconds = k->last_secs;
+    return 0;
+}
 
 size_t hn_brain_job_count(const struct hn_brain *b)
 {

@@ -62,6 +62,13 @@ check "no token: 401" grep -qx '401' <<<"$(curl -s -o /dev/null -w '%{http_code}
 check "wrong content type: 415" grep -q '^415 ' <<<"$(post "$work/f1" agent-token text/plain)"
 head -c 300 /dev/urandom >"$work/garbage"
 check "garbage: 400" grep -q '^400 ' <<<"$(post "$work/garbage")"
+say "the dashboard's static files"
+check "GET / is the dashboard's page" bash -c \
+    "curl -fsS -D $work/hdr $CTL/ | grep -qi '<html\\|<!doctype html' && grep -qi '^content-type: text/html' $work/hdr"
+check_eq "a path out of web-root: 404" 404 \
+    "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$CTL/ui/../../etc/passwd")"
+check_eq "a hidden file: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$CTL/ui/.git/config")"
+check_eq "a missing file: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$CTL/ui/nope.js")"
 check_eq "GET /v1/ingest: 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' "$CTL/v1/ingest")"
 metrics=$(curl -fsS "$CTL/metrics")
 check_eq "accepted counted once" 1 "$(sed -n 's/^houston_control_frames_total{result="accepted"} //p' <<<"$metrics")"

@@ -68,6 +68,10 @@ say "time from slowdown to suspect: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s"
 check "straggler event names the job, rank and GPU" jq -e \
     ".events[] | select(.rule==\"straggler\" and .job==\"$jobA\" and .gpu==1 and (.evidence | test(\"rank=5\")))" \
     <<<"$(houston_cli events --node n2 --json)"
+check "the rank heat map shows rank 5 slower than the median" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == \"n2\" and .job.ranks[0].ratio < 1.1'"
+check "a node's GPUs carry their last telemetry" bash -c \
+    "curl -fsS $CTL/v1/nodes/n2 | jq -e '(.gpus | length) == 8 and (.gpus[0].sm_clock | type) == \"number\" and .gpus[0].lost == false'"
 check "the job shows the straggler" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
 check "the policy says it drains at the next checkpoint" bash -c \
