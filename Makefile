@@ -12,7 +12,7 @@
 JOBS ?= $(shell nproc)
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
 
-.PHONY: all build deps test unit demo release bench format lint tsan fuzz clean
+.PHONY: all build deps web-deps test unit demo release bench format lint tsan fuzz clean
 
 all: build
 
@@ -25,8 +25,11 @@ build/CMakeCache.txt:
 build: build/CMakeCache.txt
 	cmake --build build -j $(JOBS)
 
+web-deps: deps
+	bash scripts/web-deps.sh
+
 # The release preset is built too, so that -O2-only warnings cannot hide until `make bench`.
-test: deps build lint release
+test: deps build lint release web-deps
 	ctest --test-dir build --output-on-failure -j 1
 
 unit: build
@@ -46,6 +49,7 @@ bench: deps release
 	bash bench/ingest/run.sh
 	bash bench/step/run.sh
 	bash bench/straggler/run.sh
+	bash bench/sim/run.sh
 
 format:
 	clang-format -i $(SOURCES)

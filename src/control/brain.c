@@ -51,6 +51,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->burnin_s = 600;
     cfg->hot_min_delta_c = 8;
     cfg->restart_s = 300;
+    cfg->sbe_rate_per_h = 100;
     cfg->straggler_horizon_s = 3600;
     cfg->hang_min_s = 120;
     cfg->hang_k = 10;
@@ -493,6 +494,22 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
         hb_finding_set(&f, "dbe_new", HN_SEV_FATAL, gpu, ev,
                        "GPU %u: new uncorrectable ECC error (%.0f volatile)", gi, dbe);
         hb_found(b, now, n, &f);
+    }
+    /* Predictive: correctable errors at a rate that announces an uncorrectable one (Meta's
+     * and NVIDIA's field experience: HBM failures are often preceded by rising correctable
+     * counts). The node is suspect; with `predictive` on, its jobs replace it at their next
+     * checkpoint (control/jobs.c). */
+    double sbe_rate = rate_per_s(g, HN_F_ECC_SBE_VOL) * 3600;
+    if (b->cfg.sbe_rate_per_h > 0 && sbe_rate >= b->cfg.sbe_rate_per_h &&
+        fire_once(g, R_SBE_TREND)) {
+        snprintf(ev, sizeof(ev), "ecc_sbe_volatile=%.0f rate_per_h=%.0f limit_per_h=%.0f",
+                 g->v[HN_F_ECC_SBE_VOL], sbe_rate, b->cfg.sbe_rate_per_h);
+        hb_finding_set(&f, "ecc_trend", HN_SEV_SUSPECT, gpu, ev,
+                       "GPU %u: correctable ECC errors at %.0f/h, a failure may follow", gi,
+                       sbe_rate);
+        hb_found(b, now, n, &f);
+        if (b->cfg.predictive)
+            n->replace_at_ckpt = 1;
     }
     /* Either cause alone can reach the limit: an unknown one counts as 0. */
     double sbe = g->v[HN_F_RETIRED_SBE], dbe2 = g->v[HN_F_RETIRED_DBE];
@@ -993,6 +1010,7 @@ static void laggards(struct hn_brain *b, double now, const char *sku)
 static void back_in_service(struct node *n)
 {
     n->held = 0;
+    n->replace_at_ckpt = 0;
     n->count_fired = 0;
     for (unsigned g = 0; g < n->gpus_expected; g++) {
         n->gpus[g].fired = 0;

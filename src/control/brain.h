@@ -124,11 +124,16 @@ struct hn_brain_config {
      * a persistent straggler is drained at the job's next checkpoint when the GPU time it
      * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
      * no step progress for max(hang_min_s, hang_k x its typical step time) is hung. */
-    double restart_s;                         /* 300 */
-    double straggler_horizon_s;               /* 3600 */
-    double hang_min_s;                        /* 120 */
-    double hang_k;                            /* 10 */
-    char mfu_dtype[16];                       /* "bf16": the dense peak MFU is quoted against */
+    double restart_s;           /* 300 */
+    double straggler_horizon_s; /* 3600 */
+    double hang_min_s;          /* 120 */
+    double hang_k;              /* 10 */
+    char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
+    /* Predictive: a GPU whose correctable (SBE) ECC count rises at sbe_rate_per_h or more is
+     * suspect (0: off); with predictive set, its node is replaced at its jobs' next
+     * checkpoint. */
+    double sbe_rate_per_h;                    /* 100 */
+    int predictive;                           /* 0 */
     const struct hn_sku_table *skus;          /* borrowed; NULL: MFU unknown */
     const struct hn_xid_catalog *xid_catalog; /* borrowed; NULL: every Xid is a warning */
     const struct hn_sku_rules *sku_rules;     /* borrowed; per-SKU overrides */

@@ -30,6 +30,7 @@ enum {
     R_LAGGARD,
     R_HOT,
     R_THROTTLED,
+    R_SBE_TREND,
 };
 
 struct gpu_st {
@@ -64,8 +65,9 @@ struct node {
     unsigned njobs;
     int count_fired;
     int silent_fired;
-    double last_bad;  /* time of the last suspect or fatal finding */
-    double last_data; /* time of the last samples */
+    int replace_at_ckpt; /* predictive: replace at its jobs' next checkpoint */
+    double last_bad;     /* time of the last suspect or fatal finding */
+    double last_data;    /* time of the last samples */
     struct gpu_st *gpus;
     struct ib_st ib[MAX_IB_PORTS];
     unsigned nib;

@@ -161,7 +161,7 @@ static const char *const rule_keys[] = {
     "laggard-min-util",    "laggard-k",         "laggard-min-drop",
     "laggard-cycles",      "laggard-min-peers", "laggard-max-age",
     "hot-min-delta",       "hang-min",          "hang-k",
-    "restart-overhead",    "straggler-horizon",
+    "restart-overhead",    "straggler-horizon", "sbe-rate-per-h",
 };
 
 const char *hn_control_rules_default_path(void)
@@ -344,6 +344,16 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->hot_min_delta_c, v, 0, 100, key, err, errsize);
     if (strcmp(key, "burnin") == 0)
         return set_num(&b->burnin_s, v, 0, 30 * 86400, key, err, errsize);
+    if (strcmp(key, "sbe-rate-per-h") == 0)
+        return set_num(&b->sbe_rate_per_h, v, 0, 1e9, key, err, errsize);
+    if (strcmp(key, "predictive") == 0) {
+        if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+            snprintf(err, errsize, "predictive: '%s' is not yes or no", v);
+            return -1;
+        }
+        b->predictive = strcmp(v, "yes") == 0;
+        return 0;
+    }
     if (strcmp(key, "restart-overhead") == 0)
         return set_num(&b->restart_s, v, 0, 86400, key, err, errsize);
     if (strcmp(key, "straggler-horizon") == 0)

@@ -13,7 +13,8 @@
  *     from productive to lost, and the time from the last progress until the first step of
  *     the next run is lost too, all charged to the interruption's cause;
  *   - while a persistent straggler holds the job back, the share of each step it costs
- *     (slowdown / (1 + slowdown)) is lost to "straggler".
+ *     (slowdown / (1 + slowdown)) is GPU time lost to "straggler" (the step still counts as
+ *     productive: the slowdown lowers MFU, not ETTR).
  * GPU-hours are those times multiplied by the job's ranks (one GPU per rank).
  *
  * Stragglers: the ranks' step times are assembled into one row per step (a few steps may be
@@ -69,6 +70,7 @@ struct job {
     int pending;          /* interrupted, waiting for the next run's first step */
     enum hn_loss_cause pending_cause;
     double interrupted_at; /* the last progress before the interruption */
+    double pending_at;     /* when it was interrupted */
     double sched_seen;     /* time of the last scheduler poll that listed it, 0: never */
     int hung;
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
@@ -225,6 +227,7 @@ static void interrupt(struct job *j, enum hn_loss_cause cause)
     j->since_ckpt_s = 0;
     j->l.interruptions++;
     j->pending = 1;
+    j->pending_at = j->l.last_report;
     j->pending_cause = cause;
     j->interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->drain_planned = 0;
@@ -448,6 +451,29 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
 
 /* ---- step reports ---- */
 
+/* Predictive: the job's nodes flagged for replacement leave at this checkpoint. */
+static void replace_flagged(struct hn_brain *b, double now, struct job *j, int64_t ckpt)
+{
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        int ni = j->ranks[r].node;
+        if (ni < 0 || j->ranks[r].run != j->run || !b->nodes[ni].replace_at_ckpt)
+            continue;
+        struct node *n = &b->nodes[ni];
+        n->replace_at_ckpt = 0;
+        if (!hb_in_service(n->state))
+            continue;
+        struct hn_finding f;
+        char ev[320];
+        snprintf(ev, sizeof(ev), "job=%s checkpoint=%lld", j->l.id, (long long)ckpt);
+        hb_finding_set(&f, "ecc_trend", HN_SEV_FATAL, -1, ev,
+                       "ecc trend: %s replaced at checkpoint %lld of job %s before it fails",
+                       n->name, (long long)ckpt, j->l.id);
+        size_t from = b->qlen;
+        hb_found(b, now, n, &f);
+        tag_job(b, from, j->l.id);
+    }
+}
+
 static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ckpt)
 {
     if (ckpt < 0 || ckpt <= j->l.checkpoint)
@@ -458,7 +484,8 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
         j->since_ckpt_s = fmin(j->since_ckpt_s, (double)(j->l.step - (uint64_t)ckpt) * typ);
     else
         j->since_ckpt_s = 0;
-    if (!j->drain_planned || j->strag_rank < 0)
+    replace_flagged(b, now, j, ckpt);
+    if (j->pending || !j->drain_planned || j->strag_rank < 0)
         return;
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     j->drain_planned = 0;
@@ -496,11 +523,10 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
         if (add < 0)
             add = 0;
     }
-    if (j->strag_rank >= 0) {
-        double lost = add * j->strag_slow / (1 + j->strag_slow);
-        j->l.lost_s[HN_LOSS_STRAGGLER] += lost;
-        add -= lost;
-    }
+    /* A straggler's share of each step is GPU time lost to it; the step still counts as
+     * productive (Meta's ETTR), the slowdown shows in MFU instead. */
+    if (j->strag_rank >= 0)
+        j->l.lost_s[HN_LOSS_STRAGGLER] += add * j->strag_slow / (1 + j->strag_slow);
     j->l.productive_s += add;
     j->since_ckpt_s += add;
     j->l.step = s->step;
@@ -552,8 +578,12 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
     if (j->pending) {
         /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
-         * not progress; a rank starting over, or one not seen before, is the next run. */
-        if (!(new_run || r->node < 0))
+         * not progress. The next run is a rank starting over at or before its last step (a
+         * restart from a checkpoint), a rank not seen before, or any report once the
+         * interrupted run's stragglers have had a minute to arrive. */
+        int next = (r->node >= 0 && s->step <= r->last_step) || r->node < 0 ||
+                   now - j->pending_at > fmax(60, 2 * typical_step(j));
+        if (!next)
             return 0;
         resume(j, now, s->seconds, s->step);
     } else if (new_run) { /* restarted without houston: its cause is unknown */

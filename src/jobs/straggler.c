@@ -42,6 +42,10 @@
 /* An excursion that neither fires nor ends in this many reports is taken as the new normal:
  * the CUSUM restarts and the baseline, frozen meanwhile, catches up with it. */
 #define ABSORB_REPORTS 64
+/* The per-report path (series_update and what it calls) is inlined into the loop over ranks:
+ * GCC otherwise keeps it out of line, and at 16,384 ranks the calls alone cost several percent
+ * of a step. Both compilers the build supports (GCC, Clang) take the attribute. */
+#define ALWAYS_INLINE __attribute__((always_inline)) inline
 
 enum phase { PH_WARMUP, PH_NORMAL, PH_SLOW };
 
@@ -430,8 +434,8 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
  * 1 / alpha reports the weight is 1 / reports instead: a running mean that refines what the
  * sixteen warm-up reports gave (their median is off by a third of a noise unit as often as
  * not) as fast as the reports allow, then hands over to the EWMA. */
-static void adapt(const struct hn_strag_config *cfg, double trend, struct series *s, double d,
-                  double sigma)
+static ALWAYS_INLINE void adapt(const struct hn_strag_config *cfg, double trend, struct series *s,
+                                double d, double sigma)
 {
     double a = s->reports * cfg->baseline_alpha < 1 ? 1.0 / s->reports : cfg->baseline_alpha;
     double w = dmax(-2 * sigma, dmin(2 * sigma, d));
@@ -499,15 +503,99 @@ static enum event track_spikes(const struct hn_strag_config *cfg, struct series 
 }
 
 /*
+ * A report d (excess over the baseline, sigma the noise assumed) of a series inside a
+ * persistent episode. Recovery is the same test turned round: evidence that the reports are
+ * back at the baseline rather than still slow by `level` (a quarter of the detected slowdown, at
+ * least min_slowdown), summed until it is as strong as the evidence that fired, and the median
+ * of the last recover_window reports below that level. A slowdown that shrinks but stays, or
+ * only wanders (the rank's own drift goes on while its baseline is frozen), does not end the
+ * episode. Returns EV_RECOVERED or EV_NONE.
+ */
+static enum event slow_report(const struct hn_strag_config *cfg, const struct model *ev,
+                              struct series *s, uint64_t step, double d, double sigma_sum,
+                              double min_slowdown)
+{
+    double level = dmax(dmax(s->alarm / 4, min_slowdown), cfg->noise_floor);
+    s->sum += d;
+    if (d >= level) {
+        s->last_high = step;
+        s->sum_high = s->sum;
+        s->n_high = s->since_onset;
+    }
+    if (d > s->peak)
+        s->peak = d;
+    double e = llr_t(ev->nu, level / sigma_sum, (level - d) / sigma_sum);
+    s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
+    unsigned n = s->since_onset < cfg->recover_window ? s->since_onset : cfg->recover_window;
+    if (s->cusum >= cfg->cusum_h && ring_median(s, n) < level) {
+        s->phase = PH_NORMAL;
+        s->cusum = 0;
+        return EV_RECOVERED;
+    }
+    return EV_NONE;
+}
+
+/*
+ * A report d of a settled series outside an episode: evidence, CUSUM, the persistent decision
+ * and the baseline. This runs for nearly every rank at every step, so the per-report
+ * bookkeeping is written as selects rather than branches: whether the CUSUM is at zero and
+ * whether a report gives evidence change from report to report at random, and a mispredicted
+ * branch costs more than the arithmetic it saves. Only decisions, which are rare, branch.
+ * Returns EV_PERSISTENT or EV_NONE.
+ */
+static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
+                                             const struct model *ev, struct series *s,
+                                             uint64_t step, double d, double sigma,
+                                             double sigma_sum, double min_slowdown)
+{
+    double z = d / sigma_sum;
+    int rest = s->cusum == 0;
+    /* The ratio is negative below z = shift / 2; at rest it cannot start an excursion. */
+    double e = rest && z <= ev->shift / 2 ? 0 : evidence_fast(ev, z);
+    /* Page's estimate of the change point: where the statistic last left zero. */
+    int start = rest && e > 0;
+    s->onset = start ? step : s->onset;
+    s->since_onset = start ? 1 : s->since_onset;
+    double peak = start ? d : s->peak;
+    s->peak = (!rest || e > 0) && d > peak ? d : peak;
+    /* At rest with no evidence this leaves the CUSUM at zero. */
+    s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
+    if (s->since_onset > ABSORB_REPORTS && s->cusum > 0)
+        s->cusum = 0;
+    enum event out = EV_NONE;
+    if (s->cusum >= cfg->cusum_h && s->since_onset >= cfg->min_steps) {
+        unsigned n = s->since_onset < s->fill ? s->since_onset : s->fill;
+        double est = ring_median(s, n);
+        /* Still slow now: a run of spikes that just ended is not a slowdown. */
+        if (est >= min_slowdown && d >= est / 2) {
+            s->phase = PH_SLOW;
+            s->sum = est * s->since_onset;
+            s->sum_high = s->sum;
+            s->n_high = s->since_onset;
+            s->score = s->cusum;
+            s->cusum = 0; /* from now on, the evidence of recovery */
+            s->alarm = est;
+            s->last_high = step;
+            s->spike_state = SPIKE_NONE;
+            out = EV_PERSISTENT;
+        }
+    }
+    if (s->phase == PH_NORMAL && s->cusum < cfg->cusum_h / 2)
+        adapt(cfg, ev->trend, s, d, sigma);
+    return out;
+}
+
+/*
  * One report v of series s at step. peers is the noise of the rank's peers, the least noise
  * assumed for it (0 for the job series); widen is wander() for the series; min_slowdown the
  * smallest excess worth a persistent detection; spikes says whether to track spikes for
  * transient detections. Returns what happened; the caller turns it into a detection from the
  * fields of s.
  */
-static enum event series_update(const struct hn_strag_config *cfg, const struct model *ev,
-                                struct series *s, uint64_t step, double v, double peers,
-                                double widen, double min_slowdown, int spikes)
+static ALWAYS_INLINE enum event series_update(const struct hn_strag_config *cfg,
+                                              const struct model *ev, struct series *s,
+                                              uint64_t step, double v, double peers, double widen,
+                                              double min_slowdown, int spikes)
 {
     if (s->reports < UINT32_MAX)
         s->reports++;
@@ -530,70 +618,14 @@ static enum event series_update(const struct hn_strag_config *cfg, const struct 
         s->since_onset++;
 
     if (s->phase == PH_SLOW) {
-        /* Recovery is the same test turned round: evidence that the reports are back at the
-         * baseline rather than still slow by `level` (a quarter of the detected slowdown, at
-         * least min_slowdown), summed until it is as strong as the evidence that fired, and the
-         * median of the last recover_window reports below that level. A slowdown that shrinks
-         * but stays, or only wanders (the rank's own drift goes on while its baseline is
-         * frozen), does not end the episode. */
-        double level = dmax(dmax(s->alarm / 4, min_slowdown), cfg->noise_floor);
-        s->sum += d;
-        if (d >= level) {
-            s->last_high = step;
-            s->sum_high = s->sum;
-            s->n_high = s->since_onset;
-        }
-        if (d > s->peak)
-            s->peak = d;
-        double e = llr_t(ev->nu, level / sigma_sum, (level - d) / sigma_sum);
-        s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
-        unsigned n = s->since_onset < cfg->recover_window ? s->since_onset : cfg->recover_window;
-        if (s->cusum >= cfg->cusum_h && ring_median(s, n) < level) {
-            s->phase = PH_NORMAL;
-            s->cusum = 0;
-            out = EV_RECOVERED;
-        }
+        out = slow_report(cfg, ev, s, step, d, sigma_sum, min_slowdown);
     } else if (s->reports < 2 * cfg->warmup) {
         /* Settling: the baseline from the warm-up is refined by a running mean before any
          * evidence counts; a baseline off by a third of a noise unit would otherwise add up to
          * a detection within a few dozen reports. */
         adapt(cfg, ev->trend, s, d, sigma);
     } else {
-        double z = d / sigma_sum;
-        /* The ratio is negative below z = shift / 2; at rest nothing else needs it. */
-        double e = s->cusum == 0 && z <= ev->shift / 2 ? 0 : evidence_fast(ev, z);
-        if (s->cusum == 0 && e > 0) {
-            /* Page's estimate of the change point: where the statistic last left zero. */
-            s->onset = step;
-            s->since_onset = 1;
-            s->peak = d;
-        }
-        if (s->cusum > 0 || e > 0) {
-            s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
-            if (d > s->peak)
-                s->peak = d;
-        }
-        if (s->cusum > 0 && s->since_onset > ABSORB_REPORTS)
-            s->cusum = 0;
-        if (s->cusum >= cfg->cusum_h && s->since_onset >= cfg->min_steps) {
-            unsigned n = s->since_onset < s->fill ? s->since_onset : s->fill;
-            double est = ring_median(s, n);
-            /* Still slow now: a run of spikes that just ended is not a slowdown. */
-            if (est >= min_slowdown && d >= est / 2) {
-                s->phase = PH_SLOW;
-                s->sum = est * s->since_onset;
-                s->sum_high = s->sum;
-                s->n_high = s->since_onset;
-                s->score = s->cusum;
-                s->cusum = 0; /* from now on, the evidence of recovery */
-                s->alarm = est;
-                s->last_high = step;
-                s->spike_state = SPIKE_NONE;
-                out = EV_PERSISTENT;
-            }
-        }
-        if (s->phase == PH_NORMAL && s->cusum < cfg->cusum_h / 2)
-            adapt(cfg, ev->trend, s, d, sigma);
+        out = watch_report(cfg, ev, s, step, d, sigma, sigma_sum, min_slowdown);
     }
     if (spikes && out == EV_NONE && s->phase == PH_NORMAL)
         out = track_spikes(cfg, s, step, d);

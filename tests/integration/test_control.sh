@@ -30,7 +30,7 @@ for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
 check "operators put the nodes in service" wait_for 5 node_state_is n4 ready
 
 say "a 2-node job on n1,n2"
-job=$(sbatch --parsable -N2 -w n1,n2 --wrap 'sleep 300' 2>>"$work/sbatch.err")
+job=$(sbatch --parsable -N2 -w n1,n2 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
 check "job running" wait_for 20 bash -c "squeue -h -j $job -o %T | grep -q RUNNING"
 sleep 1.5 # the controller polls squeue every 0.5 s
 

@@ -43,11 +43,12 @@ static void shipped_rules_are_the_defaults(void **state)
     assert_int_equal(x->laggard_min_peers, y->laggard_min_peers);
     assert_true(x->hot_min_delta_c == y->hot_min_delta_c);
     assert_true(x->hang_min_s == y->hang_min_s && x->hang_k == y->hang_k);
+    assert_true(x->sbe_rate_per_h == y->sbe_rate_per_h);
     assert_int_equal(b.nsku_rules, 0);
     /* Every row of the shipped file names its source. */
     size_t len;
     char *text = tu_slurp(hn_control_rules_default_path(), &len);
-    assert_int_equal(tu_count(text, "\n*,"), 11);
+    assert_int_equal(tu_count(text, "\n*,"), 12);
     assert_null(strstr(text, ",,"));
     free(text);
     hn_control_config_fini(&a);

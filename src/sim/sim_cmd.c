@@ -1,0 +1,257 @@
+/* sim_cmd.c - `houston sim`: run the fleet simulator and print what happened. */
+#include "common/conf.h"
+#include "common/util.h"
+#include "sim/sim.h"
+#include "verbs.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void hn_usage_sim(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: houston sim [--scenario FILE] [options]\n\n"
+        "Simulates a GPU fleet running one synchronous training job, with failures drawn\n"
+        "from the Llama 3 paper's table of interruptions (data/failures.csv), throttled\n"
+        "GPUs and hangs, and drives houston's real brain with it in virtual time\n"
+        "(docs/sim.md). Prints ETTR, MFU, effective MFU, GPU-hours lost by cause,\n"
+        "interruptions, detection latency and false drains.\n\n"
+        "options (also `key = value` lines of a scenario file, without the dashes):\n"
+        "  --scenario FILE          read settings from FILE first; flags override it\n"
+        "  --gpus N                 GPUs in the fleet, spares included (default 16384)\n"
+        "  --gpus-per-node G        8 (HGX) or 4 (GB200 NVL72; racks of 18) (default 8)\n"
+        "  --spares N               nodes kept out of the job (default 2%% of the nodes)\n"
+        "  --days D                 simulated days (default 54)\n"
+        "  --node-failure-rate R    interruptions per node-day (default 419/(54*2048),\n"
+        "                           the Llama 3 run's)\n"
+        "  --ckpt-interval DUR      compute between checkpoints (default 1h)\n"
+        "  --ckpt-write DUR         a checkpoint write (default 60s)\n"
+        "  --restart-overhead DUR   requeue to first step (default 10m)\n"
+        "  --straggler-rate R       slowdown onsets per node-day (default 0.002)\n"
+        "  --straggler-slowdown F   a throttled node's slowdown (default 0.3)\n"
+        "  --repair-time DUR        a broken node's repair (default 48h)\n"
+        "  --policy P               reactive, straggler, predictive or all (default straggler;\n"
+        "                           all runs each with the same seed and compares them)\n"
+        "  --seed S                 random seed (default 1); the same seed, the same run\n"
+        "  --report DUR             compute between step reports (default 60s)\n"
+        "  --json                   one JSON object (with --policy all: {\"policies\": {...}})\n"
+        "  --timeline               print the timeline of what happened\n"
+        "  -h, --help               show this help\n"
+        "Durations take s, m, h, d suffixes (30s, 10m, 2h, 1d).\n");
+}
+
+static json_t *result_json(const struct hn_sim_result *r, const char *policy, const char *const *tl,
+                           size_t ntl, double cpu_s)
+{
+    json_t *lost = json_object();
+    for (int c = 0; c < HN_SIM_NCAUSES; c++)
+        json_object_set_new(lost, hn_sim_cause_name(c), json_real(r->lost_gpu_h[c]));
+    json_t *o = json_pack(
+        "{s:s, s:f, s:f, s:f, s:o, s:f, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:I, s:I}",
+        "policy", policy, "ettr", r->ettr, "mfu", r->mfu, "effective_mfu", r->effective_mfu,
+        "lost_gpu_hours", lost, "job_gpu_hours", r->job_gpu_h, "interruptions",
+        (int)r->interruptions, "failures", (int)r->failures, "job_failures", (int)r->job_failures,
+        "stragglers", (int)r->stragglers, "detected", (int)r->detected, "drains", (int)r->drains,
+        "false_drains", (int)r->false_drains, "predicted", (int)r->predicted, "simulated_days",
+        r->wall_s / 86400, "events", (json_int_t)r->events, "step_reports",
+        (json_int_t)r->step_reports);
+    json_object_set_new(
+        o, "detection_latency_s",
+        json_pack("{s:o, s:o}", "median",
+                  isfinite(r->detect_median_s) ? json_real(r->detect_median_s) : json_null(), "p95",
+                  isfinite(r->detect_p95_s) ? json_real(r->detect_p95_s) : json_null()));
+    json_object_set_new(o, "brain_ettr",
+                        isfinite(r->brain_ettr) ? json_real(r->brain_ettr) : json_null());
+    json_object_set_new(o, "cpu_seconds", json_real(cpu_s));
+    json_t *arr = json_array();
+    for (size_t i = 0; i < ntl; i++)
+        json_array_append_new(arr, json_string(tl[i]));
+    json_object_set_new(o, "timeline", arr);
+    return o;
+}
+
+static void print_human(const struct hn_sim_result *r, const char *policy, double cpu_s)
+{
+    printf("policy %s: %.1f simulated days, %llu events, %.1f s of CPU\n", policy,
+           r->wall_s / 86400, (unsigned long long)r->events, cpu_s);
+    printf("  ETTR %.1f%%  MFU %.1f%%  effective MFU %.1f%%  (the brain's ledger: ETTR %.1f%%)\n",
+           r->ettr * 100, r->mfu * 100, r->effective_mfu * 100, r->brain_ettr * 100);
+    printf("  %u faults (%u on the job's nodes), %u slowdowns; %u interruptions; %u drains, "
+           "%u false; %u failures avoided\n",
+           r->failures, r->job_failures, r->stragglers, r->interruptions, r->drains,
+           r->false_drains, r->predicted);
+    printf("  detection: %u found, latency median %.0f s, p95 %.0f s\n", r->detected,
+           r->detect_median_s, r->detect_p95_s);
+    printf("  GPU-hours lost (of %.0f):", r->job_gpu_h);
+    for (int c = 0; c < HN_SIM_NCAUSES; c++)
+        printf(" %s %.0f%s", hn_sim_cause_name(c), r->lost_gpu_h[c],
+               c + 1 < HN_SIM_NCAUSES ? "," : "\n");
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct load_ctx {
+    struct hn_sim_config *cfg;
+    char err[256];
+};
+
+static int conf_set(const char *key, const char *value, void *ctx)
+{
+    struct load_ctx *l = ctx;
+    return hn_sim_config_set(l->cfg, key, value, l->err, sizeof(l->err));
+}
+
+int hn_cmd_sim(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"scenario", required_argument, NULL, 'S'},
+        {"gpus", required_argument, NULL, 0},
+        {"gpus-per-node", required_argument, NULL, 0},
+        {"nodes-per-rack", required_argument, NULL, 0},
+        {"spares", required_argument, NULL, 0},
+        {"days", required_argument, NULL, 0},
+        {"node-failure-rate", required_argument, NULL, 0},
+        {"ckpt-interval", required_argument, NULL, 0},
+        {"ckpt-write", required_argument, NULL, 0},
+        {"restart-overhead", required_argument, NULL, 0},
+        {"straggler-rate", required_argument, NULL, 0},
+        {"straggler-slowdown", required_argument, NULL, 0},
+        {"repair-time", required_argument, NULL, 0},
+        {"inspect-time", required_argument, NULL, 0},
+        {"fallback-detect", required_argument, NULL, 0},
+        {"report", required_argument, NULL, 0},
+        {"tick", required_argument, NULL, 0},
+        {"base-mfu", required_argument, NULL, 0},
+        {"seed", required_argument, NULL, 0},
+        {"policy", required_argument, NULL, 'p'},
+        {"precursors", required_argument, NULL, 0},
+        {"sku", required_argument, NULL, 0},
+        {"failures-file", required_argument, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"timeline", no_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct hn_sim_config cfg;
+    hn_sim_config_default(&cfg);
+    struct load_ctx l = {&cfg, ""};
+    /* The scenario first, so that flags override it. */
+    for (int i = 1; i < argc && argv[i]; i++) {
+        const char *path = strcmp(argv[i], "--scenario") == 0 && i + 1 < argc ? argv[i + 1]
+                           : strncmp(argv[i], "--scenario=", 11) == 0         ? argv[i] + 11
+                                                                              : NULL;
+        char err[512];
+        if (path && hn_conf_load(path, conf_set, &l, err, sizeof(err)) != 0) {
+            fprintf(stderr, "houston sim: %s%s%s\n", err, l.err[0] ? ": " : "", l.err);
+            return 2;
+        }
+    }
+    int json = 0, tl = 0, all = 0, ch, idx;
+    optind = 0;
+    opterr = 0; /* the messages below name the verb */
+    while ((ch = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+        switch (ch) {
+        case 0:
+            if (hn_sim_config_set(&cfg, opts[idx].name, optarg, l.err, sizeof(l.err)) != 0) {
+                fprintf(stderr, "houston sim: --%s\n", l.err);
+                return 2;
+            }
+            break;
+        case 'p':
+            all = strcmp(optarg, "all") == 0;
+            if (!all && hn_sim_config_set(&cfg, "policy", optarg, l.err, sizeof(l.err)) != 0) {
+                fprintf(stderr,
+                        "houston sim: --policy: '%s' is not reactive, straggler, "
+                        "predictive or all\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'S':
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 't':
+            tl = 1;
+            break;
+        case 'h':
+            hn_usage_sim(stdout);
+            return 0;
+        default:
+            fprintf(stderr,
+                    "houston sim: unknown option or missing value '%s' (try `houston sim "
+                    "--help`)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "houston sim: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    static const char *const names[] = {"reactive", "straggler", "predictive"};
+    json_t *policies = json_object();
+    int first = all ? 0 : (int)cfg.policy, last = all ? HN_SIM_NPOLICIES - 1 : (int)cfg.policy;
+    json_t *one = NULL;
+    for (int p = first; p <= last; p++) {
+        cfg.policy = (enum hn_sim_policy)p;
+        char err[512];
+        struct hn_sim *s = hn_sim_new(&cfg, err, sizeof(err));
+        if (!s) {
+            fprintf(stderr, "houston sim: %s\n", err);
+            json_decref(policies);
+            return 2;
+        }
+        double c0 = cpu_now();
+        hn_sim_run(s);
+        double cpu = cpu_now() - c0;
+        struct hn_sim_result r;
+        hn_sim_result(s, &r);
+        const char *const *lines;
+        size_t nl = hn_sim_timeline(s, &lines);
+        if (json) {
+            json_t *o = result_json(&r, names[p], lines, tl || !all ? nl : 0, cpu);
+            if (all)
+                json_object_set_new(policies, names[p], o);
+            else
+                one = o;
+        } else {
+            print_human(&r, names[p], cpu);
+            for (size_t i = 0; tl && i < nl; i++)
+                printf("    %s\n", lines[i]);
+        }
+        hn_sim_free(s);
+    }
+    if (json) {
+        /* With --policy all the top level is the default policy's result (so that ettr, mfu,
+         * ... are always at the top), and "policies" holds each one's. */
+        json_t *out = one;
+        if (all) {
+            out = json_deep_copy(json_object_get(policies, "straggler"));
+            json_object_del(out, "timeline");
+            json_object_set_new(out, "policies", policies);
+        } else {
+            json_decref(policies);
+        }
+        char *text = json_dumps(out, JSON_COMPACT);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(out);
+    } else {
+        json_decref(policies);
+    }
+    return 0;
+}
