@@ -1,7 +1,8 @@
 # Thin wrapper around CMake presets; see README.md.
 #   make          build the dev preset (ASan+UBSan) into build/, binary at build/houston
 #   make test     install missing Debian packages, build, lint, run every test
-#   make demo     build and run the demo
+#   make demo     build and run `houston demo` (8 GB200 racks, a laggard found and replaced,
+#                 the dashboard on http://127.0.0.1:8080/); make agent-demo: the agent alone
 #   make release  optimised build into build-release/
 #   make bench    run the benchmarks (release build: bench/agent, ingest, step, straggler) and print ratios
 #                 against their peers
@@ -12,7 +13,7 @@
 JOBS ?= $(shell nproc)
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
 
-.PHONY: all build deps web-deps test unit demo release bench format lint tsan fuzz clean
+.PHONY: all build deps web-deps test unit demo agent-demo release bench format lint tsan fuzz clean
 
 all: build
 
@@ -35,8 +36,11 @@ test: deps build lint release web-deps
 unit: build
 	ctest --test-dir build --output-on-failure -L 'unit|fuzz'
 
-demo: deps build
+demo: deps build web-deps
 	bash scripts/demo.sh
+
+agent-demo: deps build
+	bash scripts/agent-demo.sh
 
 build-release/CMakeCache.txt:
 	cmake --preset release

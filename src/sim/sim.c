@@ -259,6 +259,9 @@ struct hn_sim {
     size_t nlatency;
     char **timeline;
     size_t ntimeline;
+    hn_sim_output_fn hook;
+    void *hook_ctx;
+    int started, closed;
 };
 
 /* xoshiro256** (Blackman and Vigna, 2018), seeded by splitmix64. */
@@ -299,6 +302,13 @@ static void seed_rng(struct hn_sim *s, uint64_t seed)
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         s->rng[i] = z ^ (z >> 31);
     }
+}
+
+/* The brain's clock: virtual seconds since the start, plus the configured epoch (0 for
+ * `houston sim`; the wall-clock start for `houston demo`, so that times read as dates). */
+static double bnow(const struct hn_sim *s)
+{
+    return s->cfg.epoch_s + s->now;
 }
 
 /* ---- events ---- */
@@ -460,6 +470,8 @@ static void brain_outputs(struct hn_sim *s)
 {
     struct hn_out o;
     while (hn_brain_poll(s->brain, &o)) {
+        if (s->hook)
+            s->hook(s->hook_ctx, &o);
         int node = o.node[0] ? hn_brain_find_node(s->brain, o.node) : -1;
         if (o.kind == HN_OUT_FINDING && node >= 0 && o.finding.severity >= HN_SEV_SUSPECT)
             detection(s, node);
@@ -558,7 +570,7 @@ static void report_step(struct hn_sim *s, int skip)
             .flops_per_token = NAN,
             .checkpoint = (int64_t)s->ckpt_step,
         };
-        hn_brain_step(s->brain, s->now, node, &in);
+        hn_brain_step(s->brain, bnow(s), node, &in);
         s->r.step_reports++;
     }
 }
@@ -693,7 +705,7 @@ static void report_ckpt(struct hn_sim *s)
         .flops_per_token = NAN,
         .checkpoint = (int64_t)s->ckpt_step,
     };
-    hn_brain_step(s->brain, s->now, s->ranks[0], &in);
+    hn_brain_step(s->brain, bnow(s), s->ranks[0], &in);
     s->r.step_reports++;
     brain_outputs(s);
 }
@@ -722,20 +734,20 @@ static void signal_brain(struct hn_sim *s, int node, const struct cause *c)
     struct snode *n = &s->nodes[node];
     switch (c->sig) {
     case SIG_XID:
-        hn_brain_xid(s->brain, s->now, node, 0, c->xid);
+        hn_brain_xid(s->brain, bnow(s), node, 0, c->xid);
         break;
     case SIG_DBE: {
         unsigned f = HN_F_ECC_DBE_VOL;
         n->dbe += 1;
-        hn_brain_samples(s->brain, s->now, node, 0, &f, &n->dbe, 1);
+        hn_brain_samples(s->brain, bnow(s), node, 0, &f, &n->dbe, 1);
         break;
     }
     case SIG_IB:
         n->downed += 1;
-        hn_brain_ib_port(s->brain, s->now, node, "mlx5_0/1", 0, (uint64_t)n->downed);
+        hn_brain_ib_port(s->brain, bnow(s), node, "mlx5_0/1", 0, (uint64_t)n->downed);
         break;
     case SIG_LOST:
-        hn_brain_gpu_lost(s->brain, s->now, node, 0, 1);
+        hn_brain_gpu_lost(s->brain, bnow(s), node, 0, 1);
         break;
     case SIG_HANG:
     case SIG_SILENT:
@@ -824,11 +836,11 @@ static void on_repaired(struct hn_sim *s, const struct event *e)
     n->sbe = n->dbe = 0;
     unsigned f[2] = {HN_F_ECC_SBE_VOL, HN_F_ECC_DBE_VOL};
     double zero[2] = {0, 0};
-    hn_brain_samples(s->brain, s->now, e->a, 0, f, zero, 2);
-    hn_brain_ib_port(s->brain, s->now, e->a, "mlx5_0/1", 1, (uint64_t)n->downed);
-    hn_brain_gpu_lost(s->brain, s->now, e->a, 0, 0);
+    hn_brain_samples(s->brain, bnow(s), e->a, 0, f, zero, 2);
+    hn_brain_ib_port(s->brain, bnow(s), e->a, "mlx5_0/1", 1, (uint64_t)n->downed);
+    hn_brain_gpu_lost(s->brain, bnow(s), e->a, 0, 0);
     /* Operators return it; the brain resumes it in the scheduler if it drained it. */
-    hn_brain_resume(s->brain, s->now, e->a, "sim-ops");
+    hn_brain_resume(s->brain, bnow(s), e->a, "sim-ops");
     n->drained = 0;
     brain_outputs(s);
     if (s->js == J_WAITING)
@@ -849,6 +861,25 @@ static void on_fallback(struct hn_sim *s, const struct event *e)
     job_interrupt(s, s->down_cause);
 }
 
+/* Each GPU of the running job's nodes, as its agent would report it: busy, at full clock,
+ * except a slowed node's GPU 0, throttled (SW thermal slowdown) by its slowdown. */
+static void gpu_samples(struct hn_sim *s)
+{
+    static const unsigned f[] = {HN_F_GPU_UTIL, HN_F_SM_CLOCK, HN_F_POWER, HN_F_GPU_TEMP,
+                                 HN_F_CLOCK_REASONS};
+    for (unsigned r = 0; r < s->job_n; r++) {
+        int node = s->ranks[r];
+        const struct snode *n = &s->nodes[node];
+        for (unsigned g = 0; g < s->cfg.gpus_per_node; g++) {
+            int slow = g == 0 && n->slow > 0;
+            double jitter = (double)((node * 7 + (int)g * 3) % 5);
+            double v[] = {97, slow ? 1980 / (1 + n->slow) : 1980 - jitter, 1000 - jitter * 3,
+                          62 + jitter, slow ? 0x20 : 0x4};
+            hn_brain_samples(s->brain, bnow(s), node, g, f, v, 5);
+        }
+    }
+}
+
 static void on_tick(struct hn_sim *s)
 {
     push(s, s->now + s->cfg.tick_s, EV_TICK, 0, 0, 0);
@@ -859,23 +890,25 @@ static void on_tick(struct hn_sim *s)
          * once (nothing changes for the others). */
         int on = listed && n->in_job;
         if (on || n->listed) {
-            hn_brain_node_job(s->brain, s->now, (int)i, "");
+            hn_brain_node_job(s->brain, bnow(s), (int)i, "");
             if (on)
-                hn_brain_node_job(s->brain, s->now, (int)i, s->job_id);
+                hn_brain_node_job(s->brain, bnow(s), (int)i, s->job_id);
             n->listed = on;
         }
         if (!on && n->drained && !n->idle_told) {
-            hn_brain_node_idle(s->brain, s->now, (int)i);
+            hn_brain_node_idle(s->brain, bnow(s), (int)i);
             n->idle_told = 1;
         }
         if (n->pending_cause >= 0 && n->st == N_OK) {
             /* The precursor: correctable errors at 200 an hour. */
             unsigned f = HN_F_ECC_SBE_VOL;
             n->sbe += 200 * s->cfg.tick_s / 3600;
-            hn_brain_samples(s->brain, s->now, (int)i, 0, &f, &n->sbe, 1);
+            hn_brain_samples(s->brain, bnow(s), (int)i, 0, &f, &n->sbe, 1);
         }
     }
-    hn_brain_tick(s->brain, s->now);
+    if (s->cfg.gpu_samples && listed)
+        gpu_samples(s);
+    hn_brain_tick(s->brain, bnow(s));
     brain_outputs(s);
 }
 
@@ -932,7 +965,7 @@ struct hn_sim *hn_sim_new(const struct hn_sim_config *cfg, char *err, size_t err
         snprintf(rack, sizeof(rack), "r%04u", i / c->nodes_per_rack);
         hn_brain_add_node(s->brain, name, rack, c->sku, c->gpus_per_node, HN_NODE_READY);
         /* Each node's IB port, up: the baseline against which a port going down is seen. */
-        hn_brain_ib_port(s->brain, 0, (int)i, "mlx5_0/1", 1, 0);
+        hn_brain_ib_port(s->brain, bnow(s), (int)i, "mlx5_0/1", 1, 0);
         s->nodes[i].pending_cause = -1;
         if (i < s->job_n) {
             s->ranks[i] = (int)i;
@@ -964,9 +997,10 @@ void hn_sim_free(struct hn_sim *s)
     free(s);
 }
 
-void hn_sim_run(struct hn_sim *s)
+static void sim_start(struct hn_sim *s)
 {
     const struct hn_sim_config *c = &s->cfg;
+    s->started = 1;
     s->now = 0;
     set_state(s, J_RUNNING);
     schedule_step(s);
@@ -977,7 +1011,15 @@ void hn_sim_run(struct hn_sim *s)
         push(s, expo(s, c->straggler_rate / DAY * s->nnodes), EV_SLOW, 0, 0, 0);
     timeline(s, "job %s starts on %u nodes (%u GPUs), %u spares, policy %s", s->job_id, s->job_n,
              s->job_n * c->gpus_per_node, c->spares, policy_names[c->policy]);
-    while (s->nheap && s->heap[0].t <= s->end) {
+}
+
+void hn_sim_run_until(struct hn_sim *s, double t)
+{
+    if (!s->started)
+        sim_start(s);
+    if (t > s->end)
+        t = s->end;
+    while (s->nheap && s->heap[0].t <= t) {
         struct event e = pop(s);
         s->now = e.t;
         s->r.events++;
@@ -1013,6 +1055,21 @@ void hn_sim_run(struct hn_sim *s)
             break;
         }
     }
+    if (t > s->now)
+        s->now = t;
+}
+
+double hn_sim_now(const struct hn_sim *s)
+{
+    return s->now;
+}
+
+void hn_sim_run(struct hn_sim *s)
+{
+    hn_sim_run_until(s, s->end);
+    if (s->closed)
+        return;
+    s->closed = 1;
     /* Close the books at the end: a step in flight is kept (it would finish), anything else
      * is charged to what the job was doing. */
     s->now = s->end;
@@ -1064,6 +1121,37 @@ void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out)
     if (ji >= 0 && hn_brain_job_view(s->brain, (size_t)ji, &v) == 0) {
         out->brain_ettr = v.ettr;
     }
+}
+
+void hn_sim_set_output_hook(struct hn_sim *s, hn_sim_output_fn fn, void *ctx)
+{
+    s->hook = fn;
+    s->hook_ctx = ctx;
+}
+
+struct hn_brain *hn_sim_brain(struct hn_sim *s)
+{
+    return s->brain;
+}
+
+int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown)
+{
+    if (rank >= s->job_n || !(slowdown > 0))
+        return -1;
+    int node = s->ranks[rank];
+    struct snode *n = &s->nodes[node];
+    n->slow = slowdown;
+    n->fault_t = s->now;
+    n->detected = 0;
+    s->r.stragglers++;
+    timeline(s, "injected: node %d (rank %u) GPU 0 throttled, %.0f%% slower", node, rank,
+             slowdown * 100);
+    return node;
+}
+
+const char *hn_sim_job_id(const struct hn_sim *s)
+{
+    return s->job_id;
 }
 
 size_t hn_sim_timeline(const struct hn_sim *s, const char *const **lines)

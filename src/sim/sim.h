@@ -64,6 +64,8 @@ struct hn_sim_config {
     char sku[32];              /* [H100, or GB200 for 4-GPU nodes] */
     char failures_file[4096];  /* [data/failures.csv] */
     unsigned timeline_max;     /* events kept for the timeline [200] */
+    int gpu_samples;           /* also send each job GPU's telemetry every tick [0] */
+    double epoch_s;            /* added to every time the brain sees [0] */
 };
 
 void hn_sim_config_default(struct hn_sim_config *cfg);
@@ -113,8 +115,23 @@ struct hn_sim;
 /* NULL with a reason in err (bad configuration, unreadable failures file). */
 struct hn_sim *hn_sim_new(const struct hn_sim_config *cfg, char *err, size_t errsize);
 void hn_sim_free(struct hn_sim *s);
-/* Runs to the end of the simulated time. */
+/* Runs to the end of the simulated time and closes the books. */
 void hn_sim_run(struct hn_sim *s);
+/* Runs the events up to virtual time t (seconds since the start); for real-time use
+ * (`houston demo`). hn_sim_run() afterwards finishes the run. */
+void hn_sim_run_until(struct hn_sim *s, double t);
+double hn_sim_now(const struct hn_sim *s);
+
+struct hn_brain;
+struct hn_out;
+/* Called with every output of the brain, before the simulator acts on it. */
+typedef void (*hn_sim_output_fn)(void *ctx, const struct hn_out *o);
+void hn_sim_set_output_hook(struct hn_sim *s, hn_sim_output_fn fn, void *ctx);
+/* The brain the simulator drives (to serve its state, as `houston demo` does). */
+struct hn_brain *hn_sim_brain(struct hn_sim *s);
+/* Slows the node of rank down by slowdown (0.3: 30%) now; returns the node or -1. */
+int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown);
+const char *hn_sim_job_id(const struct hn_sim *s);
 void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out);
 /* The timeline: "TIME_S KIND TEXT" lines, oldest first, at most timeline_max. */
 size_t hn_sim_timeline(const struct hn_sim *s, const char *const **lines);
