@@ -34,6 +34,8 @@ static const struct hn_verb verbs[] = {
      hn_usage_jobs},
     {"mfu", "model FLOPs utilisation from a model description and a token rate", hn_cmd_mfu,
      hn_usage_mfu},
+    {"demo", "8 GB200 NVL72 racks in accelerated real time: a laggard found and replaced, live",
+     hn_cmd_demo, hn_usage_demo},
     {"sim", "simulate a fleet and a training job in virtual time, with the real brain", hn_cmd_sim,
      hn_usage_sim},
     {"straggler", "find slow ranks in a step-time CSV (offline)", hn_cmd_straggler,

@@ -48,6 +48,8 @@ void hn_usage_tail(FILE *out);
 /* The fleet simulator (src/sim). */
 int hn_cmd_sim(int argc, char **argv);
 void hn_usage_sim(FILE *out);
+int hn_cmd_demo(int argc, char **argv);
+void hn_usage_demo(FILE *out);
 
 /* Looks a verb up by name; NULL when unknown. */
 const struct hn_verb *hn_verb_find(const char *name);

@@ -248,7 +248,7 @@ int hn_cmd_demo(int argc, char **argv)
     /* MFU "after": the restart, then 30 reports on the spare for the average to settle. */
     double settle = (sc.restart_overhead_s + 30 * sc.report_s) / speed;
     for (;;) {
-        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct timespec ts = {0, 100000000L};
         int sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM)
             break;
