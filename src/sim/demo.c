@@ -71,6 +71,10 @@ static void on_output(void *ctx, const struct hn_out *o)
     d->c.outputs[o->kind]++;
     if (hn_store_append(d->c.store, o) < 0)
         d->store_failed = 1;
+    /* The simulated scheduler carries actions out at once. */
+    if (o->kind == HN_OUT_ACTION &&
+        hn_store_action_done(d->c.store, o->action.id, 1, "done by the simulated scheduler") != 0)
+        d->store_failed = 1;
     if (d->laggard[0] && strcmp(o->node, d->laggard) == 0) {
         if (o->kind == HN_OUT_TRANSITION && o->to == HN_NODE_SUSPECT)
             d->suspect_seen = 1;
