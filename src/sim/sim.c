@@ -209,17 +209,18 @@ enum node_state { N_OK, N_BROKEN, N_OUT }; /* OUT: drained healthy, being inspec
 
 struct snode {
     enum node_state st;
-    unsigned epoch;     /* +1 each time it goes out of service; stale events ignored */
-    int in_job;         /* rank + 1, 0 when not in the job */
-    double slow;        /* extra compute fraction (a throttled GPU) */
-    int pending_cause;  /* a failure announced by a precursor, -1 none */
-    double fault_t;     /* when its fault or slowdown began, 0 none */
-    int detected;       /* the brain found it */
-    int drained;        /* houston drained it and has not resumed it */
-    int idle_told;      /* the brain was told it is empty */
-    int listed;         /* the last scheduler poll listed the job on it */
-    double sbe;         /* correctable ECC count (precursor signal) */
-    double dbe, downed; /* counters behind the other signals */
+    unsigned epoch;      /* +1 each time it goes out of service; stale events ignored */
+    int in_job;          /* rank + 1, 0 when not in the job */
+    double slow;         /* extra compute fraction (a throttled GPU) */
+    int pending_cause;   /* a failure announced by a precursor, -1 none */
+    double fault_t;      /* when its fault or slowdown began, 0 none */
+    int detected;        /* the brain found it */
+    int drained;         /* houston drained it and has not resumed it */
+    int idle_told;       /* the brain was told it is empty */
+    int listed;          /* the last scheduler poll listed the job on it */
+    double sbe;          /* correctable ECC count (precursor signal) */
+    char fault_kind[64]; /* what fault_t began: "fault: CAUSE", "precursor: CAUSE", ... */
+    double dbe, downed;  /* counters behind the other signals */
 };
 
 enum job_state { J_RUNNING, J_CKPT, J_DOWN, J_HUNG, J_RESTARTING, J_WAITING };
@@ -257,6 +258,8 @@ struct hn_sim {
     struct hn_sim_result r;
     double *latency;
     size_t nlatency;
+    struct hn_sim_detection *detections;
+    size_t ndetections;
     char **timeline;
     size_t ntimeline;
     hn_sim_output_fn hook;
@@ -462,6 +465,13 @@ static void detection(struct hn_sim *s, int node)
     s->r.detected++;
     if (s->nlatency < LATENCY_MAX)
         s->latency[s->nlatency++] = s->now - n->fault_t;
+    if (s->ndetections < HN_SIM_DETECTIONS_MAX) {
+        struct hn_sim_detection *d = &s->detections[s->ndetections++];
+        d->time_s = n->fault_t;
+        d->latency_s = s->now - n->fault_t;
+        d->node = node;
+        hn_strlcpy(d->kind, n->fault_kind, sizeof(d->kind));
+    }
 }
 
 static void job_interrupt(struct hn_sim *s, enum hn_sim_cause cause);
@@ -767,6 +777,7 @@ static void node_fails(struct hn_sim *s, int node, int ci)
     n->epoch++;
     n->fault_t = s->now;
     n->detected = 0;
+    snprintf(n->fault_kind, sizeof(n->fault_kind), "fault: %s", c->name);
     push(s, s->now + s->cfg.repair_s, EV_REPAIRED, node, 0, n->epoch);
     timeline(s, "fault on node %d: %s", node, c->name);
     if (n->in_job && (s->js == J_RUNNING || s->js == J_CKPT)) {
@@ -801,6 +812,7 @@ static void on_fail(struct hn_sim *s)
         n->pending_cause = ci;
         n->fault_t = s->now;
         n->detected = 0;
+        snprintf(n->fault_kind, sizeof(n->fault_kind), "precursor: %s", c->name);
         push(s, s->now + c->precursor_lead_s, EV_NODE_FAIL, node, ci, n->epoch);
         return;
     }
@@ -819,6 +831,7 @@ static void on_slow(struct hn_sim *s)
     n->slow = s->cfg.straggler_slowdown;
     n->fault_t = s->now;
     n->detected = 0;
+    snprintf(n->fault_kind, sizeof(n->fault_kind), "slowdown");
     s->r.stragglers++;
     timeline(s, "node %d slows down by %.0f%%%s", node, n->slow * 100,
              n->in_job ? " (in the job)" : "");
@@ -973,6 +986,7 @@ struct hn_sim *hn_sim_new(const struct hn_sim_config *cfg, char *err, size_t err
         }
     }
     s->latency = xcalloc(LATENCY_MAX, sizeof(double));
+    s->detections = xcalloc(HN_SIM_DETECTIONS_MAX, sizeof(*s->detections));
     s->timeline = xcalloc(c->timeline_max ? c->timeline_max : 1, sizeof(char *));
     snprintf(s->job_id, sizeof(s->job_id), "1001");
     seed_rng(s, c->seed);
@@ -991,6 +1005,7 @@ void hn_sim_free(struct hn_sim *s)
         free(s->timeline[i]);
     free(s->timeline);
     free(s->latency);
+    free(s->detections);
     free(s->heap);
     free(s->nodes);
     free(s->ranks);
@@ -1143,6 +1158,7 @@ int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown)
     n->slow = slowdown;
     n->fault_t = s->now;
     n->detected = 0;
+    snprintf(n->fault_kind, sizeof(n->fault_kind), "slowdown (injected)");
     s->r.stragglers++;
     timeline(s, "injected: node %d (rank %u) GPU 0 throttled, %.0f%% slower", node, rank,
              slowdown * 100);
@@ -1152,6 +1168,12 @@ int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown)
 const char *hn_sim_job_id(const struct hn_sim *s)
 {
     return s->job_id;
+}
+
+size_t hn_sim_detections(const struct hn_sim *s, const struct hn_sim_detection **out)
+{
+    *out = s->detections;
+    return s->ndetections;
 }
 
 size_t hn_sim_timeline(const struct hn_sim *s, const char *const **lines)

@@ -133,6 +133,16 @@ struct hn_brain *hn_sim_brain(struct hn_sim *s);
 int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown);
 const char *hn_sim_job_id(const struct hn_sim *s);
 void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out);
+/* Each fault, precursor or slowdown the brain found: when it began, what it was, on which
+ * node, and how long until the brain's first suspect or fatal finding on that node. */
+#define HN_SIM_DETECTIONS_MAX 4096
+struct hn_sim_detection {
+    double time_s, latency_s;
+    int node;
+    char kind[64];
+};
+size_t hn_sim_detections(const struct hn_sim *s, const struct hn_sim_detection **out);
+
 /* The timeline: "TIME_S KIND TEXT" lines, oldest first, at most timeline_max. */
 size_t hn_sim_timeline(const struct hn_sim *s, const char *const **lines);
 

@@ -46,8 +46,8 @@ void hn_usage_sim(FILE *out)
         "Durations take s, m, h, d suffixes (30s, 10m, 2h, 1d).\n");
 }
 
-static json_t *result_json(const struct hn_sim_result *r, const char *policy, const char *const *tl,
-                           size_t ntl, double cpu_s)
+static json_t *result_json(const struct hn_sim *s, const struct hn_sim_result *r,
+                           const char *policy, const char *const *tl, size_t ntl, double cpu_s)
 {
     json_t *lost = json_object();
     for (int c = 0; c < HN_SIM_NCAUSES; c++)
@@ -73,6 +73,15 @@ static json_t *result_json(const struct hn_sim_result *r, const char *policy, co
     for (size_t i = 0; i < ntl; i++)
         json_array_append_new(arr, json_string(tl[i]));
     json_object_set_new(o, "timeline", arr);
+    /* Per fault: what the brain found and how long it took (at most 1,000). */
+    const struct hn_sim_detection *d;
+    size_t nd = hn_sim_detections(s, &d);
+    json_t *det = json_array();
+    for (size_t i = 0; i < nd && i < 1000; i++)
+        json_array_append_new(det,
+                              json_pack("{s:f, s:i, s:s, s:f}", "time_s", d[i].time_s, "node",
+                                        d[i].node, "kind", d[i].kind, "latency_s", d[i].latency_s));
+    json_object_set_new(o, "detections", det);
     return o;
 }
 
@@ -222,7 +231,7 @@ int hn_cmd_sim(int argc, char **argv)
         const char *const *lines;
         size_t nl = hn_sim_timeline(s, &lines);
         if (json) {
-            json_t *o = result_json(&r, names[p], lines, tl || !all ? nl : 0, cpu);
+            json_t *o = result_json(s, &r, names[p], lines, tl || !all ? nl : 0, cpu);
             if (all)
                 json_object_set_new(policies, names[p], o);
             else

@@ -19,6 +19,9 @@ check "the top level has ettr, mfu, effective_mfu (fractions), lost_gpu_hours, i
            (.lost_gpu_hours | has("failure") and has("straggler") and has("hang")) and
            (.interruptions | type == "number")' "$work/a.json"
 check "faults happened and the brain found them" jq -e '.failures > 5 and .detected > 5' "$work/a.json"
+check "each detection says what, where and how fast" jq -e \
+    '(.detections | length) == .detected and all(.detections[]; (.kind | test("^(fault|precursor|slowdown)")) and .latency_s >= 0 and .node >= 0)' \
+    "$work/a.json"
 "$HOUSTON" sim "${small[@]}" --seed 3 --json >"$work/b.json"
 check "the same seed gives the same run" \
     bash -c "diff <(jq -S 'del(.cpu_seconds)' $work/a.json) <(jq -S 'del(.cpu_seconds)' $work/b.json)"
