@@ -3,6 +3,7 @@
 #include "cli/client.h"
 #include "common/buf.h"
 #include "common/fsroot.h"
+#include "common/opts.h"
 #include "common/util.h"
 #include "verbs.h"
 
@@ -742,35 +743,23 @@ static int parse(struct cli *c, const struct cli_verb *v, int argc, char **argv)
     const char *env = getenv("HOUSTON_SERVER");
     hn_strlcpy(o->server, env && *env ? env : DEFAULT_SERVER, sizeof(o->server));
     o->timeout_s = DEFAULT_TIMEOUT_S;
-    int saved_opterr = opterr;
-    int ret = 0;
-    opterr = 0; /* messages below name the verb */
-    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
-    int ch, idx = -1;
-    while (ret == 0 && (ch = getopt_long(argc, argv, ":h", long_opts, &idx)) != -1) {
-        /* The option as typed: after one that took a value, optind is past the value. */
-        const char *name = argv[optind - 1];
-        char longname[64];
-        if (idx >= 0 && ch != '?' && ch != ':') {
-            snprintf(longname, sizeof(longname), "--%s", long_opts[idx].name);
-            name = longname;
-        }
-        idx = -1;
+    int ret = 0, ch;
+    struct hn_opts g;
+    hn_opts_begin(&g, c->verb, long_opts, c->err);
+    while (ret == 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         if (ch == 'h') {
             v->usage(c->out);
             ret = 1;
-        } else if (ch == ':') {
-            fprintf(c->err, "houston %s: %s needs a value\n", c->verb, name);
+        } else if (ch == '?') {
             ret = -1;
-        } else if (ch == '?' || (opt_bit(ch) & ~v->opts) != 0) {
-            fprintf(c->err, "houston %s: unknown option '%s' (try `houston %s --help`)\n", c->verb,
-                    name, c->verb);
+        } else if ((opt_bit(ch) & ~v->opts) != 0) {
+            hn_opts_unknown(&g); /* an option of another verb */
             ret = -1;
         } else if (take_opt(c, ch, optarg) != 0) {
             ret = -1;
         }
     }
-    opterr = saved_opterr;
+    hn_opts_end(&g);
     if (ret != 0)
         return ret;
     if ((v->opts & (O_TARGET | O_OPTARG)) && optind < argc) {

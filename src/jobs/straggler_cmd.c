@@ -11,6 +11,7 @@
  */
 #include "verbs.h"
 
+#include "common/opts.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
 
@@ -206,35 +207,18 @@ static int parse(int argc, char **argv, struct strag_opts *o)
     o->rank_col = "rank";
     o->seconds_col = "seconds";
     hn_strag_config_default(&o->cfg);
-    int saved_opterr = opterr;
-    int ret = 0;
-    opterr = 0; /* the messages below name the verb */
-    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
-    int ch, idx = -1;
-    while (ret == 0 && (ch = getopt_long(argc, argv, ":h", long_opts, &idx)) != -1) {
-        const char *name = argv[optind - 1];
-        char longname[64];
-        if (idx >= 0 && ch != '?' && ch != ':') {
-            snprintf(longname, sizeof(longname), "--%s", long_opts[idx].name);
-            name = longname;
-        }
-        idx = -1;
+    int ret = 0, ch;
+    struct hn_opts g;
+    hn_opts_begin(&g, "straggler", long_opts, stderr);
+    while (ret == 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         if (ch == 'h') {
             hn_usage_straggler(stdout);
             ret = 1;
-        } else if (ch == ':') {
-            fprintf(stderr, "houston straggler: %s needs a value\n", name);
-            ret = -1;
-        } else if (ch == '?') {
-            fprintf(stderr,
-                    "houston straggler: unknown option '%s' (try `houston straggler --help`)\n",
-                    name);
-            ret = -1;
-        } else if (take_opt(o, ch, optarg) != 0) {
+        } else if (ch == '?' || take_opt(o, ch, optarg) != 0) {
             ret = -1;
         }
     }
-    opterr = saved_opterr;
+    hn_opts_end(&g);
     if (ret == 0 && optind < argc) {
         fprintf(stderr, "houston straggler: unexpected argument '%s'\n", argv[optind]);
         ret = -1;

@@ -1,5 +1,6 @@
 /* sim_cmd.c - `houston sim`: run the fleet simulator and print what happened. */
 #include "common/conf.h"
+#include "common/opts.h"
 #include "common/util.h"
 #include "sim/sim.h"
 #include "verbs.h"
@@ -166,13 +167,13 @@ int hn_cmd_sim(int argc, char **argv)
             return 2;
         }
     }
-    int json = 0, tl = 0, all = 0, ch, idx;
-    optind = 0;
-    opterr = 0; /* the messages below name the verb */
-    while ((ch = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    int json = 0, tl = 0, all = 0, ch;
+    struct hn_opts g;
+    hn_opts_begin(&g, "sim", opts, stderr);
+    while ((ch = hn_opts_next(&g, argc, argv)) != -1) {
         switch (ch) {
         case 0:
-            if (hn_sim_config_set(&cfg, opts[idx].name, optarg, l.err, sizeof(l.err)) != 0) {
+            if (hn_sim_config_set(&cfg, opts[g.idx].name, optarg, l.err, sizeof(l.err)) != 0) {
                 fprintf(stderr, "houston sim: --%s\n", l.err);
                 return 2;
             }
@@ -198,14 +199,11 @@ int hn_cmd_sim(int argc, char **argv)
         case 'h':
             hn_usage_sim(stdout);
             return 0;
-        default:
-            fprintf(stderr,
-                    "houston sim: unknown option or missing value '%s' (try `houston sim "
-                    "--help`)\n",
-                    argv[optind - 1]);
+        default: /* '?': hn_opts_next said why */
             return 2;
         }
     }
+    hn_opts_end(&g);
     if (optind < argc) {
         fprintf(stderr, "houston sim: unexpected argument '%s'\n", argv[optind]);
         return 2;

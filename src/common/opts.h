@@ -1,0 +1,40 @@
+/*
+ * opts.h - getopt_long with houston's messages, for the verbs that parse their own flags.
+ *
+ *   struct hn_opts g;
+ *   hn_opts_begin(&g, "mfu", long_opts, stderr);
+ *   while ((ch = hn_opts_next(&g, argc, argv)) != -1) {
+ *       if (ch == '?') return 2;           // unknown option or missing value: said already
+ *       ...                                // g.name: the option as typed, for messages
+ *   }
+ *   hn_opts_end(&g);                       // restores opterr; optind is left for the caller
+ *
+ * Messages: "houston VERB: --x needs a value", "houston VERB: unknown option '--y' (try
+ * `houston VERB --help`)". -h and --help come back as 'h' (the option string is ":h").
+ */
+#ifndef HN_OPTS_H
+#define HN_OPTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+struct hn_opts {
+    const char *verb;
+    const struct option *opts;
+    FILE *err;
+    const char *name; /* the option as typed, valid until the next call */
+    char longname[64];
+    int idx; /* index in opts of the long option returned, -1 when none */
+    int saved_opterr;
+};
+
+void hn_opts_begin(struct hn_opts *g, const char *verb, const struct option *opts, FILE *err);
+/* The next option's character (0 for a long-only one: opts[g->idx]), '?' after printing why
+ * the argument is wrong, or -1 at the end. */
+int hn_opts_next(struct hn_opts *g, int argc, char **argv);
+/* Prints the unknown-option message for the option just returned (a verb that refuses an
+ * option hn_opts_next accepted, e.g. one that does not apply to it). */
+void hn_opts_unknown(struct hn_opts *g);
+void hn_opts_end(struct hn_opts *g);
+
+#endif
