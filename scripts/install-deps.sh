@@ -8,7 +8,7 @@ packages=(
     build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
     libjansson-dev
     # tests and checks
-    libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps
+    libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps bc
     # the pure-Python step-report client (python/) and the tests that drive it; locales for
     # the step client's test in a comma-decimal locale
     python3 locales
