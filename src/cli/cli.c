@@ -1280,13 +1280,8 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
             jnum(j, "checkpoint"));
     const json_t *ev = json_object_get(j, "events");
     if (json_is_array(ev) && json_array_size(ev) > 0) {
-        json_t *wrap = json_pack("{s:O}", "events", ev);
-        char *s = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
-        json_decref(wrap);
         fprintf(out, "\nevents:\n");
-        if (s)
-            hn_cli_events_render(s, out, err, errsize);
-        free(s);
+        events_print(ev, SIZE_MAX, out);
     }
     json_decref(root);
     return 0;

@@ -638,8 +638,9 @@ static json_t *ranks_json(struct hn_control *c, size_t i, unsigned ranks)
     for (unsigned r = 0; r < n; r++) {
         const char *node;
         int gpu;
-        double s;
-        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &s);
+        double unused;
+        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &unused);
+        double s = secs[r];
         json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", (int)r, "node",
                               node ? jstr(node) : json_null(), "gpu",
                               gpu >= 0 ? json_integer(gpu) : json_null(), "seconds", jnum(s),

@@ -83,6 +83,9 @@ struct job {
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
     double series_dt, next_point;
+    unsigned *node_ranks; /* by brain node index: ranks that last reported from it */
+    size_t cap_node_ranks;
+    unsigned nodes; /* nodes with node_ranks > 0 */
     int dirty;
 };
 
@@ -113,6 +116,7 @@ static void job_free(struct job *j)
     for (size_t r = 0; r < ROWS; r++)
         free(j->rows[r].secs);
     free(j->ranks);
+    free(j->node_ranks);
     hn_strag_free(j->strag);
     free(j);
 }
@@ -212,6 +216,25 @@ static void clear_rows(struct job *j)
             j->rows[k].secs[r] = NAN;
     }
     j->next_row = 0;
+}
+
+/* Rank r now reports from node (the job's node count follows, without a scan of its ranks). */
+static void set_rank_node(struct job *j, struct rank_st *r, int node)
+{
+    if (r->node == node)
+        return;
+    if (r->node >= 0 && --j->node_ranks[r->node] == 0)
+        j->nodes--;
+    if ((size_t)node >= j->cap_node_ranks) {
+        size_t cap = (size_t)node + 64;
+        j->node_ranks = xrealloc(j->node_ranks, cap * sizeof(*j->node_ranks));
+        memset(j->node_ranks + j->cap_node_ranks, 0,
+               (cap - j->cap_node_ranks) * sizeof(*j->node_ranks));
+        j->cap_node_ranks = cap;
+    }
+    if (j->node_ranks[node]++ == 0)
+        j->nodes++;
+    r->node = node;
 }
 
 /* ---- accounting ---- */
@@ -590,7 +613,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         interrupt(j, HN_LOSS_OTHER);
         resume(j, now, s->seconds, s->step);
     }
-    r->node = node;
+    set_rank_node(j, r, node);
     r->gpu = s->gpu;
     r->run = j->run;
     r->last_step = s->step;
@@ -760,12 +783,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     memset(out, 0, sizeof(*out));
     out->l = j->l;
     out->state = j->l.ended ? "ended" : j->hung ? "hung" : j->pending ? "restarting" : "running";
-    for (unsigned r = 0; r < j->l.ranks; r++) {
-        int seen = 0;
-        for (unsigned q = 0; q < r && !seen; q++)
-            seen = j->ranks[q].node == j->ranks[r].node;
-        out->nodes += !seen && j->ranks[r].node >= 0;
-    }
+    out->nodes = j->nodes;
     double now = js->now;
     double end = j->l.ended ? j->l.last_report : now;
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
