@@ -55,6 +55,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->straggler_horizon_s = 3600;
     cfg->hang_min_s = 120;
     cfg->hang_k = 10;
+    cfg->ranks_per_node_max = 64;
     hn_strlcpy(cfg->mfu_dtype, "bf16", sizeof(cfg->mfu_dtype));
 }
 

@@ -129,6 +129,9 @@ struct hn_brain_config {
     double hang_min_s;          /* 120 */
     double hang_k;              /* 10 */
     char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
+    /* A job's ranks: at most ranks_per_node_max for each node the scheduler lists it on or
+     * that reported for it (hn_brain_step), never more than 2^20. */
+    unsigned ranks_per_node_max; /* 64 (0 counts as 1) */
     /* Predictive: a GPU whose correctable (SBE) ECC count rises at sbe_rate_per_h or more is
      * suspect (0: off); with predictive set, its node is replaced at its jobs' next
      * checkpoint. */
@@ -196,7 +199,9 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);
 
 /* A training step of one rank (docs/steps.md), forwarded by the agent of node `node`.
- * Unknown integers are -1, unknown reals NaN. */
+ * Unknown integers are -1, unknown reals NaN. hn_brain_step returns 0, -EINVAL for a report
+ * the brain cannot use, or -ERANGE for a rank beyond the job's cap (ranks_per_node_max x its
+ * nodes, docs/jobs.md), which is not applied. */
 struct hn_step_in {
     const char *job;
     int64_t rank, local_rank, world;

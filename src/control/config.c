@@ -362,6 +362,14 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->hang_min_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "hang-k") == 0)
         return set_num(&b->hang_k, v, 1, 1000, key, err, errsize);
+    if (strcmp(key, "ranks-per-node-max") == 0) {
+        if (set_num(&d, v, 1, 1 << 20, key, err, errsize) || d != floor(d)) {
+            snprintf(err, errsize, "%s: '%s' is not a whole number in [1, %d]", key, v, 1 << 20);
+            return -1;
+        }
+        b->ranks_per_node_max = (unsigned)d;
+        return 0;
+    }
     if (strcmp(key, "mfu-dtype") == 0) {
         if (strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0 && strcmp(v, "fp8") != 0 &&
             strcmp(v, "fp4") != 0 && strcmp(v, "tf32") != 0) {

@@ -35,12 +35,13 @@
 #include <string.h>
 
 #define JOBS_MAX   256        /* jobs kept in memory; ended ones are forgotten first */
-#define RANKS_MAX  (1u << 20) /* ranks of one job */
+#define RANKS_MAX  (1u << 20) /* ranks of one job, whatever the scheduler says */
 #define ROWS       8          /* steps being assembled at once */
 #define RECENT     32         /* job-level step times kept for the typical step time */
 #define SERIES_MAX 512        /* points of a job's history; thinned by half when full */
 #define SERIES_DT  60.0       /* seconds between two points at first */
 #define EWMA_ALPHA 0.1
+#define CAP_WARN_S 60.0 /* a node's step_rank_cap findings: at most one a minute */
 
 struct rank_st {
     int node; /* -1: not reported yet */
@@ -86,14 +87,23 @@ struct job {
     unsigned *node_ranks; /* by brain node index: ranks that last reported from it */
     size_t cap_node_ranks;
     unsigned nodes; /* nodes with node_ranks > 0 */
+    /* The rank cap (hn_brain_step): nodes that ever sent a report for the job, accepted or
+     * refused, and the cap last computed with the scheduler poll and count it was based on. */
+    unsigned char *reporters; /* by brain node index: 1 once it reported */
+    size_t cap_reporters;
+    unsigned nreporters;
+    unsigned cap, cap_sched, cap_nreporters;
+    uint64_t cap_gen;
+    int cap_warned; /* a step_rank_cap finding was issued */
     int dirty;
 };
 
 struct hn_jobs {
     struct job **v;
     size_t n;
-    double sched_poll; /* time of the latest scheduler poll */
-    double now;        /* latest time the brain was told */
+    double sched_poll;  /* time of the latest scheduler poll */
+    uint64_t sched_gen; /* +1 per scheduler input: cached rank caps are stale */
+    double now;         /* latest time the brain was told */
 };
 
 static const char *const cause_names[HN_LOSS_NCAUSES] = {"failure", "straggler", "hang", "operator",
@@ -117,6 +127,7 @@ static void job_free(struct job *j)
         free(j->rows[r].secs);
     free(j->ranks);
     free(j->node_ranks);
+    free(j->reporters);
     hn_strag_free(j->strag);
     free(j);
 }
@@ -235,6 +246,46 @@ static void set_rank_node(struct job *j, struct rank_st *r, int node)
     if (j->node_ranks[node]++ == 0)
         j->nodes++;
     r->node = node;
+}
+
+/* Node (a brain node index) sent a report for j, accepted or not. */
+static void add_reporter(struct job *j, int node)
+{
+    if ((size_t)node >= j->cap_reporters) {
+        size_t cap = (size_t)node + 64;
+        j->reporters = xrealloc(j->reporters, cap);
+        memset(j->reporters + j->cap_reporters, 0, cap - j->cap_reporters);
+        j->cap_reporters = cap;
+    }
+    if (!j->reporters[node]) {
+        j->reporters[node] = 1;
+        j->nreporters++;
+    }
+}
+
+static unsigned ranks_per_node(const struct hn_brain *b)
+{
+    return b->cfg.ranks_per_node_max ? b->cfg.ranks_per_node_max : 1;
+}
+
+/* The most ranks j may have: ranks_per_node_max for each node of the larger of the nodes the
+ * scheduler lists it on and the nodes that have sent reports for it, at most RANKS_MAX. The
+ * scan of the nodes' job lists is cached until the scheduler's next input or a new reporting
+ * node; a cached cap can only be too large (hn_brain_node_idle empties a node's list between
+ * polls), never too small. */
+static unsigned rank_cap(const struct hn_brain *b, struct job *j)
+{
+    if (j->cap_nreporters == j->nreporters && j->cap_gen == b->jobs->sched_gen)
+        return j->cap;
+    unsigned sched = 0;
+    for (size_t i = 0; i < b->nnodes; i++)
+        sched += (unsigned)hb_node_runs(&b->nodes[i], j->l.id);
+    uint64_t cap = (uint64_t)ranks_per_node(b) * (sched > j->nreporters ? sched : j->nreporters);
+    j->cap = cap < RANKS_MAX ? (unsigned)cap : RANKS_MAX;
+    j->cap_sched = sched;
+    j->cap_nreporters = j->nreporters;
+    j->cap_gen = b->jobs->sched_gen;
+    return j->cap;
 }
 
 /* ---- accounting ---- */
@@ -578,6 +629,38 @@ static void rates(const struct hn_brain *b, struct job *j, int node, const struc
         ewma(&j->tflops, tps * s->flops_per_token / 1e12);
 }
 
+/* A report of j whose rank is beyond the job's cap was refused: a step_rank_cap finding about
+ * the node that sent it, the first time for the job, and at most one a minute per node (a
+ * process that makes up a job id per report gets one line a minute, not one per report). */
+static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
+                        const struct hn_step_in *s)
+{
+    struct node *n = &b->nodes[node];
+    if (j->cap_warned || now < n->step_cap_next)
+        return;
+    j->cap_warned = 1;
+    n->step_cap_next = now + CAP_WARN_S;
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev),
+             "job=%s rank=%lld world=%lld cap=%u ranks_per_node_max=%u sched_nodes=%u "
+             "report_nodes=%u",
+             j->l.id, (long long)s->rank, (long long)s->world, j->cap, ranks_per_node(b),
+             j->cap_sched, j->nreporters);
+    hb_finding_set(&f, "step_rank_cap", HN_SEV_WARN, -1, ev,
+                   "step reports of job %s refused: rank %lld is beyond its cap of %u ranks "
+                   "(%u per node, %u nodes)",
+                   j->l.id, (long long)s->rank, j->cap, ranks_per_node(b),
+                   j->cap_sched > j->nreporters ? j->cap_sched : j->nreporters);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
+/* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
+ * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
+ * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
+ * the scheduler lists the job's nodes is still accepted. */
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
 {
     struct hn_jobs *js = b->jobs;
@@ -589,11 +672,21 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
     int i = find_job(js, s->job);
     struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);
+    add_reporter(j, node);
     unsigned want = rank + 1;
-    if (s->world > 0 && (unsigned)s->world > want)
-        want = (unsigned)s->world;
-    if (want > j->l.ranks)
-        grow_ranks(j, want);
+    unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;
+    if (claim > j->l.ranks) {
+        unsigned cap = rank_cap(b, j);
+        if (want > cap && want > j->l.ranks) {
+            cap_refused(b, now, j, node, s);
+            return -ERANGE;
+        }
+        unsigned to = claim < cap ? claim : cap;
+        if (to < want)
+            to = want; /* within the ranks it already has (a ledger restored bigger) */
+        if (to > j->l.ranks)
+            grow_ranks(j, to);
+    }
     struct rank_st *r = &j->ranks[rank];
     j->l.ended = 0;
     j->dirty = 1;
@@ -670,6 +763,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
 {
     struct hn_jobs *js = b->jobs;
     js->sched_poll = now;
+    js->sched_gen++;
     js->now = now;
     if (!job || !job[0])
         return;

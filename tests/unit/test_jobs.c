@@ -1,11 +1,13 @@
 /*
  * test_jobs.c - the brain's job model driven by scripted step reports in virtual time: the
  * ledger (productive and lost time by cause, ETTR), MFU, stragglers (suspect, then drained at
- * the next checkpoint), hangs, restarts houston did not cause, and bounded memory.
+ * the next checkpoint), hangs, restarts houston did not cause, bounded memory, and the rank
+ * cap that keeps a made-up job from allocating 2^20 ranks.
  */
 #include "common/sku.h"
 #include "common/xid.h"
 #include "control/brain.h"
+#include "control/control.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,8 +22,9 @@
 static struct hn_xid_catalog *catalog;
 static struct hn_sku_table *skus;
 
-/* `nodes` ready nodes of 4 H100s, one rack; every automatic removal allowed. */
-static struct hn_brain *fleet(int nodes)
+/* `nodes` ready nodes of 4 H100s, one rack; every automatic removal allowed; at most
+ * `per_node` ranks per node of a job (0: the default). */
+static struct hn_brain *fleet_cap(int nodes, unsigned per_node)
 {
     struct hn_brain_config cfg;
     hn_brain_config_default(&cfg);
@@ -30,6 +33,8 @@ static struct hn_brain *fleet(int nodes)
     cfg.guard_fraction = 1;
     cfg.guard_per_rack = 0;
     cfg.restart_s = 60;
+    if (per_node)
+        cfg.ranks_per_node_max = per_node;
     struct hn_brain *b = hn_brain_new(&cfg);
     for (int i = 0; i < nodes; i++) {
         char name[16];
@@ -37,6 +42,11 @@ static struct hn_brain *fleet(int nodes)
         assert_int_equal(hn_brain_add_node(b, name, "r1", "H100", 4, HN_NODE_READY), i);
     }
     return b;
+}
+
+static struct hn_brain *fleet(int nodes)
+{
+    return fleet_cap(nodes, 0);
 }
 
 static struct hn_step_in report(const char *job, int rank, int world, uint64_t step, double sec)
@@ -396,6 +406,174 @@ static void restore_and_bad_reports(void **state)
     hn_brain_free(b);
 }
 
+static unsigned job_ranks(struct hn_brain *b, const char *id)
+{
+    struct hn_job_view v;
+    job_view(b, id, &v);
+    return v.l.ranks;
+}
+
+static void made_up_world_allocates_at_most_the_cap(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    struct hn_brain_config d;
+    hn_brain_config_default(&d);
+    assert_int_equal(d.ranks_per_node_max, 64);
+    /* One node, a job the scheduler never listed, world 2^20: accepted, sized by the cap. */
+    struct hn_step_in in = report("fake", 0, 1 << 20, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, 0, &in), 0);
+    assert_int_equal(job_ranks(b, "fake"), 64);
+    int i = hn_brain_find_job(b, "fake");
+    const char *node;
+    int gpu;
+    double secs;
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 63, &node, &gpu, &secs), 0);
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 64, &node, &gpu, &secs), -EINVAL);
+    /* Claiming it again from the same node changes nothing; world alone is never refused. */
+    in = report("fake", 63, 1 << 20, 2, 1.0);
+    assert_int_equal(hn_brain_step(b, 11, 0, &in), 0);
+    assert_int_equal(job_ranks(b, "fake"), 64);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL), 0);
+    /* 256 made-up jobs (the table's size) from one node: 256 x 64 ranks, not 256 x 2^20. */
+    size_t total = 0;
+    for (int k = 0; k < 256; k++) {
+        char id[16];
+        snprintf(id, sizeof(id), "f%d", k);
+        in = report(id, 0, 1 << 20, 1, 1.0);
+        assert_int_equal(hn_brain_step(b, 12, 0, &in), 0);
+    }
+    for (size_t k = 0; k < hn_brain_job_count(b); k++) {
+        struct hn_job_view v;
+        assert_int_equal(hn_brain_job_view(b, k, &v), 0);
+        total += v.l.ranks;
+    }
+    assert_true(total <= 256 * 64);
+    /* A second node reporting for the job doubles its cap. */
+    in = report("f255", 64, 1 << 20, 2, 1.0);
+    assert_int_equal(hn_brain_step(b, 13, 1, &in), 0);
+    assert_int_equal(job_ranks(b, "f255"), 128);
+    hn_brain_free(b);
+}
+
+static void rank_beyond_the_cap_is_refused(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    struct hn_step_in in = report("x", 64, 65, 100, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, 0, &in), -ERANGE);
+    /* Nothing applied: no ranks, no progress, nothing to save. */
+    assert_int_equal(job_ranks(b, "x"), 0);
+    struct hn_job_view v;
+    job_view(b, "x", &v);
+    assert_int_equal((int)v.l.step, 0);
+    assert_true(v.l.productive_s == 0);
+    assert_int_equal(hn_brain_job_dirty(b, (size_t)hn_brain_find_job(b, "x"), 0), 0);
+    /* Logged once: a finding about the node that sent it, naming the job, rank and cap. */
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", &o), 1);
+    assert_string_equal(o.node, "n1");
+    assert_string_equal(o.job, "x");
+    assert_int_equal(o.finding.severity, HN_SEV_WARN);
+    assert_non_null(strstr(o.finding.evidence, "job=x rank=64 world=65 cap=64"));
+    in = report("x", 1000, -1, 101, 1.0);
+    assert_int_equal(hn_brain_step(b, 11, 0, &in), -ERANGE);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL), 0);
+    /* Another made-up job from the same node within the minute: refused, not logged... */
+    in = report("y", 5000, -1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 30, 0, &in), -ERANGE);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL), 0);
+    /* ...until the minute has passed; another node is logged at once. */
+    in = report("z", 5000, -1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 31, 1, &in), -ERANGE);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", &o), 1);
+    assert_string_equal(o.node, "n2");
+    in = report("y", 5000, -1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 71, 0, &in), -ERANGE);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", &o), 1);
+    assert_string_equal(o.job, "y");
+    /* The absolute ceiling stays a bad value whatever the cap. */
+    in = report("x", 0, (1 << 20) + 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 72, 0, &in), -EINVAL);
+    hn_brain_free(b);
+}
+
+static void later_nodes_and_the_scheduler_raise_the_cap(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(6);
+    /* A 256-rank job on n1..n4 (64 per node): n2 reports before the scheduler lists it and
+     * before the other nodes; its rank 100 is beyond 64 x 1 node. */
+    struct hn_step_in in = report("big", 100, 256, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, 1, &in), -ERANGE);
+    /* Rank 0 on n1 with world 256: accepted, sized by the cap of 2 reporting nodes (the refused
+     * report's node counts). */
+    in = report("big", 0, 256, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, 0, &in), 0);
+    assert_int_equal(job_ranks(b, "big"), 128);
+    /* n2's next report is now within the cap; the refused one is lost. */
+    in = report("big", 100, 256, 2, 1.0);
+    assert_int_equal(hn_brain_step(b, 11, 1, &in), 0);
+    in = report("big", 255, 256, 2, 1.0);
+    assert_int_equal(hn_brain_step(b, 11, 3, &in), -ERANGE); /* 3 nodes: 192 */
+    /* The scheduler lists the job on n1..n4: the cap is 4 x 64 and rank 255 is accepted. */
+    for (int n = 0; n < 6; n++)
+        hn_brain_node_job(b, 12, n, "");
+    for (int n = 0; n < 4; n++)
+        hn_brain_node_job(b, 12, n, "big");
+    in = report("big", 255, 256, 3, 1.0);
+    assert_int_equal(hn_brain_step(b, 13, 3, &in), 0);
+    assert_int_equal(job_ranks(b, "big"), 256);
+    in = report("big", 256, 257, 3, 1.0);
+    assert_int_equal(hn_brain_step(b, 13, 3, &in), -ERANGE);
+    /* Listed on 6 nodes and nobody else reporting: 384 ranks, whatever world claims. */
+    hn_brain_node_job(b, 14, 4, "big");
+    hn_brain_node_job(b, 14, 5, "big");
+    in = report("big", 383, 1 << 20, 4, 1.0);
+    assert_int_equal(hn_brain_step(b, 15, 4, &in), 0);
+    assert_int_equal(job_ranks(b, "big"), 384);
+    hn_brain_free(b);
+}
+
+static void normal_jobs_are_unaffected(void **state)
+{
+    (void)state;
+    /* A tight cap of 4 ranks per node, and 4 ranks on each of 4 nodes, never listed by the
+     * scheduler: every report is accepted, in the order step_all sends them. */
+    struct hn_brain *b = fleet_cap(4, 4);
+    for (uint64_t s = 1; s <= 100; s++)
+        step_all(b, (double)s, "ok", 16, s, 1.0, NULL, (int64_t)(s / 50 * 50));
+    struct hn_job_view v;
+    job_view(b, "ok", &v);
+    assert_int_equal(v.l.ranks, 16);
+    assert_int_equal(v.nodes, 4);
+    assert_int_equal((int)v.l.step, 100);
+    assert_true(fabs(v.l.productive_s - 100) < 1e-6);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, NULL, NULL), 0);
+    /* A ledger restored with more ranks than the cap keeps them. */
+    struct hn_job_ledger l = {.id = "old", .ranks = 512, .first_seen = 1, .last_report = 2};
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    struct hn_step_in in = report("old", 300, 1024, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 200, 0, &in), 0);
+    assert_int_equal(job_ranks(b, "old"), 512);
+    in = report("old", 512, 1024, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 200, 0, &in), -ERANGE);
+    hn_brain_free(b);
+
+    /* The controller key. */
+    struct hn_control_config c;
+    char err[256];
+    hn_control_config_defaults(&c);
+    assert_int_equal(c.brain.ranks_per_node_max, 64);
+    assert_int_equal(hn_control_config_set(&c, "ranks-per-node-max", "256", err, sizeof(err)), 0);
+    assert_int_equal(c.brain.ranks_per_node_max, 256);
+    assert_int_equal(hn_control_config_set(&c, "ranks-per-node-max", "0", err, sizeof(err)), -1);
+    assert_int_equal(hn_control_config_set(&c, "ranks-per-node-max", "2.5", err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "ranks-per-node-max"));
+    assert_int_equal(c.brain.ranks_per_node_max, 256);
+    hn_control_config_fini(&c);
+}
+
 int main(void)
 {
     char err[256];
@@ -415,6 +593,10 @@ int main(void)
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),
         cmocka_unit_test(restore_and_bad_reports),
+        cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
+        cmocka_unit_test(rank_beyond_the_cap_is_refused),
+        cmocka_unit_test(later_nodes_and_the_scheduler_raise_the_cap),
+        cmocka_unit_test(normal_jobs_are_unaffected),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hn_xid_catalog_free(catalog);
