@@ -8,6 +8,7 @@
  * hn_strag_step() finds the medians and the typical rank's noise and runs it over every rank.
  */
 #include "jobs/straggler.h"
+#include "jobs/straggler_int.h"
 
 #include "common/util.h"
 
@@ -21,14 +22,15 @@
  * deviation does the same (both: Huber & Ronchetti, "Robust Statistics", 2nd ed., 5.1). */
 #define MAD_TO_SIGMA      1.4826
 #define MEAN_ABS_TO_SIGMA 1.2533
-/* Arrays at least this long are bracketed from a sample of SAMPLE values (median_large). */
+/* Jobs of at least this many ranks find the step's median from a bracket drawn from a sample
+ * of SAMPLE values (step_median). */
 #define BRACKET_MIN 4096
 #define SAMPLE      512
-/* The evidence table: EV_TABLE intervals from EV_Z_LO noise units up to its maximum. */
-#define EV_TABLE 1024
-#define EV_Z_LO  (-24.0)
-/* Steps between recounts of the typical rank's noise. */
-#define POOL_EVERY 16
+/* Below this many noise units (a report far faster than normal) the evidence is held. */
+#define EV_Z_LO (-24.0f)
+/* Steps between recounts of the typical rank's noise, and the most ranks it looks at. */
+#define POOL_EVERY  16
+#define POOL_SAMPLE 2048
 /* Ranks sampled for this step's spread. */
 #define DISPERSION_SAMPLE 256
 /* This step's spread counts when it is this many times the typical noise. */
@@ -47,6 +49,40 @@
  * of a step. Both compilers the build supports (GCC, Clang) take the attribute. */
 #define ALWAYS_INLINE __attribute__((always_inline)) inline
 
+/* The loops over all ranks (quick_kernel, count_below) are compiled for the vector units of
+ * x86-64 servers, chosen when the program loads (GCC's and Clang's function multiversioning):
+ * AVX-512 and AVX2 run 16 and 8 ranks at a time, the baseline's SSE2 fewer. The arithmetic is
+ * the same in every version (the build turns off contraction into fused multiply-adds), so the
+ * results do not depend on the machine. Elsewhere (aarch64: NEON is the baseline) the compiler's
+ * own vectorisation applies. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QUICK_PASS_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define QUICK_PASS_TARGETS
+#endif
+
+/* fmax/fmin without their NaN rules, which cost a library call on some targets; callers pass
+ * numbers. */
+static inline double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static inline double dmin(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+static inline float fmaxs(float a, float b)
+{
+    return a > b ? a : b;
+}
+
+static inline float fmins(float a, float b)
+{
+    return a < b ? a : b;
+}
+
 enum phase { PH_WARMUP, PH_NORMAL, PH_SLOW };
 
 enum { SPIKE_NONE, SPIKE_OPEN };
@@ -54,31 +90,48 @@ enum { SPIKE_NONE, SPIKE_OPEN };
 /* What series_update() found in one report. */
 enum event { EV_NONE, EV_WARM, EV_PERSISTENT, EV_TRANSIENT, EV_RECOVERED };
 
+/* The per-report state is in float, and so is the per-report arithmetic: a ratio near 1 and
+ * its noise of a few percent need nowhere near a double's 16 digits, and in float the loop over
+ * ranks runs on twice as many ranks per vector (quick_kernel). */
 struct series {
-    double base;     /* the normal value: ratio to the peer median, or the job's median time */
-    double s1, s2;   /* the two smoothings behind base (adapt) */
-    double noise;    /* relative standard deviation of the value around base */
-    double cusum;    /* summed evidence (log-likelihood ratio); 0 when nothing is suspected */
-    double peak;     /* largest excess since the CUSUM onset */
-    double alarm;    /* slowdown reported when the episode was detected */
-    double score;    /* the CUSUM when it was detected */
-    double sum;      /* excess summed over the episode's reports (since_onset of them) */
-    double sum_high; /* sum when the episode was last slow (at last_high) */
-    uint32_t n_high; /* since_onset then */
-    uint64_t first_step;
-    uint64_t onset;     /* estimated first slow step of the current excursion */
-    uint64_t last_high; /* last step of the episode at least half as slow as reported */
+    float base;          /* the normal value: ratio to the peer median, or the job's median time */
+    float s1, s2;        /* the two smoothings behind base (adapt) */
+    float noise;         /* relative standard deviation of the value around base */
+    float cusum;         /* summed evidence (log-likelihood ratio); 0 when nothing is suspected */
+    float peak;          /* largest excess since the CUSUM onset */
+    double alarm;        /* slowdown reported when the episode was detected */
+    double score;        /* the CUSUM when it was detected */
+    double sum;          /* excess summed over the episode's reports (since_onset of them) */
+    double sum_high;     /* sum when the episode was last slow (at last_high) */
+    uint32_t n_high;     /* since_onset then */
+    uint64_t first_step; /* of the first report (finish_warmup) */
+    uint64_t onset;      /* estimated first slow step of the current excursion */
+    uint64_t last_high;  /* last step of the episode at least half as slow as reported */
     uint64_t spike_onset, spike_last;
     uint32_t reports;     /* saturates at UINT32_MAX */
     uint32_t since_onset; /* reports since onset, onset included */
     float spike_peak;
     float w_prev, c0, c1; /* winsorised excess of the last adapted report; EWMAs of w * w and
                            * of w * w_prev, which give the lag-1 autocorrelation (autocorr) */
+    uint64_t ring_from;   /* the ring holds this series' reports of counted steps after this one */
     uint8_t phase;
-    uint8_t pos;               /* next ring slot */
-    uint8_t fill;              /* ring entries in use */
-    uint8_t spike_state;       /* SPIKE_NONE, or SPIKE_OPEN during an excursion with spikes */
-    float ring[HN_STRAG_RING]; /* warm-up: values; afterwards: excess d per report */
+    uint8_t spike_state; /* SPIKE_NONE, or SPIKE_OPEN during an excursion with spikes */
+};
+
+/*
+ * The newest HN_STRAG_RING reports of a series (warm-up: its values; afterwards: its excess d
+ * per report), kept by the detector's count of counted steps: the report of counted step c is
+ * in slot c % HN_STRAG_RING, and a rank that did not report a step has NaN there. All ranks'
+ * rings are one array, slot by slot (ring[slot * ranks + r]), so that a step's reports are
+ * written in one sweep (quick_kernel); the job's series has a ring of its own. A view is one
+ * series' ring at the current step.
+ */
+struct ring_view {
+    float *p;              /* slot 0 of the series */
+    size_t stride;         /* from one slot to the next */
+    uint64_t now;          /* the current counted step */
+    uint64_t from;         /* the series' ring_from */
+    const uint64_t *steps; /* [HN_STRAG_RING]: the step number of each slot's counted step */
 };
 
 /*
@@ -92,13 +145,11 @@ struct series {
  * is held at the maximum there: a spike counts no more than a moderately slow report does.
  */
 struct model {
-    double trend;               /* alpha / (1 - alpha): Brown's trend gain (adapt) */
-    double shift, nu, half_nu1; /* (nu + 1) / 2 */
-    double z_top, top;
-    /* evidence_of sampled at EV_TABLE + 1 points from EV_Z_LO to z_top, for the per-report
-     * path (a log per rank per step is a third of a step's time at 16,384 ranks). */
-    double inv_dz;
-    double table[EV_TABLE + 2];
+    float shift, nu, half_nu1; /* (nu + 1) / 2 */
+    float z_top, top;
+    /* The thresholds the per-report arithmetic uses, in float once for both paths. */
+    float alpha, trend;    /* baseline_alpha; alpha / (1 - alpha), Brown's trend gain (adapt) */
+    float floor, h, spike; /* noise_floor, cusum_h, transient_min */
 };
 
 /* The log-likelihood ratio above for any shift (> 0), held at its maximum. */
@@ -111,41 +162,97 @@ static double llr_t(double nu, double shift, double z)
     return (nu + 1) / 2 * log(a / b);
 }
 
-static double evidence_of(const struct model *e, double z)
-{
-    return llr_t(e->nu, e->shift, z);
-}
-
 static void model_init(struct model *e, const struct hn_strag_config *cfg)
 {
     double shift = cfg->shift, nu = cfg->tail_dof;
-    e->trend = cfg->baseline_alpha / (1 - cfg->baseline_alpha);
-    e->shift = shift;
-    e->nu = nu;
-    e->half_nu1 = (nu + 1) / 2;
-    e->z_top = (shift + sqrt(shift * shift + 4 * nu)) / 2;
-    double a = nu + e->z_top * e->z_top, b = nu + (e->z_top - shift) * (e->z_top - shift);
-    e->top = e->half_nu1 * log(a / b);
-    double dz = (e->z_top - EV_Z_LO) / EV_TABLE;
-    e->inv_dz = 1 / dz;
-    for (int i = 0; i <= EV_TABLE; i++)
-        e->table[i] = evidence_of(e, EV_Z_LO + i * dz);
-    e->table[EV_TABLE + 1] = e->top; /* interpolation at the last point reads one past it */
+    double z_top = (shift + sqrt(shift * shift + 4 * nu)) / 2;
+    e->shift = (float)shift;
+    e->nu = (float)nu;
+    e->half_nu1 = (float)((nu + 1) / 2);
+    e->z_top = (float)z_top;
+    e->top = (float)llr_t(nu, shift, z_top);
+    e->alpha = (float)cfg->baseline_alpha;
+    e->trend = (float)(cfg->baseline_alpha / (1 - cfg->baseline_alpha));
+    e->floor = (float)cfg->noise_floor;
+    e->h = (float)cfg->cusum_h;
+    e->spike = (float)cfg->transient_min;
 }
 
-/* evidence_of by linear interpolation in the table (within 1e-4 of it); below EV_Z_LO, a far
- * faster report than normal, it is held at its value there. */
-static inline double evidence_fast(const struct model *e, double z)
+/*
+ * ln(a / b) for finite, normal a, b > 0, to float precision, in operations a compiler can run
+ * on a vector of values (libm's log is a call per value) and with one division. Each of a and b
+ * is split into its exponent and a mantissa in [1, 2); the mantissas' ratio is brought into
+ * [sqrt(1/2), sqrt(2)] by a factor of two, and ln m = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...)
+ * with s = (ma - mb) / (ma + mb), |s| <= 0.172, summed to s^9 (the next term is below 1e-9;
+ * Abramowitz & Stegun 4.1.28).
+ */
+static ALWAYS_INLINE float exponent_of(float x, float *mantissa)
 {
-    if (z >= e->z_top)
-        return e->top;
-    double x = (z - EV_Z_LO) * e->inv_dz;
-    if (!(x > 0))
-        return e->table[0];
-    int i = (int)x;
-    double f = x - i;
-    return e->table[i] + f * (e->table[i + 1] - e->table[i]);
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    uint32_t mbits = (u & 0x007fffffu) | 0x3f800000u; /* [1, 2) */
+    memcpy(mantissa, &mbits, sizeof(*mantissa));
+    return (float)((int32_t)(u >> 23) - 127); /* x > 0: no sign bit */
 }
+
+static ALWAYS_INLINE float fast_log_ratio(float a, float b)
+{
+    float ma, mb;
+    float k = exponent_of(a, &ma) - exponent_of(b, &mb);
+    int high = ma > 1.41421356f * mb, low = mb > 1.41421356f * ma;
+    ma = high ? ma * 0.5f : ma;
+    mb = low ? mb * 0.5f : mb;
+    k = high ? k + 1 : low ? k - 1 : k;
+    float t = (ma - mb) / (ma + mb), t2 = t * t;
+    float p = 1.0f / 9;
+    p = p * t2 + 1.0f / 7;
+    p = p * t2 + 1.0f / 5;
+    p = p * t2 + 1.0f / 3;
+    p = p * t2 + 1;
+    return k * 0.693147181f + 2 * t * p;
+}
+
+/* The evidence of one report with standardised excess z, for every report (the quick and the
+ * full path both use it, so that they agree to the bit): llr_t for the model's shift, held at
+ * its maximum beyond z_top and, for a report far faster than normal, at its value at EV_Z_LO.
+ * The model comes as a copy, which the quick path keeps in registers. */
+static ALWAYS_INLINE float evidence(struct model e, float z)
+{
+    float zc = fmaxs(z, EV_Z_LO);
+    float a = e.nu + zc * zc, b = e.nu + (zc - e.shift) * (zc - e.shift);
+    float llr = e.half_nu1 * fast_log_ratio(a, b);
+    return z >= e.z_top ? e.top : llr;
+}
+
+/*
+ * The state of every rank that each of its reports reads and writes, one array per field, so
+ * that the loop over ranks (quick_kernel) runs on whole vectors of ranks and reads as few bytes
+ * as it can: the scales are floats (a ratio near 1 and its noise need nowhere near a double's
+ * precision; the arithmetic stays in double). A rank's other fields stay in its struct series,
+ * which only the full path (rank_update) reads; for ranks these arrays are the truth and the
+ * struct's copies of them are filled in only around series_update().
+ */
+struct hot {
+    float *base, *s1, *s2, *noise, *cusum, *peak, *c0, *c1, *w_prev;
+    uint64_t *onset;
+    uint32_t *since; /* since_onset */
+    uint32_t *reports;
+    /* 32 bits, as the floats, not 8: the vector loop's width follows its narrowest type, and
+     * 32 lanes of doubles would not fit the registers. */
+    uint32_t *mode; /* MODE_* */
+    uint32_t *took; /* this step: TOOK_NONE, TOOK_QUICK or TOOK_FULL */
+};
+
+/* Which of a rank's reports quick_kernel may take (what else the full path does). */
+enum {
+    MODE_WARMUP, /* warm-up: all but its last report */
+    MODE_QUIET,  /* settled or settling, no episode, no spike open: all but decisions and spikes */
+    MODE_SPIKE,  /* no episode, a spike open: once settled, those that leave the CUSUM above zero
+                  * (the excursion goes on) and are no decision or spike */
+    MODE_FULL,   /* in an episode: none */
+};
+
+enum { TOOK_NONE, TOOK_QUICK, TOOK_FULL };
 
 struct hn_strag {
     struct hn_strag_config cfg;
@@ -156,8 +263,12 @@ struct hn_strag {
     int any_step;
     struct series job;
     struct series *rank; /* [ranks] */
-    double *scratch;     /* [ranks] selection buffer */
-    double *band;        /* [ranks] for median_large */
+    struct hot hot;      /* [ranks] each */
+    float *ring;         /* [HN_STRAG_RING * ranks]: the ranks' rings, slot by slot */
+    float job_ring[HN_STRAG_RING];
+    uint64_t slot_step[HN_STRAG_RING]; /* the step number of each ring slot's counted step */
+    double *scratch;                   /* [ranks] selection buffer */
+    double *band;                      /* [ranks] for step_median */
     double sample[SAMPLE];
     struct hn_strag_detection *queue;
     size_t qcap, qhead, qlen;
@@ -165,20 +276,9 @@ struct hn_strag {
     double pool;         /* the typical warm rank's noise (pool_noise) */
     double widen;        /* wander() of the typical warm rank's autocorrelation */
     unsigned warm_ranks; /* ranks past warm-up */
+    int no_quick;        /* hn_strag_set_quick(s, 0): every report takes the full path */
     unsigned pool_ranks; /* warm ranks when pool was counted */
 };
-
-/* fmax/fmin without their NaN rules, which cost a library call on some targets; callers pass
- * numbers. */
-static inline double dmax(double a, double b)
-{
-    return a > b ? a : b;
-}
-
-static inline double dmin(double a, double b)
-{
-    return a < b ? a : b;
-}
 
 /* ---- configuration ---- */
 
@@ -319,103 +419,105 @@ static double median_of(double *a, size_t n)
     return (lower + upper) / 2;
 }
 
-/*
- * The same for large arrays, several times faster: quickselect over many values spends its time
- * in branches it mispredicts. As in Floyd & Rivest's SELECT ("Expected time bounds for
- * selection", CACM 18(3), 1975), the order statistics of an evenly spread sample bracket the
- * median; one pass without data-dependent branches copies the values inside the bracket to
- * band[] and counts those below it, and quickselect finishes on the ~13% that are left. The
- * bracket is three standard deviations of the sample median's rank wide on each side, so it
- * misses about one time in 400; then the whole of a is selected. sample[] holds SAMPLE values,
- * band[] n. Reorders a.
- */
-static double median_large(double *a, size_t n, double *band, double *sample)
+static void ring_put(const struct ring_view *rv, double v)
 {
-    if (n < BRACKET_MIN)
-        return median_of(a, n);
-    /* An odd stride visits every local rank of a node, so a slow rank 0 on each node cannot
-     * tilt the sample. */
-    size_t stride = (n / SAMPLE) | 1, ns = 0;
-    for (size_t i = 0; i < n && ns < SAMPLE; i += stride)
-        sample[ns++] = a[i];
-    size_t half = (size_t)(1.5 * sqrt((double)ns)) + 1;
-    size_t lo_i = ns / 2 - half, hi_i = ns / 2 + half;
-    select_kth(sample, ns, lo_i);
-    double lo = sample[lo_i];
-    select_kth(sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
-    double hi = sample[hi_i];
-
-    size_t below = 0, w = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = a[i];
-        below += x < lo;
-        band[w] = x;
-        w += (x >= lo) & (x <= hi);
-    }
-    size_t k = n / 2, need_lo = n % 2 ? k : k - 1;
-    if (below > need_lo || below + w <= k)
-        return median_of(a, n);
-    size_t kk = k - below;
-    select_kth(band, w, kk);
-    double upper = band[kk];
-    if (n % 2)
-        return upper;
-    double lower = band[0];
-    for (size_t i = 1; i < kk; i++) {
-        if (band[i] > lower)
-            lower = band[i];
-    }
-    return (lower + upper) / 2;
+    rv->p[(rv->now % HN_STRAG_RING) * rv->stride] = (float)v;
 }
 
-/* Median of the newest n (1..HN_STRAG_RING) ring entries of s. */
-static double ring_median(const struct series *s, unsigned n)
+/* Copies the series' reports in its ring into v, oldest first (at most HN_STRAG_RING);
+ * returns how many, and in *first (when not NULL) the step number of the oldest. */
+static unsigned ring_get(const struct ring_view *rv, double *v, uint64_t *first)
 {
-    double v[HN_STRAG_RING];
-    assert(n >= 1 && n <= s->fill);
-    for (unsigned i = 0; i < n; i++)
-        v[i] = s->ring[(s->pos + HN_STRAG_RING - 1 - i) % HN_STRAG_RING];
-    /* Insertion sort: n is at most 16 and this runs only at decisions. */
-    for (unsigned i = 1; i < n; i++) {
-        double t = v[i];
-        unsigned j = i;
-        for (; j > 0 && v[j - 1] > t; j--)
-            v[j] = v[j - 1];
-        v[j] = t;
+    uint64_t span = rv->now - rv->from < HN_STRAG_RING ? rv->now - rv->from : HN_STRAG_RING;
+    unsigned n = 0;
+    for (uint64_t c = rv->now + 1 - span; c <= rv->now; c++) {
+        float x = rv->p[(c % HN_STRAG_RING) * rv->stride];
+        if (x == x) { /* not NaN: a report */
+            if (n == 0 && first)
+                *first = rv->steps[c % HN_STRAG_RING];
+            v[n++] = x;
+        }
     }
+    return n;
+}
+
+/*
+ * Batcher's odd-even merge sort network for 16 values ("Sorting networks and their
+ * applications", AFIPS 1968): 63 compare-exchanges (i, j), i < j, that leave any 16 values in
+ * order, listed in the order of the network's usual iterative form (for p = 1, 2, 4, 8; for
+ * k = p, p/2, ..., 1; for j = k mod p, step 2k; for i < k: (i + j, i + j + k) when both lie
+ * in the same block of 2p). test_straggler.c checks that it sorts.
+ */
+_Static_assert(HN_STRAG_RING == 16, "sort16 sorts a ring of 16");
+static const uint8_t sort16[63][2] = {
+    {0, 1},   {2, 3},   {4, 5}, {6, 7},   {8, 9},   {10, 11}, {12, 13}, {14, 15}, {0, 2},
+    {1, 3},   {4, 6},   {5, 7}, {8, 10},  {9, 11},  {12, 14}, {13, 15}, {1, 2},   {5, 6},
+    {9, 10},  {13, 14}, {0, 4}, {1, 5},   {2, 6},   {3, 7},   {8, 12},  {9, 13},  {10, 14},
+    {11, 15}, {2, 4},   {3, 5}, {10, 12}, {11, 13}, {1, 2},   {3, 4},   {5, 6},   {9, 10},
+    {11, 12}, {13, 14}, {0, 8}, {1, 9},   {2, 10},  {3, 11},  {4, 12},  {5, 13},  {6, 14},
+    {7, 15},  {4, 8},   {5, 9}, {6, 10},  {7, 11},  {2, 4},   {3, 5},   {6, 8},   {7, 9},
+    {10, 12}, {11, 13}, {1, 2}, {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14},
+};
+
+/* Sorts v[0..n), n <= 16, through sort16 with the missing values +inf: a fixed sequence of
+ * min and max, where quickselect would mispredict a branch in every other comparison (this
+ * runs for every rank when the ranks end their warm-up together). */
+static void sort_ring(double *v, unsigned n)
+{
+    double a[16];
+    for (unsigned i = 0; i < 16; i++)
+        a[i] = i < n ? v[i] : INFINITY;
+    for (unsigned c = 0; c < 63; c++) {
+        double x = a[sort16[c][0]], y = a[sort16[c][1]];
+        a[sort16[c][0]] = dmin(x, y);
+        a[sort16[c][1]] = dmax(x, y);
+    }
+    memcpy(v, a, n * sizeof(*v));
+}
+
+/* The median of v[0..n), 1 <= n <= HN_STRAG_RING, the same value median_of gives. Reorders v. */
+static double median_ring(double *v, unsigned n)
+{
+    sort_ring(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void ring_push(struct series *s, double v)
+/* Median of the newest n (at least 1) reports in the series' ring, or of as many as it
+ * holds (at least the current one). */
+static double ring_median(const struct ring_view *rv, unsigned n)
 {
-    s->ring[s->pos] = (float)v;
-    s->pos = (uint8_t)((s->pos + 1) % HN_STRAG_RING);
-    if (s->fill < HN_STRAG_RING)
-        s->fill++;
+    double v[HN_STRAG_RING];
+    unsigned k = ring_get(rv, v, NULL);
+    assert(k >= 1 && n >= 1);
+    if (n > k)
+        n = k;
+    return median_ring(v + (k - n), n);
 }
 
 /* ---- one series ---- */
 
 /* Ends warm-up: the baseline is the median of the warm-up values, the noise their scaled MAD
  * relative to it (at least the floor). */
-static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
+static void finish_warmup(const struct hn_strag_config *cfg, struct series *s,
+                          const struct ring_view *rv)
 {
-    double v[HN_STRAG_RING];
-    unsigned n = s->fill;
-    for (unsigned i = 0; i < n; i++)
-        v[i] = s->ring[i];
-    double base = median_of(v, n);
+    double v[HN_STRAG_RING], in_order[HN_STRAG_RING];
+    /* The first report is the oldest one in the ring (when the warm-up took more counted
+     * steps than the ring holds, because the series missed some, the oldest one kept). */
+    unsigned n = ring_get(rv, v, &s->first_step);
+    memcpy(in_order, v, n * sizeof(*v));
+    double base = median_ring(v, n);
     for (unsigned i = 0; i < n; i++)
         v[i] = fabs(v[i] - base);
-    double noise = base > 0 ? MAD_TO_SIGMA * median_of(v, n) / base : 0;
-    s->base = base;
-    s->s1 = base;
-    s->s2 = base;
-    s->noise = dmax(noise, cfg->noise_floor);
+    double noise = base > 0 ? MAD_TO_SIGMA * median_ring(v, n) / base : 0;
+    s->base = (float)base;
+    s->s1 = s->base;
+    s->s2 = s->base;
+    s->noise = (float)dmax(noise, cfg->noise_floor);
     /* The warm-up reports in order give the first autocorrelation estimate. */
     double c0 = 0, c1 = 0, prev = 0;
     for (unsigned i = 0; i < n; i++) {
-        double w = dmax(-2 * s->noise, dmin(2 * s->noise, s->ring[i] / base - 1));
+        double w = dmax(-2.0 * s->noise, dmin(2.0 * s->noise, in_order[i] / base - 1));
         c0 += w * w;
         c1 += w * prev;
         prev = w;
@@ -424,9 +526,22 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
     s->c1 = (float)(c1 / n);
     s->w_prev = (float)prev;
     s->phase = PH_NORMAL;
-    s->fill = 0;
-    s->pos = 0;
+    s->ring_from = rv->now; /* the warm-up values are not excess */
     s->cusum = 0;
+}
+
+/* The weight a of a series' report number n (n >= 2) in adapt and the trend gain a / (1 - a)
+ * of Brown's smoothing: alpha and trend, or 1 / n and 1 / (n - 1) while n * alpha < 1, from one
+ * division. (n is held below 2^24, where a float holds it exactly and alpha is in force long
+ * since, and converted as a signed number, which vector units can.) */
+static ALWAYS_INLINE void adapt_weight(const struct model *ev, uint32_t reports, float *a,
+                                       float *gain)
+{
+    float n = (float)(int32_t)(reports < (1u << 24) ? reports : (1u << 24));
+    int ewma = !(n * ev->alpha < 1);
+    float inv = 1 / (n * (n - 1));
+    *a = ewma ? ev->alpha : (n - 1) * inv;
+    *gain = ewma ? ev->trend : n * inv;
 }
 
 /* Follows slow drifts: baseline and noise move by alpha towards this report, the excess
@@ -434,29 +549,29 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s)
  * 1 / alpha reports the weight is 1 / reports instead: a running mean that refines what the
  * sixteen warm-up reports gave (their median is off by a third of a noise unit as often as
  * not) as fast as the reports allow, then hands over to the EWMA. */
-static ALWAYS_INLINE void adapt(const struct hn_strag_config *cfg, double trend, struct series *s,
-                                double d, double sigma)
+static ALWAYS_INLINE void adapt(const struct model *ev, struct series *s, float d, float sigma)
 {
-    double a = s->reports * cfg->baseline_alpha < 1 ? 1.0 / s->reports : cfg->baseline_alpha;
-    double w = dmax(-2 * sigma, dmin(2 * sigma, d));
-    double x = s->base * (1 + w);
-    s->s1 += a * (x - s->s1);
-    s->s2 += a * (s->s1 - s->s2);
-    double gain = a == cfg->baseline_alpha ? trend : a / (1 - a);
-    s->base = 2 * s->s1 - s->s2 + gain * (s->s1 - s->s2);
-    double dev = dmin(fabs(d) * MEAN_ABS_TO_SIGMA, NOISE_CLIP * sigma);
-    s->noise += a * (dev - s->noise);
-    s->c0 += (float)(a * (w * w - s->c0));
-    s->c1 += (float)(a * (w * s->w_prev - s->c1));
-    s->w_prev = (float)w;
-    if (s->noise < cfg->noise_floor)
-        s->noise = cfg->noise_floor;
+    float a, gain;
+    adapt_weight(ev, s->reports, &a, &gain);
+    float w = fmaxs(-2 * sigma, fmins(2 * sigma, d));
+    float x = s->base * (1 + w);
+    float s1 = s->s1 + a * (x - s->s1);
+    float s2 = s->s2 + a * (s1 - s->s2);
+    s->s1 = s1;
+    s->s2 = s2;
+    s->base = 2 * s1 - s2 + gain * (s1 - s2);
+    float dev = fmins(fabsf(d) * (float)MEAN_ABS_TO_SIGMA, NOISE_CLIP * sigma);
+    s->noise = fmaxs(s->noise + a * (dev - s->noise), ev->floor);
+    s->c0 += a * (w * w - s->c0);
+    s->c1 += a * (w * s->w_prev - s->c1);
+    s->w_prev = w;
 }
 
-/* The lag-1 autocorrelation of a series' excess, held to 0..0.9. */
-static double autocorr(const struct series *s)
+/* The lag-1 autocorrelation of a series' excess from its EWMAs c0 (of w * w) and c1 (of
+ * w * w_prev), held to 0..0.9. */
+static double autocorr(float c0, float c1)
 {
-    double rho = s->c0 > 0 ? s->c1 / s->c0 : 0;
+    double rho = c0 > 0 ? c1 / c0 : 0;
     return dmax(0, dmin(AUTOCORR_MAX, rho));
 }
 
@@ -482,18 +597,17 @@ static double wander(double rho)
  * belong to the same excursion, and a persistent detection takes the excursion over
  * (series_update clears spike_state). Returns EV_TRANSIENT when an excursion ends.
  */
-static enum event track_spikes(const struct hn_strag_config *cfg, struct series *s, uint64_t step,
-                               double d)
+static enum event track_spikes(const struct model *ev, struct series *s, uint64_t step, float d)
 {
-    if (d >= cfg->transient_min) {
+    if (d >= ev->spike) {
         if (s->spike_state == SPIKE_NONE) {
             s->spike_onset = step;
-            s->spike_peak = (float)d;
+            s->spike_peak = d;
         }
         s->spike_state = SPIKE_OPEN;
         s->spike_last = step;
         if (d > s->spike_peak)
-            s->spike_peak = (float)d;
+            s->spike_peak = d;
         return EV_NONE;
     }
     if (s->spike_state == SPIKE_NONE || s->cusum > 0)
@@ -511,8 +625,8 @@ static enum event track_spikes(const struct hn_strag_config *cfg, struct series 
  * only wanders (the rank's own drift goes on while its baseline is frozen), does not end the
  * episode. Returns EV_RECOVERED or EV_NONE.
  */
-static enum event slow_report(const struct hn_strag_config *cfg, const struct model *ev,
-                              struct series *s, uint64_t step, double d, double sigma_sum,
+static enum event slow_report(const struct hn_strag_config *cfg, struct series *s,
+                              const struct ring_view *rv, uint64_t step, double d, double sigma_sum,
                               double min_slowdown)
 {
     double level = dmax(dmax(s->alarm / 4, min_slowdown), cfg->noise_floor);
@@ -523,11 +637,11 @@ static enum event slow_report(const struct hn_strag_config *cfg, const struct mo
         s->n_high = s->since_onset;
     }
     if (d > s->peak)
-        s->peak = d;
-    double e = llr_t(ev->nu, level / sigma_sum, (level - d) / sigma_sum);
-    s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
+        s->peak = (float)d;
+    double e = llr_t(cfg->tail_dof, level / sigma_sum, (level - d) / sigma_sum);
+    s->cusum = (float)dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
     unsigned n = s->since_onset < cfg->recover_window ? s->since_onset : cfg->recover_window;
-    if (s->cusum >= cfg->cusum_h && ring_median(s, n) < level) {
+    if (s->cusum >= cfg->cusum_h && ring_median(rv, n) < level) {
         s->phase = PH_NORMAL;
         s->cusum = 0;
         return EV_RECOVERED;
@@ -545,27 +659,25 @@ static enum event slow_report(const struct hn_strag_config *cfg, const struct mo
  */
 static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
                                              const struct model *ev, struct series *s,
-                                             uint64_t step, double d, double sigma,
-                                             double sigma_sum, double min_slowdown)
+                                             const struct ring_view *rv, uint64_t step, float d,
+                                             float z, float sigma, double min_slowdown)
 {
-    double z = d / sigma_sum;
     int rest = s->cusum == 0;
-    /* The ratio is negative below z = shift / 2; at rest it cannot start an excursion. */
-    double e = rest && z <= ev->shift / 2 ? 0 : evidence_fast(ev, z);
+    /* The ratio is at most 0 up to z = shift / 2; at rest such a report starts nothing. */
+    float e = rest && z <= ev->shift / 2 ? 0 : evidence(*ev, z);
     /* Page's estimate of the change point: where the statistic last left zero. */
     int start = rest && e > 0;
     s->onset = start ? step : s->onset;
     s->since_onset = start ? 1 : s->since_onset;
-    double peak = start ? d : s->peak;
+    float peak = start ? d : s->peak;
     s->peak = (!rest || e > 0) && d > peak ? d : peak;
     /* At rest with no evidence this leaves the CUSUM at zero. */
-    s->cusum = dmin(dmax(0, s->cusum + e), 2 * cfg->cusum_h);
+    s->cusum = fmins(fmaxs(0, s->cusum + e), 2 * ev->h);
     if (s->since_onset > ABSORB_REPORTS && s->cusum > 0)
         s->cusum = 0;
     enum event out = EV_NONE;
-    if (s->cusum >= cfg->cusum_h && s->since_onset >= cfg->min_steps) {
-        unsigned n = s->since_onset < s->fill ? s->since_onset : s->fill;
-        double est = ring_median(s, n);
+    if (s->cusum >= ev->h && s->since_onset >= cfg->min_steps) {
+        double est = ring_median(rv, s->since_onset);
         /* Still slow now: a run of spikes that just ended is not a slowdown. */
         if (est >= min_slowdown && d >= est / 2) {
             s->phase = PH_SLOW;
@@ -580,8 +692,8 @@ static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
             out = EV_PERSISTENT;
         }
     }
-    if (s->phase == PH_NORMAL && s->cusum < cfg->cusum_h / 2)
-        adapt(cfg, ev->trend, s, d, sigma);
+    if (s->phase == PH_NORMAL && s->cusum < ev->h / 2)
+        adapt(ev, s, d, sigma);
     return out;
 }
 
@@ -594,45 +706,57 @@ static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
  */
 static ALWAYS_INLINE enum event series_update(const struct hn_strag_config *cfg,
                                               const struct model *ev, struct series *s,
-                                              uint64_t step, double v, double peers, double widen,
-                                              double min_slowdown, int spikes)
+                                              const struct ring_view *rv, uint64_t step, double v,
+                                              float peers, float widen, double min_slowdown,
+                                              int spikes)
 {
     if (s->reports < UINT32_MAX)
         s->reports++;
     if (s->phase == PH_WARMUP) {
-        if (s->reports == 1)
-            s->first_step = step;
-        ring_push(s, v);
-        if (s->fill < cfg->warmup)
+        ring_put(rv, v);
+        if (s->reports < cfg->warmup)
             return EV_NONE;
-        finish_warmup(cfg, s);
+        finish_warmup(cfg, s, rv);
         return EV_WARM;
     }
 
-    double d = v / s->base - 1;
-    double sigma = dmax(dmax(s->noise, peers), cfg->noise_floor);
-    double sigma_sum = sigma * widen; /* for the evidence that is summed */
+    float sigma = fmaxs(s->noise, fmaxs(peers, ev->floor));
+    float sigma_sum = sigma * widen; /* for the evidence that is summed */
+    /* The excess d = v / base - 1 and its standardised z = d / sigma_sum, from one division. */
+    float inv = 1 / (s->base * sigma_sum);
+    float z = ((float)v - s->base) * inv;
+    float d = z * sigma_sum;
     enum event out = EV_NONE;
-    ring_push(s, d);
+    ring_put(rv, d);
     if (s->since_onset < UINT32_MAX)
         s->since_onset++;
 
     if (s->phase == PH_SLOW) {
-        out = slow_report(cfg, ev, s, step, d, sigma_sum, min_slowdown);
+        out = slow_report(cfg, s, rv, step, d, sigma_sum, min_slowdown);
     } else if (s->reports < 2 * cfg->warmup) {
         /* Settling: the baseline from the warm-up is refined by a running mean before any
          * evidence counts; a baseline off by a third of a noise unit would otherwise add up to
          * a detection within a few dozen reports. */
-        adapt(cfg, ev->trend, s, d, sigma);
+        adapt(ev, s, d, sigma);
     } else {
-        out = watch_report(cfg, ev, s, step, d, sigma, sigma_sum, min_slowdown);
+        out = watch_report(cfg, ev, s, rv, step, d, z, sigma, min_slowdown);
     }
     if (spikes && out == EV_NONE && s->phase == PH_NORMAL)
-        out = track_spikes(cfg, s, step, d);
+        out = track_spikes(ev, s, step, d);
     return out;
 }
 
 /* ---- the detector ---- */
+
+/* n zeroed elements of size bytes, written now: calloc maps large blocks lazily, and the page
+ * faults would otherwise come in the first steps that touch them, inside hn_strag_step, which
+ * promises to allocate nothing. */
+static void *zalloc(size_t n, size_t size)
+{
+    void *p = xcalloc(n, size);
+    memset(p, 0, n * size);
+    return p;
+}
 
 struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
 {
@@ -651,13 +775,24 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
     s->need = (unsigned)ceil(cfg->quorum * ranks);
     if (s->need < 1)
         s->need = 1;
-    s->rank = xcalloc(ranks, sizeof(*s->rank));
-    s->scratch = xcalloc(ranks, sizeof(*s->scratch));
-    s->band = xcalloc(ranks, sizeof(*s->band));
+    s->rank = zalloc(ranks, sizeof(*s->rank));
+    struct hot *h = &s->hot;
+    float **floats[] = {&h->base, &h->s1, &h->s2, &h->noise, &h->cusum,
+                        &h->peak, &h->c0, &h->c1, &h->w_prev};
+    for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
+        *floats[i] = zalloc(ranks, sizeof(float));
+    h->onset = zalloc(ranks, sizeof(uint64_t));
+    h->since = zalloc(ranks, sizeof(uint32_t));
+    h->reports = zalloc(ranks, sizeof(uint32_t));
+    h->mode = zalloc(ranks, sizeof(uint32_t)); /* MODE_WARMUP */
+    h->took = zalloc(ranks, sizeof(uint32_t));
+    s->ring = zalloc((size_t)HN_STRAG_RING * ranks, sizeof(float));
+    s->scratch = zalloc(ranks, sizeof(*s->scratch));
+    s->band = zalloc(ranks, sizeof(*s->band));
     s->qcap = 2 * (size_t)ranks + 64;
     if (s->qcap > HN_STRAG_MAX_QUEUE)
         s->qcap = HN_STRAG_MAX_QUEUE;
-    s->queue = xcalloc(s->qcap, sizeof(*s->queue));
+    s->queue = zalloc(s->qcap, sizeof(*s->queue));
     return s;
 }
 
@@ -669,6 +804,16 @@ void hn_strag_free(struct hn_strag *s)
     free(s->scratch);
     free(s->band);
     free(s->rank);
+    struct hot *h = &s->hot;
+    float *floats[] = {h->base, h->s1, h->s2, h->noise, h->cusum, h->peak, h->c0, h->c1, h->w_prev};
+    for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
+        free(floats[i]);
+    free(h->onset);
+    free(h->since);
+    free(h->reports);
+    free(h->mode);
+    free(h->took);
+    free(s->ring);
     free(s);
 }
 
@@ -730,9 +875,10 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
 /* The whole job: the peer median against its own history. */
 static int job_update(struct hn_strag *s, uint64_t step, double m)
 {
-    double widen = s->job.phase == PH_WARMUP ? 1 : wander(autocorr(&s->job));
-    enum event ev =
-        series_update(&s->cfg, &s->ev, &s->job, step, m, 0, widen, s->cfg.job_min_slowdown, 0);
+    double widen = s->job.phase == PH_WARMUP ? 1 : wander(autocorr(s->job.c0, s->job.c1));
+    struct ring_view rv = {s->job_ring, 1, s->stats.steps, s->job.ring_from, s->slot_step};
+    enum event ev = series_update(&s->cfg, &s->ev, &s->job, &rv, step, m, 0, (float)widen,
+                                  s->cfg.job_min_slowdown, 0);
     if (ev == EV_PERSISTENT)
         return emit(s, HN_STRAG_JOB_SLOWDOWN, HN_STRAG_ALL_RANKS, &s->job, step);
     if (ev == EV_RECOVERED)
@@ -740,12 +886,51 @@ static int job_update(struct hn_strag *s, uint64_t step, double m)
     return 0;
 }
 
+/* The mode (MODE_*) of a rank after a report through the full path. */
+static uint32_t mode_of(const struct series *ser)
+{
+    if (ser->phase == PH_WARMUP)
+        return MODE_WARMUP;
+    if (ser->phase != PH_NORMAL)
+        return MODE_FULL;
+    return ser->spike_state == SPIKE_NONE ? MODE_QUIET : MODE_SPIKE;
+}
+
+/* One report of rank r through the full path (series_update), its hot fields copied in and
+ * out. */
 static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, double peers)
 {
     struct series *ser = &s->rank[r];
+    struct hot *h = &s->hot;
+    ser->base = h->base[r];
+    ser->s1 = h->s1[r];
+    ser->s2 = h->s2[r];
+    ser->noise = h->noise[r];
+    ser->cusum = h->cusum[r];
+    ser->peak = h->peak[r];
+    ser->onset = h->onset[r];
+    ser->since_onset = h->since[r];
+    ser->c0 = h->c0[r];
+    ser->c1 = h->c1[r];
+    ser->w_prev = h->w_prev[r];
+    ser->reports = h->reports[r];
     int was_slow = ser->phase == PH_SLOW;
-    enum event ev =
-        series_update(&s->cfg, &s->ev, ser, step, q, peers, s->widen, s->cfg.min_slowdown, 1);
+    struct ring_view rv = {s->ring + r, s->ranks, s->stats.steps, ser->ring_from, s->slot_step};
+    enum event ev = series_update(&s->cfg, &s->ev, ser, &rv, step, q, (float)peers, (float)s->widen,
+                                  s->cfg.min_slowdown, 1);
+    h->base[r] = ser->base;
+    h->s1[r] = ser->s1;
+    h->s2[r] = ser->s2;
+    h->noise[r] = ser->noise;
+    h->cusum[r] = ser->cusum;
+    h->peak[r] = ser->peak;
+    h->onset[r] = ser->onset;
+    h->since[r] = ser->since_onset;
+    h->c0[r] = ser->c0;
+    h->c1[r] = ser->c1;
+    h->w_prev[r] = ser->w_prev;
+    h->reports[r] = ser->reports;
+    h->mode[r] = mode_of(ser);
     switch (ev) {
     case EV_WARM:
         s->warm_ranks++;
@@ -775,25 +960,101 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
  * typical one (s->widen). Recounted every POOL_EVERY steps and whenever ranks warm up. */
 static void pool_noise(struct hn_strag *s)
 {
+    /* A typical value needs no more than POOL_SAMPLE ranks; large jobs use every k-th. */
+    unsigned stride = s->ranks > POOL_SAMPLE ? s->ranks / POOL_SAMPLE : 1;
     size_t n = 0;
-    for (unsigned r = 0; r < s->ranks; r++) {
-        if (s->rank[r].phase != PH_WARMUP)
-            s->scratch[n++] = s->rank[r].noise;
+    for (unsigned r = 0; r < s->ranks; r += stride) {
+        if (s->hot.mode[r] != MODE_WARMUP)
+            s->scratch[n++] = s->hot.noise[r];
     }
     s->pool_ranks = s->warm_ranks;
-    s->pool = n ? median_large(s->scratch, n, s->band, s->sample) : 0;
+    s->pool = n ? median_of(s->scratch, n) : 0;
     n = 0;
-    for (unsigned r = 0; r < s->ranks; r++) {
-        if (s->rank[r].phase != PH_WARMUP)
-            s->scratch[n++] = autocorr(&s->rank[r]);
+    for (unsigned r = 0; r < s->ranks; r += stride) {
+        if (s->hot.mode[r] != MODE_WARMUP)
+            s->scratch[n++] = autocorr(s->hot.c0[r], s->hot.c1[r]);
     }
-    s->widen = wander(n ? median_large(s->scratch, n, s->band, s->sample) : 0);
+    s->widen = wander(n ? median_of(s->scratch, n) : 0);
 }
 
 /* True for a report: a finite positive number (false for NaN). */
 static inline int reported(double x)
 {
     return x > 0 && x < INFINITY;
+}
+
+/* The reports among x[0..n) and those of them below lo (> 0), counted in one pass that runs on
+ * vectors of values. */
+static QUICK_PASS_TARGETS void count_below(const double *restrict x, size_t n, double lo,
+                                           size_t *reports, size_t *below)
+{
+    size_t r = 0, b = 0;
+    for (size_t i = 0; i < n; i++) {
+        r += (x[i] > 0) & (x[i] < INFINITY);
+        b += (x[i] > 0) & (x[i] < lo);
+    }
+    *reports = r;
+    *below = b;
+}
+
+/*
+ * The median over the ranks that reported this step, and their number in *count. For a large
+ * job, several times faster than quickselect over the reports, which spends its time in
+ * branches it mispredicts: as in Floyd & Rivest's SELECT ("Expected time bounds for selection",
+ * CACM 18(3), 1975), the order statistics of an evenly spread sample bracket the median; one
+ * pass without data-dependent branches counts the reports and those below the bracket and
+ * copies the values inside it to band[] (what is not a report, NaN, zero, negative or infinite,
+ * fails the same comparisons), and quickselect finishes on the ~13% that are left. The bracket
+ * is three standard deviations of the sample median's rank wide on each side, so it misses
+ * about one time in 400; then all the reports are selected.
+ */
+static double step_median(struct hn_strag *s, const double *seconds, size_t *count)
+{
+    size_t ranks = s->ranks, n = 0;
+    if (ranks >= BRACKET_MIN) {
+        /* An odd stride visits every local rank of a node, so a slow rank 0 on each node
+         * cannot tilt the sample. */
+        size_t stride = (ranks / SAMPLE) | 1, ns = 0;
+        for (size_t i = 0; i < ranks && ns < SAMPLE; i += stride) {
+            if (reported(seconds[i]))
+                s->sample[ns++] = seconds[i];
+        }
+        if (ns >= SAMPLE / 2) {
+            size_t half = (size_t)(1.5 * sqrt((double)ns)) + 1;
+            size_t lo_i = ns / 2 - half, hi_i = ns / 2 + half;
+            select_kth(s->sample, ns, lo_i);
+            double lo = s->sample[lo_i];
+            select_kth(s->sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
+            double hi = s->sample[hi_i];
+            size_t below = 0, w = 0;
+            count_below(seconds, ranks, lo, &n, &below);
+            for (size_t i = 0; i < ranks; i++) {
+                double x = seconds[i];
+                s->band[w] = x;
+                w += (x >= lo) & (x <= hi); /* lo > 0 and hi finite: a report */
+            }
+            *count = n;
+            size_t k = n / 2, need_lo = n % 2 ? k : k - 1;
+            if (n > 0 && below <= need_lo && below + w > k) {
+                size_t kk = k - below;
+                select_kth(s->band, w, kk);
+                double upper = s->band[kk];
+                if (n % 2)
+                    return upper;
+                double lower = s->band[0];
+                for (size_t i = 1; i < kk; i++)
+                    lower = s->band[i] > lower ? s->band[i] : lower;
+                return (lower + upper) / 2;
+            }
+            n = 0; /* the bracket missed (about one step in 400): select among all */
+        }
+    }
+    for (size_t i = 0; i < ranks; i++) {
+        if (reported(seconds[i]))
+            s->scratch[n++] = seconds[i];
+    }
+    *count = n;
+    return n ? median_of(s->scratch, n) : NAN;
 }
 
 /* This step's spread of the excess across warm ranks, 1.4826 x its MAD: a robust scale that
@@ -804,11 +1065,145 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
     unsigned stride = s->ranks > DISPERSION_SAMPLE ? s->ranks / DISPERSION_SAMPLE : 1;
     size_t n = 0;
     for (unsigned r = 0; r < s->ranks; r += stride) {
-        const struct series *ser = &s->rank[r];
-        if (reported(seconds[r]) && ser->phase != PH_WARMUP)
-            s->scratch[n++] = fabs(seconds[r] / m / ser->base - 1);
+        if (reported(seconds[r]) && s->hot.mode[r] != MODE_WARMUP)
+            s->scratch[n++] = fabs(seconds[r] / m / s->hot.base[r] - 1);
     }
     return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * median_of(s->scratch, n) : 0;
+}
+
+/*
+ * The quick path, for all ranks at once. Most reports change only a rank's running state: a
+ * warm-up report that is not the rank's last, and a report of a settled or
+ * settling rank (MODE_QUIET, MODE_SPIKE) that is no spike and leads to no decision (its CUSUM
+ * stays below cusum_h or too few reports are in) and, with a spike open, does not end the
+ * excursion. quick_kernel does exactly what series_update, watch_report,
+ * evidence and adapt do for those, the same operations in the same order, so the results are
+ * the same to the bit, and writes every rank's report (or NaN) to the current ring slot. Every
+ * other report is marked TOOK_FULL and goes through the full path from the state as it was. The
+ * loop has no calls, no branches the compiler cannot turn into selects and no scattered stores,
+ * so it runs on vectors of ranks.
+ */
+
+/* The constants of one step's quick pass. */
+struct quick_k {
+    struct model ev;
+    uint64_t step;
+    double inv_m;
+    float peer_sigma, widen;
+    uint32_t warmup, settle, min_steps;
+};
+
+static QUICK_PASS_TARGETS void
+quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, float *restrict base,
+             float *restrict s1, float *restrict s2, float *restrict noise, float *restrict cusum,
+             float *restrict peak, float *restrict c0, float *restrict c1, float *restrict w_prev,
+             uint64_t *restrict onset, uint32_t *restrict since, uint32_t *restrict reports,
+             const uint32_t *restrict mode, uint32_t *restrict took, float *restrict ring)
+{
+    /* Everything the loop reads besides the arrays, in locals: a field read under a condition
+     * would be a masked load, which keeps GCC from vectorising. */
+    const struct model ev = k->ev;
+    const double inv_m = k->inv_m;
+    const float peer_sigma = k->peer_sigma, widen = k->widen, half_shift = ev.shift / 2;
+    const float floor = ev.floor, h = ev.h, h_max = 2 * ev.h, spike = ev.spike;
+    const uint64_t step = k->step;
+    const uint32_t warmup = k->warmup, settle = k->settle, min_steps = k->min_steps;
+    for (size_t r = 0; r < ranks; r++) {
+        /* Every load first and every store last, unconditionally: a load or store under a
+         * condition would keep the compiler from turning the selects into vector blends. */
+        double xr = x[r];
+        float b = base[r], nz = noise[r], o1 = s1[r], o2 = s2[r], cu = cusum[r], pk = peak[r];
+        float k0 = c0[r], k1 = c1[r], wp = w_prev[r];
+        uint64_t on0 = onset[r];
+        uint32_t n0 = reports[r], so0 = since[r], md = mode[r];
+        int rep = (xr > 0) & (xr < INFINITY);
+        uint32_t n = n0 + (n0 < UINT32_MAX);
+        float v = (float)(xr * inv_m);
+        /* series_update, warm-up */
+        int qw = rep & (md == MODE_WARMUP) & (n < warmup);
+        /* series_update, settled or settling */
+        float sigma = fmaxs(nz, peer_sigma);
+        float ssum = sigma * widen;
+        float inv = 1 / (b * ssum);
+        float z = (v - b) * inv;
+        float d = z * ssum;
+        uint32_t so = so0 + (so0 < UINT32_MAX);
+        int settling = n < settle;
+        /* watch_report. (Its test "e > 0" is spelled out from none and the evidence, as GCC
+         * does not vectorise a select between masks of different widths.) */
+        int rest = cu == 0;
+        int none = rest & (z <= half_shift); /* no evidence: the ratio is at most 0 there */
+        float e = evidence(ev, z);
+        int positive = (!none) & (e > 0);
+        e = none ? 0 : e;
+        int start = (!settling) & rest & positive;
+        uint64_t on = start ? step : on0;
+        so = start ? 1 : so;
+        float p0 = start ? d : pk;
+        float np = ((!rest) | positive) & (d > p0) ? d : p0;
+        float nc = fmins(fmaxs(0, cu + e), h_max);
+        nc = (so > ABSORB_REPORTS) & (nc > 0) ? 0 : nc;
+        int decide = (!settling) & (nc >= h) & (so >= min_steps);
+        /* track_spikes: with a spike open, a report that is no spike changes nothing while the
+         * CUSUM stays above zero; at zero the excursion ends (a transient detection). */
+        uint32_t calm = md == MODE_QUIET ? 1u : md == MODE_SPIKE && n >= settle && nc > 0 ? 1u : 0u;
+        int qn = rep & (int)calm & (!decide) & (d < spike);
+        int watch = qn & (!settling);
+        int ad = qn & (settling | (nc < h / 2));
+        /* adapt() */
+        float a, gain;
+        adapt_weight(&ev, n, &a, &gain);
+        float w = fmaxs(-2 * sigma, fmins(2 * sigma, d));
+        float xb = b * (1 + w);
+        float n1 = o1 + a * (xb - o1);
+        float n2 = o2 + a * (n1 - o2);
+        float nb = 2 * n1 - n2 + gain * (n1 - n2);
+        float dev = fmins(fabsf(d) * (float)MEAN_ABS_TO_SIGMA, NOISE_CLIP * sigma);
+        float nn = fmaxs(nz + a * (dev - nz), floor);
+        float m0 = k0 + a * (w * w - k0);
+        float m1 = k1 + a * (w * wp - k1);
+        cusum[r] = watch ? nc : cu;
+        peak[r] = watch ? np : pk;
+        onset[r] = watch ? on : on0;
+        since[r] = qn ? so : so0;
+        s1[r] = ad ? n1 : o1;
+        s2[r] = ad ? n2 : o2;
+        base[r] = ad ? nb : b;
+        noise[r] = ad ? nn : nz;
+        c0[r] = ad ? m0 : k0;
+        c1[r] = ad ? m1 : k1;
+        w_prev[r] = ad ? w : wp;
+        reports[r] = qw | qn ? n : n0;
+        ring[r] = rep ? (md == MODE_WARMUP ? v : d) : NAN;
+        took[r] = (uint32_t)(rep * TOOK_FULL - (qw | qn) * (TOOK_FULL - TOOK_QUICK));
+    }
+}
+
+static void quick_pass(struct hn_strag *s, uint64_t step, const double *x, double inv_m,
+                       double peers)
+{
+    const struct hn_strag_config *cfg = &s->cfg;
+    struct quick_k k = {
+        .ev = s->ev,
+        .step = step,
+        .inv_m = inv_m,
+        .peer_sigma = fmaxs((float)peers, s->ev.floor),
+        .widen = (float)s->widen,
+        .warmup = cfg->warmup,
+        .settle = 2 * cfg->warmup,
+        .min_steps = cfg->min_steps,
+    };
+    struct hot *h = &s->hot;
+    float *slot = s->ring + (s->stats.steps % HN_STRAG_RING) * s->ranks;
+    if (s->no_quick) { /* every report to the full path, which writes its own ring slot */
+        for (unsigned r = 0; r < s->ranks; r++) {
+            h->took[r] = reported(x[r]) ? TOOK_FULL : TOOK_NONE;
+            slot[r] = NAN;
+        }
+        return;
+    }
+    quick_kernel(s->ranks, &k, x, h->base, h->s1, h->s2, h->noise, h->cusum, h->peak, h->c0, h->c1,
+                 h->w_prev, h->onset, h->since, h->reports, h->mode, h->took, slot);
 }
 
 int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
@@ -820,28 +1215,49 @@ int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
     s->any_step = 1;
     s->last_step = step;
 
-    size_t n = 0;
-    for (unsigned r = 0; r < s->ranks; r++) {
-        if (reported(seconds[r]))
-            s->scratch[n++] = seconds[r];
-    }
+    size_t n;
+    double m = step_median(s, seconds, &n);
     if (n < s->need || n == 0) {
         s->stats.skipped++;
         return 0;
     }
     s->stats.steps++;
-    double m = median_large(s->scratch, n, s->band, s->sample);
+    s->slot_step[s->stats.steps % HN_STRAG_RING] = step;
     int found = job_update(s, step, m);
 
     if (s->warm_ranks != s->pool_ranks || s->stats.steps % POOL_EVERY == 0)
         pool_noise(s);
     double peers = dmax(dispersion(s, seconds, m) / DISPERSION_MARGIN, s->pool);
     double inv_m = 1 / m;
-    for (unsigned r = 0; r < s->ranks; r++) {
-        if (reported(seconds[r]))
-            found += rank_update(s, r, step, seconds[r] * inv_m, peers);
+    quick_pass(s, step, seconds, inv_m, peers);
+    /* The reports quick_pass left to the full path, found two at a time (TOOK_FULL is the only
+     * value with bit 1 set). */
+    const uint32_t *took = s->hot.took;
+    unsigned r = 0;
+    for (; r + 2 <= s->ranks; r += 2) {
+        uint64_t w;
+        memcpy(&w, took + r, sizeof(w));
+        if (!(w & 0x0000000200000002ULL))
+            continue;
+        for (unsigned i = r; i < r + 2; i++) {
+            if (took[i] == TOOK_FULL)
+                found += rank_update(s, i, step, seconds[i] * inv_m, peers);
+        }
     }
+    if (r < s->ranks && took[r] == TOOK_FULL)
+        found += rank_update(s, r, step, seconds[r] * inv_m, peers);
     return found;
+}
+
+void hn_strag_set_quick(struct hn_strag *s, int on)
+{
+    s->no_quick = !on;
+}
+
+void hn_strag_sort_ring(double *v, unsigned n)
+{
+    assert(n <= HN_STRAG_RING);
+    sort_ring(v, n);
 }
 
 int hn_strag_poll(struct hn_strag *s, struct hn_strag_detection *out)
@@ -869,6 +1285,12 @@ int hn_strag_rank_get(const struct hn_strag *s, unsigned rank, struct hn_strag_r
     out->noise = ser->noise;
     out->cusum = ser->cusum;
     out->reports = ser->reports;
+    if (rank != HN_STRAG_ALL_RANKS) {
+        out->baseline = s->hot.base[rank];
+        out->noise = s->hot.noise[rank];
+        out->cusum = s->hot.cusum[rank];
+        out->reports = s->hot.reports[rank];
+    }
     return 0;
 }
 

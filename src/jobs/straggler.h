@@ -51,13 +51,15 @@
  *      (rank HN_STRAG_ALL_RANKS), its end kind recovered with the same rank. Job-level spikes
  *      (checkpoints, evaluation) are the rhythm of training and not reported.
  *
- * Contract. Deterministic (the same rows give the same detections), no clock, no I/O, no
- * allocation after hn_strag_new(): the state is sized by the rank count at creation (about 250
- * bytes a rank) and stays flat however long the job runs (smoothed estimates and 16-entry
- * rings, no growing arrays). One step costs O(ranks): one selection over the ranks (two more
- * every 16 steps) and a constant amount of work per rank, about 0.4 ms at 16,384 ranks
- * (bench/results/straggler.md). One detector belongs to one job and one thread at a time; it
- * takes no locks.
+ * Contract. Deterministic (the same rows give the same detections, on any machine), no clock,
+ * no I/O, no allocation after hn_strag_new(): the state is sized by the rank count at creation
+ * (about 300 bytes a rank, written once there so that no page fault comes later) and stays
+ * flat however long the job runs (smoothed estimates and 16-entry rings, no growing arrays).
+ * One step costs O(ranks): one selection over the ranks and a constant amount of work per
+ * rank, most of it in one loop that runs on vectors of ranks (the quick path; reports that
+ * lead to a decision, spikes and episodes take the full path, one rank at a time), about 0.2
+ * ms at 16,384 ranks (bench/results/straggler.md). One detector belongs to one job and one
+ * thread at a time; it takes no locks.
  */
 #ifndef HN_STRAGGLER_H
 #define HN_STRAGGLER_H

@@ -8,6 +8,7 @@
 
 #include "common/xid.h"
 #include "jobs/straggler.h"
+#include "jobs/straggler_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -463,6 +464,103 @@ static void test_large_job(void **state)
     hn_strag_free(s);
 }
 
+/* The quick path (a vector loop over ranks) and the full path (series_update) are the same
+ * arithmetic: a job with every kind of report (warm-up, late starters, missing reports, spikes,
+ * slowdowns of several sizes, a whole-job slowdown, a checkpoint stall) through a detector with
+ * and one without the quick path gives the same detections and the same state, to the bit. Large
+ * enough (4100 ranks) for the bracketed median; run with two configurations. */
+static void run_paths(const struct hn_strag_config *cfg)
+{
+    unsigned ranks = 4100;
+    struct hn_strag *q = hn_strag_new(cfg, ranks), *f = hn_strag_new(cfg, ranks);
+    assert_non_null(q);
+    assert_non_null(f);
+    hn_strag_set_quick(f, 0);
+    double *x = xcalloc(ranks, sizeof(double));
+    struct gen g = {.x = 11};
+    size_t nq = 0, nf = 0;
+    for (uint64_t t = 0; t < 400; t++) {
+        double common = (t >= 250 && t < 300 ? 1.3 : 1.0) * (t % 97 == 0 ? 3.0 : 1.0);
+        for (unsigned r = 0; r < ranks; r++) {
+            double v = common * (1 + 0.05 * ((double)(r % 7) - 3) / 3);
+            v *= 1 + 0.02 * gen_gauss(&g);
+            if (gen_unif(&g) < 0.005)
+                v *= 1.2 + gen_unif(&g); /* spikes, a third of them at least 50% */
+            if (r % 50 == 1 && t >= 120)
+                v *= 1 + 0.02 * (double)(r % 13); /* slowdowns of 0-24% */
+            if (r % 50 == 2 && t >= 150 && t < 220)
+                v *= 1.4; /* an episode that ends */
+            if ((r % 31 == 3 && t % 3 == 0) || (r % 37 == 4 && t < 60) || r == 4099)
+                v = r % 2 ? NAN : 0; /* missing reports, late starters, a rank never seen */
+            x[r] = v;
+        }
+        int a = hn_strag_step(q, t, x), b = hn_strag_step(f, t, x);
+        assert_int_equal(a, b);
+        struct hn_strag_detection dq, df;
+        while (hn_strag_poll(q, &dq)) {
+            assert_int_equal(hn_strag_poll(f, &df), 1);
+            assert_memory_equal(&dq, &df, sizeof(dq));
+            nq++;
+        }
+        assert_int_equal(hn_strag_poll(f, &df), 0);
+    }
+    nf = nq;
+    assert_true(nf >= 20); /* the job above does give detections of every kind */
+    for (unsigned r = 0; r < ranks; r++) {
+        struct hn_strag_rank_info a, b;
+        assert_int_equal(hn_strag_rank_get(q, r, &a), 0);
+        assert_int_equal(hn_strag_rank_get(f, r, &b), 0);
+        assert_memory_equal(&a, &b, sizeof(a));
+    }
+    struct hn_strag_stats sq, sf;
+    hn_strag_stats_get(q, &sq);
+    hn_strag_stats_get(f, &sf);
+    assert_memory_equal(&sq, &sf, sizeof(sq));
+    free(x);
+    hn_strag_free(q);
+    hn_strag_free(f);
+}
+
+static void test_quick_path_is_the_full_path(void **state)
+{
+    (void)state;
+    run_paths(NULL);
+    struct hn_strag_config cfg;
+    hn_strag_config_default(&cfg);
+    cfg.warmup = 5;
+    cfg.baseline_alpha = 1.0 / 16;
+    cfg.min_steps = 1;
+    run_paths(&cfg);
+}
+
+/* The ring's sorting network sorts: every 0-1 input of 16 values (which suffices for a
+ * comparator network, Knuth, TAOCP vol. 3, 5.3.4 exercise 1) and random shorter ones. */
+static void test_sort_ring(void **state)
+{
+    (void)state;
+    double v[16];
+    for (unsigned bits = 0; bits < (1u << 16); bits++) {
+        unsigned ones = 0;
+        for (unsigned i = 0; i < 16; i++) {
+            v[i] = (bits >> i) & 1;
+            ones += (bits >> i) & 1;
+        }
+        hn_strag_sort_ring(v, 16);
+        for (unsigned i = 0; i < 16; i++)
+            assert_true(v[i] == (i >= 16 - ones ? 1.0 : 0.0));
+    }
+    struct gen g = {.x = 5};
+    for (unsigned n = 1; n <= 16; n++) {
+        for (int rep = 0; rep < 50; rep++) {
+            for (unsigned i = 0; i < n; i++)
+                v[i] = floor(gen_unif(&g) * 8); /* ties too */
+            hn_strag_sort_ring(v, n);
+            for (unsigned i = 1; i < n; i++)
+                assert_true(v[i - 1] <= v[i]);
+        }
+    }
+}
+
 /* ---- the Alibaba PAI jobs ---- */
 
 /* Reads a fixture CSV (worker, time, batch_time_norm columns) and runs it step by step. */
@@ -569,6 +667,8 @@ int main(void)
         cmocka_unit_test(test_slow_from_the_start),
         cmocka_unit_test(test_deterministic_and_scale_free),
         cmocka_unit_test(test_large_job),
+        cmocka_unit_test(test_quick_path_is_the_full_path),
+        cmocka_unit_test(test_sort_ring),
         cmocka_unit_test(test_alibaba_job1),
         cmocka_unit_test(test_alibaba_job2),
     };
