@@ -26,8 +26,13 @@
  * of SAMPLE values (step_median). */
 #define BRACKET_MIN 4096
 #define SAMPLE      512
-/* Below this many noise units (a report far faster than normal) the evidence is held. */
+/* A bracket holding at least this many values is bracketed again from BAND_SAMPLE of them. */
+#define BAND_BRACKET_MIN 1024
+#define BAND_SAMPLE      128
+/* Below EV_Z_LO noise units (a report far faster than normal) and above EV_Z_HI (a report that
+ * is an outlier whatever the shift) the evidence is held at its value there. */
 #define EV_Z_LO (-24.0f)
+#define EV_Z_HI 64.0f
 /* Steps between recounts of the typical rank's noise, and the most ranks it looks at. */
 #define POOL_EVERY  16
 #define POOL_SAMPLE 2048
@@ -110,6 +115,9 @@ struct series {
     uint64_t spike_onset, spike_last;
     uint32_t reports;     /* saturates at UINT32_MAX */
     uint32_t since_onset; /* reports since onset, onset included */
+    float cusum_big;      /* the large-shift CUSUM; 0 at rest */
+    uint32_t since_big;   /* the same as since_onset for it (watch_report) */
+    uint64_t onset_big;   /* where it last left zero */
     float spike_peak;
     float w_prev, c0, c1; /* winsorised excess of the last adapted report; EWMAs of w * w and
                            * of w * w_prev, which give the lag-1 autocorrelation (autocorr) */
@@ -141,12 +149,26 @@ struct ring_view {
  * a robust alternative to the normal: Lange, Little & Taylor, "Robust statistical modeling
  * using the t distribution", JASA 84, 1989). Its maximum is at z_top = (shift + sqrt(shift^2 +
  * 4 nu)) / 2, where d/dz ln((nu + z^2) / (nu + (z - shift)^2)) = 0; beyond it the ratio would
- * fall back towards zero, which would make a rank that became twice as slow look normal, so it
- * is held at the maximum there: a spike counts no more than a moderately slow report does.
+ * fall back towards zero: a report far slower than a shift of `shift` is better explained as an
+ * outlier of the noise (a GC pause, its spill into the next step) than as that shift.
+ *
+ * Two one-sided CUSUMs use it (Lorden's "multi-chart" idea: one chart per shift of interest,
+ * an alarm when any fires; Lorden, "Procedures for reacting to a change in distribution", Ann.
+ * Math. Statist. 42, 1971; Sparks, "CUSUM charts for signalling varying location shifts", J.
+ * Quality Technology 32(2), 2000): the small-shift one (`shift`, threshold cusum_h) with the
+ * ratio as it is, so spikes add little to it; and the large-shift one (`big_shift`, threshold
+ * big_h), whose ratio is held at its maximum beyond its z_top, so a rank that became twice as
+ * slow is found within a few reports, and whose strongly negative evidence for an ordinary
+ * report (about -(nu + 1) / 2 ln(1 + big_shift^2 / nu)) ends an excursion of one or two spikes
+ * at once.
  */
 struct model {
     float shift, nu, half_nu1; /* (nu + 1) / 2 */
-    float z_top, top;
+    float big_shift, big_top;  /* 0: no large-shift CUSUM; where its ratio is held */
+    float small_top;           /* where the small-shift ratio is held: EV_Z_HI, or its peak when
+                                * there is no large-shift CUSUM (else a rank twice as slow would
+                                * give almost no evidence at all) */
+    float big_h;
     /* The thresholds the per-report arithmetic uses, in float once for both paths. */
     float alpha, trend;    /* baseline_alpha; alpha / (1 - alpha), Brown's trend gain (adapt) */
     float floor, h, spike; /* noise_floor, cusum_h, transient_min */
@@ -165,12 +187,15 @@ static double llr_t(double nu, double shift, double z)
 static void model_init(struct model *e, const struct hn_strag_config *cfg)
 {
     double shift = cfg->shift, nu = cfg->tail_dof;
-    double z_top = (shift + sqrt(shift * shift + 4 * nu)) / 2;
+    double big = cfg->big_shift > 0 ? cfg->big_shift : shift;
     e->shift = (float)shift;
     e->nu = (float)nu;
     e->half_nu1 = (float)((nu + 1) / 2);
-    e->z_top = (float)z_top;
-    e->top = (float)llr_t(nu, shift, z_top);
+    e->big_shift = (float)cfg->big_shift;
+    e->big_top = (float)((big + sqrt(big * big + 4 * nu)) / 2);
+    e->small_top =
+        cfg->big_shift > 0 ? EV_Z_HI : (float)((shift + sqrt(shift * shift + 4 * nu)) / 2);
+    e->big_h = (float)cfg->big_h;
     e->alpha = (float)cfg->baseline_alpha;
     e->trend = (float)(cfg->baseline_alpha / (1 - cfg->baseline_alpha));
     e->floor = (float)cfg->noise_floor;
@@ -212,16 +237,22 @@ static ALWAYS_INLINE float fast_log_ratio(float a, float b)
     return k * 0.693147181f + 2 * t * p;
 }
 
-/* The evidence of one report with standardised excess z, for every report (the quick and the
- * full path both use it, so that they agree to the bit): llr_t for the model's shift, held at
- * its maximum beyond z_top and, for a report far faster than normal, at its value at EV_Z_LO.
- * The model comes as a copy, which the quick path keeps in registers. */
+/* The evidence of one report with standardised excess z for a shift of `shift` (falling back
+ * beyond its peak) and of big_shift (held at its peak), for every report: the quick and the
+ * full path both use these, so that they agree to the bit. The model comes as a copy, which the
+ * quick path keeps in registers. */
 static ALWAYS_INLINE float evidence(struct model e, float z)
 {
-    float zc = fmaxs(z, EV_Z_LO);
+    float zc = fmins(fmaxs(z, EV_Z_LO), e.small_top);
     float a = e.nu + zc * zc, b = e.nu + (zc - e.shift) * (zc - e.shift);
-    float llr = e.half_nu1 * fast_log_ratio(a, b);
-    return z >= e.z_top ? e.top : llr;
+    return e.half_nu1 * fast_log_ratio(a, b);
+}
+
+static ALWAYS_INLINE float evidence_big(struct model e, float z)
+{
+    float zc = fmins(fmaxs(z, EV_Z_LO), e.big_top);
+    float a = e.nu + zc * zc, b = e.nu + (zc - e.big_shift) * (zc - e.big_shift);
+    return e.half_nu1 * fast_log_ratio(a, b);
 }
 
 /*
@@ -233,13 +264,13 @@ static ALWAYS_INLINE float evidence(struct model e, float z)
  * struct's copies of them are filled in only around series_update().
  */
 struct hot {
-    float *base, *s1, *s2, *noise, *cusum, *peak, *c0, *c1, *w_prev;
-    uint64_t *onset;
-    uint32_t *since; /* since_onset */
+    float *base, *s1, *s2, *noise, *cusum, *peak, *c0, *c1, *w_prev, *cusum_big, *spike_peak;
+    uint64_t *onset, *onset_big, *spike_onset, *spike_last;
+    uint32_t *since, *since_big; /* since_onset, since_big */
     uint32_t *reports;
     /* 32 bits, as the floats, not 8: the vector loop's width follows its narrowest type, and
      * 32 lanes of doubles would not fit the registers. */
-    uint32_t *mode; /* MODE_* */
+    uint32_t *mode; /* MODE_*; with spike_*, the spike tracking of struct series */
     uint32_t *took; /* this step: TOOK_NONE, TOOK_QUICK or TOOK_FULL */
 };
 
@@ -291,13 +322,15 @@ void hn_strag_config_default(struct hn_strag_config *cfg)
     cfg->noise_floor = 0.005;
     cfg->shift = 2;
     cfg->tail_dof = 4;
-    cfg->cusum_h = 11;
+    cfg->cusum_h = 11.5;
     cfg->min_steps = 3;
-    cfg->min_slowdown = 0.02;
+    cfg->min_slowdown = 0.025;
     cfg->transient_min = 0.5;
     cfg->recover_window = 8;
     cfg->from_start_min = 0.2;
     cfg->job_min_slowdown = 0.1;
+    cfg->big_shift = 4;
+    cfg->big_h = 19;
 }
 
 /* True when lo <= v <= hi (false for NaN). */
@@ -321,6 +354,10 @@ int hn_strag_config_check(const struct hn_strag_config *c, char *err, size_t err
         bad = "shift must be 0.1..100 noise units and tail_dof 1..1000";
     else if (!within(c->cusum_h, 0.1, 1000))
         bad = "cusum_h must be 0.1..1000";
+    else if (c->big_shift != 0 && !(within(c->big_shift, 0.1, 100) && c->big_shift > c->shift))
+        bad = "big_shift must be 0 (off) or above shift, at most 100 noise units";
+    else if (!within(c->big_h, 0.1, 1000))
+        bad = "big_h must be 0.1..1000";
     else if (c->min_steps < 1 || c->min_steps > HN_STRAG_RING)
         bad = "min_steps must be 1..16";
     else if (!within(c->min_slowdown, 0, 100) || !within(c->job_min_slowdown, 0, 100))
@@ -443,36 +480,128 @@ static unsigned ring_get(const struct ring_view *rv, double *v, uint64_t *first)
 
 /*
  * Batcher's odd-even merge sort network for 16 values ("Sorting networks and their
- * applications", AFIPS 1968): 63 compare-exchanges (i, j), i < j, that leave any 16 values in
- * order, listed in the order of the network's usual iterative form (for p = 1, 2, 4, 8; for
- * k = p, p/2, ..., 1; for j = k mod p, step 2k; for i < k: (i + j, i + j + k) when both lie
- * in the same block of 2p). test_straggler.c checks that it sorts.
+ * applications", AFIPS 1968): 63 compare-exchanges (i, j), i < j, written as min and max, that
+ * leave any 16 values in order, listed in the order of the network's usual iterative form (for
+ * p = 1, 2, 4, 8; for k = p, p/2, ..., 1; for j = k mod p, step 2k; for i < k: (i + j, i + j +
+ * k) when both lie in the same block of 2p). A fixed sequence with no branch, where quickselect
+ * would mispredict every other comparison, and with constant indices, so that the compiler keeps
+ * the 16 values in registers. This runs for every rank when the ranks end their warm-up
+ * together. test_straggler.c checks that it sorts.
  */
-_Static_assert(HN_STRAG_RING == 16, "sort16 sorts a ring of 16");
-static const uint8_t sort16[63][2] = {
-    {0, 1},   {2, 3},   {4, 5}, {6, 7},   {8, 9},   {10, 11}, {12, 13}, {14, 15}, {0, 2},
-    {1, 3},   {4, 6},   {5, 7}, {8, 10},  {9, 11},  {12, 14}, {13, 15}, {1, 2},   {5, 6},
-    {9, 10},  {13, 14}, {0, 4}, {1, 5},   {2, 6},   {3, 7},   {8, 12},  {9, 13},  {10, 14},
-    {11, 15}, {2, 4},   {3, 5}, {10, 12}, {11, 13}, {1, 2},   {3, 4},   {5, 6},   {9, 10},
-    {11, 12}, {13, 14}, {0, 8}, {1, 9},   {2, 10},  {3, 11},  {4, 12},  {5, 13},  {6, 14},
-    {7, 15},  {4, 8},   {5, 9}, {6, 10},  {7, 11},  {2, 4},   {3, 5},   {6, 8},   {7, 9},
-    {10, 12}, {11, 13}, {1, 2}, {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14},
-};
+#define CE(a, i, j)                                                                                \
+    do {                                                                                           \
+        double x_ = (a)[i], y_ = (a)[j];                                                           \
+        (a)[i] = dmin(x_, y_);                                                                     \
+        (a)[j] = dmax(x_, y_);                                                                     \
+    } while (0)
+#define SORT16(a)                                                                                  \
+    CE(a, 0, 1);                                                                                   \
+    CE(a, 2, 3);                                                                                   \
+    CE(a, 4, 5);                                                                                   \
+    CE(a, 6, 7);                                                                                   \
+    CE(a, 8, 9);                                                                                   \
+    CE(a, 10, 11);                                                                                 \
+    CE(a, 12, 13);                                                                                 \
+    CE(a, 14, 15);                                                                                 \
+    CE(a, 0, 2);                                                                                   \
+    CE(a, 1, 3);                                                                                   \
+    CE(a, 4, 6);                                                                                   \
+    CE(a, 5, 7);                                                                                   \
+    CE(a, 8, 10);                                                                                  \
+    CE(a, 9, 11);                                                                                  \
+    CE(a, 12, 14);                                                                                 \
+    CE(a, 13, 15);                                                                                 \
+    CE(a, 1, 2);                                                                                   \
+    CE(a, 5, 6);                                                                                   \
+    CE(a, 9, 10);                                                                                  \
+    CE(a, 13, 14);                                                                                 \
+    CE(a, 0, 4);                                                                                   \
+    CE(a, 1, 5);                                                                                   \
+    CE(a, 2, 6);                                                                                   \
+    CE(a, 3, 7);                                                                                   \
+    CE(a, 8, 12);                                                                                  \
+    CE(a, 9, 13);                                                                                  \
+    CE(a, 10, 14);                                                                                 \
+    CE(a, 11, 15);                                                                                 \
+    CE(a, 2, 4);                                                                                   \
+    CE(a, 3, 5);                                                                                   \
+    CE(a, 10, 12);                                                                                 \
+    CE(a, 11, 13);                                                                                 \
+    CE(a, 1, 2);                                                                                   \
+    CE(a, 3, 4);                                                                                   \
+    CE(a, 5, 6);                                                                                   \
+    CE(a, 9, 10);                                                                                  \
+    CE(a, 11, 12);                                                                                 \
+    CE(a, 13, 14);                                                                                 \
+    CE(a, 0, 8);                                                                                   \
+    CE(a, 1, 9);                                                                                   \
+    CE(a, 2, 10);                                                                                  \
+    CE(a, 3, 11);                                                                                  \
+    CE(a, 4, 12);                                                                                  \
+    CE(a, 5, 13);                                                                                  \
+    CE(a, 6, 14);                                                                                  \
+    CE(a, 7, 15);                                                                                  \
+    CE(a, 4, 8);                                                                                   \
+    CE(a, 5, 9);                                                                                   \
+    CE(a, 6, 10);                                                                                  \
+    CE(a, 7, 11);                                                                                  \
+    CE(a, 2, 4);                                                                                   \
+    CE(a, 3, 5);                                                                                   \
+    CE(a, 6, 8);                                                                                   \
+    CE(a, 7, 9);                                                                                   \
+    CE(a, 10, 12);                                                                                 \
+    CE(a, 11, 13);                                                                                 \
+    CE(a, 1, 2);                                                                                   \
+    CE(a, 3, 4);                                                                                   \
+    CE(a, 5, 6);                                                                                   \
+    CE(a, 7, 8);                                                                                   \
+    CE(a, 9, 10);                                                                                  \
+    CE(a, 11, 12);                                                                                 \
+    CE(a, 13, 14);
 
-/* Sorts v[0..n), n <= 16, through sort16 with the missing values +inf: a fixed sequence of
- * min and max, where quickselect would mispredict a branch in every other comparison (this
- * runs for every rank when the ranks end their warm-up together). */
+_Static_assert(HN_STRAG_RING == 16, "SORT16 sorts a ring of 16");
+
+/* Sorts v[0..n), n <= 16, through SORT16 with the missing values +inf. */
 static void sort_ring(double *v, unsigned n)
 {
     double a[16];
     for (unsigned i = 0; i < 16; i++)
         a[i] = i < n ? v[i] : INFINITY;
-    for (unsigned c = 0; c < 63; c++) {
-        double x = a[sort16[c][0]], y = a[sort16[c][1]];
-        a[sort16[c][0]] = dmin(x, y);
-        a[sort16[c][1]] = dmax(x, y);
-    }
+    SORT16(a);
     memcpy(v, a, n * sizeof(*v));
+}
+
+/* The baseline, noise and autocorrelation a series starts with from its n (1..16) warm-up
+ * values v[0..n) in order: the median, the scaled
+ * MAD relative to it (at least floor) and the EWMAs of w * w and w * w_prev of the winsorised
+ * excess. (In warm-up order: the autocorrelation needs the order.) */
+static void warmup_stats(const double *v, unsigned n, float floor, float *base, float *noise,
+                         float *c0, float *c1, float *w_prev)
+{
+    double a[16];
+    for (unsigned j = 0; j < 16; j++)
+        a[j] = j < n ? v[j] : INFINITY;
+    SORT16(a);
+    unsigned lo = (n - 1) / 2, hi = n / 2; /* the same for odd n */
+    double med = (a[lo] + a[hi]) / 2;
+    for (unsigned j = 0; j < 16; j++)
+        a[j] = j < n ? fabs(v[j] - med) : INFINITY;
+    SORT16(a);
+    double mad = (a[lo] + a[hi]) / 2;
+    double scale = med > 0 ? MAD_TO_SIGMA * mad / med : 0;
+    float b = (float)med, nz = (float)dmax(scale, floor);
+    double s0 = 0, s1 = 0, prev = 0;
+    for (unsigned j = 0; j < n; j++) {
+        double w = dmax(-2.0 * nz, dmin(2.0 * nz, v[j] / med - 1));
+        s0 += w * w;
+        s1 += w * prev;
+        prev = w;
+    }
+    *base = b;
+    *noise = nz;
+    *c0 = (float)(s0 / n);
+    *c1 = (float)(s1 / n);
+    *w_prev = (float)prev;
 }
 
 /* The median of v[0..n), 1 <= n <= HN_STRAG_RING, the same value median_of gives. Reorders v. */
@@ -501,30 +630,13 @@ static double ring_median(const struct ring_view *rv, unsigned n)
 static void finish_warmup(const struct hn_strag_config *cfg, struct series *s,
                           const struct ring_view *rv)
 {
-    double v[HN_STRAG_RING], in_order[HN_STRAG_RING];
+    double v[HN_STRAG_RING] = {0};
     /* The first report is the oldest one in the ring (when the warm-up took more counted
      * steps than the ring holds, because the series missed some, the oldest one kept). */
     unsigned n = ring_get(rv, v, &s->first_step);
-    memcpy(in_order, v, n * sizeof(*v));
-    double base = median_ring(v, n);
-    for (unsigned i = 0; i < n; i++)
-        v[i] = fabs(v[i] - base);
-    double noise = base > 0 ? MAD_TO_SIGMA * median_ring(v, n) / base : 0;
-    s->base = (float)base;
+    warmup_stats(v, n, (float)cfg->noise_floor, &s->base, &s->noise, &s->c0, &s->c1, &s->w_prev);
     s->s1 = s->base;
     s->s2 = s->base;
-    s->noise = (float)dmax(noise, cfg->noise_floor);
-    /* The warm-up reports in order give the first autocorrelation estimate. */
-    double c0 = 0, c1 = 0, prev = 0;
-    for (unsigned i = 0; i < n; i++) {
-        double w = dmax(-2.0 * s->noise, dmin(2.0 * s->noise, in_order[i] / base - 1));
-        c0 += w * w;
-        c1 += w * prev;
-        prev = w;
-    }
-    s->c0 = (float)(c0 / n);
-    s->c1 = (float)(c1 / n);
-    s->w_prev = (float)prev;
     s->phase = PH_NORMAL;
     s->ring_from = rv->now; /* the warm-up values are not excess */
     s->cusum = 0;
@@ -675,24 +787,41 @@ static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
     s->cusum = fmins(fmaxs(0, s->cusum + e), 2 * ev->h);
     if (s->since_onset > ABSORB_REPORTS && s->cusum > 0)
         s->cusum = 0;
+    /* The large-shift CUSUM, the same way (big_shift 0: its evidence never counts). */
+    int rest_big = s->cusum_big == 0;
+    float e_big =
+        ev->big_shift > 0 && (!rest_big || z > ev->big_shift / 2) ? evidence_big(*ev, z) : 0;
+    int start_big = rest_big && e_big > 0;
+    s->onset_big = start_big ? step : s->onset_big;
+    s->since_big = start_big ? 1 : s->since_big + (s->since_big < UINT32_MAX);
+    s->cusum_big = fmins(fmaxs(0, s->cusum_big + e_big), 2 * ev->big_h);
+    if (s->since_big > ABSORB_REPORTS && s->cusum_big > 0)
+        s->cusum_big = 0;
     enum event out = EV_NONE;
-    if (s->cusum >= ev->h && s->since_onset >= cfg->min_steps) {
-        double est = ring_median(rv, s->since_onset);
+    int small = s->cusum >= ev->h && s->since_onset >= cfg->min_steps;
+    int big = s->cusum_big >= ev->big_h && s->since_big >= cfg->min_steps;
+    if (small || big) {
+        double est = ring_median(rv, small ? s->since_onset : s->since_big);
         /* Still slow now: a run of spikes that just ended is not a slowdown. */
         if (est >= min_slowdown && d >= est / 2) {
+            if (!small) { /* the large-shift CUSUM fired: its onset */
+                s->onset = s->onset_big;
+                s->since_onset = s->since_big;
+            }
             s->phase = PH_SLOW;
             s->sum = est * s->since_onset;
             s->sum_high = s->sum;
             s->n_high = s->since_onset;
-            s->score = s->cusum;
+            s->score = small ? s->cusum : s->cusum_big;
             s->cusum = 0; /* from now on, the evidence of recovery */
+            s->cusum_big = 0;
             s->alarm = est;
             s->last_high = step;
             s->spike_state = SPIKE_NONE;
             out = EV_PERSISTENT;
         }
     }
-    if (s->phase == PH_NORMAL && s->cusum < ev->h / 2)
+    if (s->phase == PH_NORMAL && s->cusum < ev->h / 2 && s->cusum_big < ev->big_h / 2)
         adapt(ev, s, d, sigma);
     return out;
 }
@@ -777,12 +906,16 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
         s->need = 1;
     s->rank = zalloc(ranks, sizeof(*s->rank));
     struct hot *h = &s->hot;
-    float **floats[] = {&h->base, &h->s1, &h->s2, &h->noise, &h->cusum,
-                        &h->peak, &h->c0, &h->c1, &h->w_prev};
+    float **floats[] = {&h->base, &h->s1, &h->s2,     &h->noise,     &h->cusum,     &h->peak,
+                        &h->c0,   &h->c1, &h->w_prev, &h->cusum_big, &h->spike_peak};
     for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
         *floats[i] = zalloc(ranks, sizeof(float));
     h->onset = zalloc(ranks, sizeof(uint64_t));
+    h->onset_big = zalloc(ranks, sizeof(uint64_t));
+    h->spike_onset = zalloc(ranks, sizeof(uint64_t));
+    h->spike_last = zalloc(ranks, sizeof(uint64_t));
     h->since = zalloc(ranks, sizeof(uint32_t));
+    h->since_big = zalloc(ranks, sizeof(uint32_t));
     h->reports = zalloc(ranks, sizeof(uint32_t));
     h->mode = zalloc(ranks, sizeof(uint32_t)); /* MODE_WARMUP */
     h->took = zalloc(ranks, sizeof(uint32_t));
@@ -805,11 +938,16 @@ void hn_strag_free(struct hn_strag *s)
     free(s->band);
     free(s->rank);
     struct hot *h = &s->hot;
-    float *floats[] = {h->base, h->s1, h->s2, h->noise, h->cusum, h->peak, h->c0, h->c1, h->w_prev};
+    float *floats[] = {h->base, h->s1, h->s2,     h->noise,     h->cusum,     h->peak,
+                       h->c0,   h->c1, h->w_prev, h->cusum_big, h->spike_peak};
     for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
         free(floats[i]);
     free(h->onset);
+    free(h->onset_big);
+    free(h->spike_onset);
+    free(h->spike_last);
     free(h->since);
+    free(h->since_big);
     free(h->reports);
     free(h->mode);
     free(h->took);
@@ -910,6 +1048,13 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     ser->peak = h->peak[r];
     ser->onset = h->onset[r];
     ser->since_onset = h->since[r];
+    ser->cusum_big = h->cusum_big[r];
+    ser->onset_big = h->onset_big[r];
+    ser->since_big = h->since_big[r];
+    ser->spike_onset = h->spike_onset[r];
+    ser->spike_last = h->spike_last[r];
+    ser->spike_peak = h->spike_peak[r];
+    ser->spike_state = h->mode[r] == MODE_SPIKE ? SPIKE_OPEN : SPIKE_NONE;
     ser->c0 = h->c0[r];
     ser->c1 = h->c1[r];
     ser->w_prev = h->w_prev[r];
@@ -926,6 +1071,12 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     h->peak[r] = ser->peak;
     h->onset[r] = ser->onset;
     h->since[r] = ser->since_onset;
+    h->cusum_big[r] = ser->cusum_big;
+    h->onset_big[r] = ser->onset_big;
+    h->since_big[r] = ser->since_big;
+    h->spike_onset[r] = ser->spike_onset;
+    h->spike_last[r] = ser->spike_last;
+    h->spike_peak[r] = ser->spike_peak;
     h->c0[r] = ser->c0;
     h->c1[r] = ser->c1;
     h->w_prev[r] = ser->w_prev;
@@ -997,6 +1148,47 @@ static QUICK_PASS_TARGETS void count_below(const double *restrict x, size_t n, d
     *below = b;
 }
 
+/* The kk-th smallest of the w values in s->band (kk >= 1 when lower), or with lower the mean of
+ * it and the one before: the selection within step_median's bracket. A large band is
+ * bracketed once more, from a sample of BAND_SAMPLE of its values, so that quickselect runs on
+ * a few hundred values rather than thousands. Reorders s->band. */
+static double band_median(struct hn_strag *s, size_t w, size_t kk, int lower)
+{
+    double *a = s->band;
+    size_t n = w;
+    if (w >= BAND_BRACKET_MIN) {
+        size_t stride = (w / BAND_SAMPLE) | 1, ns = 0;
+        for (size_t i = 0; i < w && ns < BAND_SAMPLE; i += stride)
+            s->sample[ns++] = s->band[i];
+        size_t j = kk * ns / w, half = (size_t)(1.5 * sqrt((double)ns)) + 1;
+        size_t lo_i = j > half ? j - half : 0, hi_i = j + half < ns ? j + half : ns - 1;
+        select_kth(s->sample, ns, lo_i);
+        double lo = s->sample[lo_i];
+        select_kth(s->sample + lo_i, ns - lo_i, hi_i - lo_i);
+        double hi = s->sample[hi_i];
+        size_t below = 0, w2 = 0;
+        for (size_t i = 0; i < w; i++) {
+            double x = s->band[i];
+            below += x < lo;
+            s->scratch[w2] = x;
+            w2 += (x >= lo) & (x <= hi);
+        }
+        if (below + lower <= kk && below + w2 > kk) {
+            a = s->scratch;
+            n = w2;
+            kk -= below;
+        }
+    }
+    select_kth(a, n, kk);
+    double upper = a[kk];
+    if (!lower)
+        return upper;
+    double before = a[0];
+    for (size_t i = 1; i < kk; i++)
+        before = a[i] > before ? a[i] : before;
+    return (before + upper) / 2;
+}
+
 /*
  * The median over the ranks that reported this step, and their number in *count. For a large
  * job, several times faster than quickselect over the reports, which spends its time in
@@ -1035,17 +1227,8 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
             }
             *count = n;
             size_t k = n / 2, need_lo = n % 2 ? k : k - 1;
-            if (n > 0 && below <= need_lo && below + w > k) {
-                size_t kk = k - below;
-                select_kth(s->band, w, kk);
-                double upper = s->band[kk];
-                if (n % 2)
-                    return upper;
-                double lower = s->band[0];
-                for (size_t i = 1; i < kk; i++)
-                    lower = s->band[i] > lower ? s->band[i] : lower;
-                return (lower + upper) / 2;
-            }
+            if (n > 0 && below <= need_lo && below + w > k)
+                return band_median(s, w, k - below, n % 2 == 0);
             n = 0; /* the bracket missed (about one step in 400): select among all */
         }
     }
@@ -1097,8 +1280,11 @@ static QUICK_PASS_TARGETS void
 quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, float *restrict base,
              float *restrict s1, float *restrict s2, float *restrict noise, float *restrict cusum,
              float *restrict peak, float *restrict c0, float *restrict c1, float *restrict w_prev,
-             uint64_t *restrict onset, uint32_t *restrict since, uint32_t *restrict reports,
-             const uint32_t *restrict mode, uint32_t *restrict took, float *restrict ring)
+             uint64_t *restrict onset, uint32_t *restrict since, float *restrict cusum_big,
+             uint64_t *restrict onset_big, uint32_t *restrict since_big,
+             uint64_t *restrict spike_onset, uint64_t *restrict spike_last,
+             float *restrict spike_peak, uint32_t *restrict reports, uint32_t *restrict mode,
+             uint32_t *restrict took, float *restrict ring)
 {
     /* Everything the loop reads besides the arrays, in locals: a field read under a condition
      * would be a masked load, which keeps GCC from vectorising. */
@@ -1106,6 +1292,8 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
     const double inv_m = k->inv_m;
     const float peer_sigma = k->peer_sigma, widen = k->widen, half_shift = ev.shift / 2;
     const float floor = ev.floor, h = ev.h, h_max = 2 * ev.h, spike = ev.spike;
+    const float big_h = ev.big_h, big_max = 2 * ev.big_h, half_big = ev.big_shift / 2;
+    const int big_on = ev.big_shift > 0;
     const uint64_t step = k->step;
     const uint32_t warmup = k->warmup, settle = k->settle, min_steps = k->min_steps;
     for (size_t r = 0; r < ranks; r++) {
@@ -1113,9 +1301,9 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
          * condition would keep the compiler from turning the selects into vector blends. */
         double xr = x[r];
         float b = base[r], nz = noise[r], o1 = s1[r], o2 = s2[r], cu = cusum[r], pk = peak[r];
-        float k0 = c0[r], k1 = c1[r], wp = w_prev[r];
-        uint64_t on0 = onset[r];
-        uint32_t n0 = reports[r], so0 = since[r], md = mode[r];
+        float k0 = c0[r], k1 = c1[r], wp = w_prev[r], cb = cusum_big[r];
+        uint64_t on0 = onset[r], ob0 = onset_big[r];
+        uint32_t n0 = reports[r], so0 = since[r], sb0 = since_big[r], md = mode[r];
         int rep = (xr > 0) & (xr < INFINITY);
         uint32_t n = n0 + (n0 < UINT32_MAX);
         float v = (float)(xr * inv_m);
@@ -1129,7 +1317,7 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
         float d = z * ssum;
         uint32_t so = so0 + (so0 < UINT32_MAX);
         int settling = n < settle;
-        /* watch_report. (Its test "e > 0" is spelled out from none and the evidence, as GCC
+        /* watch_report. (Its tests "e > 0" are spelled out from none and the evidence, as GCC
          * does not vectorise a select between masks of different widths.) */
         int rest = cu == 0;
         int none = rest & (z <= half_shift); /* no evidence: the ratio is at most 0 there */
@@ -1143,13 +1331,30 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
         float np = ((!rest) | positive) & (d > p0) ? d : p0;
         float nc = fmins(fmaxs(0, cu + e), h_max);
         nc = (so > ABSORB_REPORTS) & (nc > 0) ? 0 : nc;
-        int decide = (!settling) & (nc >= h) & (so >= min_steps);
-        /* track_spikes: with a spike open, a report that is no spike changes nothing while the
-         * CUSUM stays above zero; at zero the excursion ends (a transient detection). */
-        uint32_t calm = md == MODE_QUIET ? 1u : md == MODE_SPIKE && n >= settle && nc > 0 ? 1u : 0u;
-        int qn = rep & (int)calm & (!decide) & (d < spike);
+        /* the large-shift CUSUM */
+        int rest_big = cb == 0;
+        int none_big = (!big_on) | (rest_big & (z <= half_big));
+        float eb = evidence_big(ev, z);
+        int positive_big = (!none_big) & (eb > 0);
+        eb = none_big ? 0 : eb;
+        int start_big = rest_big & positive_big;
+        uint64_t ob = start_big ? step : ob0;
+        uint32_t sb = start_big ? 1 : sb0 + (sb0 < UINT32_MAX);
+        float ncb = fmins(fmaxs(0, cb + eb), big_max);
+        ncb = (sb > ABSORB_REPORTS) & (ncb > 0) ? 0 : ncb;
+        int decide =
+            (!settling) & (((nc >= h) & (so >= min_steps)) | ((ncb >= big_h) & (sb >= min_steps)));
+        /* track_spikes: a spike opens an excursion or goes on with it; with one open, a report
+         * that is no spike changes nothing while the CUSUM stays above zero, and at zero the
+         * excursion ends (a transient detection: the full path). */
+        int spk = d >= spike;
+        uint32_t calm = md == MODE_QUIET                                      ? 1u
+                        : md == MODE_SPIKE && n >= settle && (spk | (nc > 0)) ? 1u
+                                                                              : 0u;
+        int qn = rep & (int)calm & (!decide);
+        int opens = qn & spk & (md == MODE_QUIET), open = qn & spk;
         int watch = qn & (!settling);
-        int ad = qn & (settling | (nc < h / 2));
+        int ad = qn & (settling | ((nc < h / 2) & (ncb < big_h / 2)));
         /* adapt() */
         float a, gain;
         adapt_weight(&ev, n, &a, &gain);
@@ -1166,6 +1371,9 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
         peak[r] = watch ? np : pk;
         onset[r] = watch ? on : on0;
         since[r] = qn ? so : so0;
+        cusum_big[r] = watch ? ncb : cb;
+        onset_big[r] = watch ? ob : ob0;
+        since_big[r] = watch ? sb : sb0;
         s1[r] = ad ? n1 : o1;
         s2[r] = ad ? n2 : o2;
         base[r] = ad ? nb : b;
@@ -1174,6 +1382,13 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
         c1[r] = ad ? m1 : k1;
         w_prev[r] = ad ? w : wp;
         reports[r] = qw | qn ? n : n0;
+        float sp = spike_peak[r];
+        uint64_t so_ = spike_onset[r], sl_ = spike_last[r];
+        spike_onset[r] = opens ? step : so_;
+        spike_last[r] = open ? step : sl_;
+        float sq = fmaxs(opens ? d : sp, d);
+        spike_peak[r] = open ? sq : sp;
+        mode[r] = md + (uint32_t)opens * (MODE_SPIKE - MODE_QUIET); /* opens: md is QUIET */
         ring[r] = rep ? (md == MODE_WARMUP ? v : d) : NAN;
         took[r] = (uint32_t)(rep * TOOK_FULL - (qw | qn) * (TOOK_FULL - TOOK_QUICK));
     }
@@ -1203,7 +1418,8 @@ static void quick_pass(struct hn_strag *s, uint64_t step, const double *x, doubl
         return;
     }
     quick_kernel(s->ranks, &k, x, h->base, h->s1, h->s2, h->noise, h->cusum, h->peak, h->c0, h->c1,
-                 h->w_prev, h->onset, h->since, h->reports, h->mode, h->took, slot);
+                 h->w_prev, h->onset, h->since, h->cusum_big, h->onset_big, h->since_big,
+                 h->spike_onset, h->spike_last, h->spike_peak, h->reports, h->mode, h->took, slot);
 }
 
 int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)

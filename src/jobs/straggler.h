@@ -31,14 +31,17 @@
  *      typical lag-1 autocorrelation rho of the reports (real step times wander; a CUSUM that
  *      assumed independent reports would add a wander up to a detection). The evidence of one
  *      report is the log-likelihood ratio of that z for a shift of `shift` noise units under
- *      Student-t noise with `tail_dof` degrees of freedom, held at its maximum beyond its
- *      peak: bounded, so one spike weighs no more than a moderately slow report and heavy
- *      tails do not add up to an alarm.
- *   4. Persistence. A one-sided CUSUM (Page 1954, "Continuous inspection schemes", Biometrika
- *      41) sums the evidence and fires at `cusum_h` once at least `min_steps` reports since
- *      its onset are in, the median excess since the onset is at least `min_slowdown` and the
- *      newest report is still at least half that slow. The onset is where the CUSUM last left
- *      zero (Page's estimate of the change point).
+ *      Student-t noise with `tail_dof` degrees of freedom. It is bounded and falls back beyond
+ *      its peak, so heavy tails do not add up to an alarm and a spike (a GC pause, its spill
+ *      into the next step) adds almost nothing. A second ratio, for a shift of `big_shift`
+ *      noise units, is held at its maximum beyond its peak, so a rank that became twice as
+ *      slow is still found; one ordinary report cancels a spike's worth of it.
+ *   4. Persistence. Two one-sided CUSUMs (Page 1954, "Continuous inspection schemes",
+ *      Biometrika 41), one per ratio, sum the evidence; either fires (at `cusum_h`, `big_h`)
+ *      once at least `min_steps` reports since its onset are in, the median excess since the
+ *      onset is at least `min_slowdown` and the newest report is still at least half that
+ *      slow. The onset is where that CUSUM last left zero (Page's estimate of the change
+ *      point).
  *   5. Episodes. A persistent detection comes once per episode. Recovery is the same test
  *      turned round (evidence that the reports are back at the baseline rather than still a
  *      quarter as slow, and the median of the last `recover_window` reports below that); it is
@@ -92,13 +95,16 @@ struct hn_strag_config {
     double noise_floor;      /* smallest relative noise assumed [0.005] */
     double shift;            /* the slowdown the evidence is tuned to, noise units [2] */
     double tail_dof;         /* degrees of freedom of the t noise model [4] */
-    double cusum_h;          /* CUSUM decision threshold, in log-likelihood [11] */
+    double cusum_h;          /* CUSUM decision threshold, in log-likelihood [11.5] */
     unsigned min_steps;      /* reports since onset before a persistent detection [3] */
-    double min_slowdown;     /* smallest slowdown reported as persistent [0.02] */
+    double min_slowdown;     /* smallest slowdown reported as persistent [0.025] */
     double transient_min;    /* smallest one-report slowdown that counts as a spike [0.5] */
     unsigned recover_window; /* reports whose median decides recovery [8], 3..16 */
     double from_start_min;   /* slowdown vs peers at the end of warm-up reported [0.2] */
     double job_min_slowdown; /* smallest whole-job slowdown reported [0.1] */
+    double big_shift;        /* the large shift a second CUSUM is tuned to, noise units [4];
+                              * 0: none. Above shift */
+    double big_h;            /* its decision threshold, in log-likelihood [19] */
 };
 
 struct hn_strag_detection {

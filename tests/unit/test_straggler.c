@@ -154,6 +154,16 @@ static void test_config(void **state)
     bad.cusum_h = NAN;
     assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
     bad = c;
+    bad.big_shift = c.shift; /* must be above shift */
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "big_shift"));
+    bad = c;
+    bad.big_h = 0;
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    bad = c;
+    bad.big_shift = 0; /* off */
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), 0);
+    bad = c;
     bad.recover_window = 17;
     assert_int_equal(hn_strag_config_check(&bad, NULL, 0), -EINVAL);
 
@@ -464,6 +474,45 @@ static void test_large_job(void **state)
     hn_strag_free(s);
 }
 
+/* A rank that becomes twice as slow is found within a few reports: by the large-shift CUSUM
+ * with the defaults (the small-shift evidence falls back for reports that far out), and by the
+ * small-shift one, held at its peak, when the large-shift one is off. Two spikes in a row (a
+ * GC pause and its spill) are a transient, not a slowdown, either way. */
+static void test_large_slowdown_and_spike_runs(void **state)
+{
+    (void)state;
+    struct hn_strag_config off;
+    hn_strag_config_default(&off);
+    off.big_shift = 0;
+    const struct hn_strag_config *cfgs[] = {NULL, &off};
+    for (size_t c = 0; c < 2; c++) {
+        struct job j;
+        job_default(&j);
+        j.jitter = 0.01;
+        j.slow_rank = 5;
+        j.slowdown = 1.0;
+        j.slow_from = 600;
+        j.slow_to = 1500;
+        j.spike_rank = 9;
+        j.spike_size = 1.0;
+        j.spike_at = 300;
+        j.spike_at2 = 301;
+        struct hn_strag_detection d[MAX_DET];
+        size_t n = run_job(&j, cfgs[c], d, MAX_DET, NULL);
+        assert_int_equal(count_kind(d, n, HN_STRAG_PERSISTENT), 1);
+        const struct hn_strag_detection *p = find_kind(d, n, HN_STRAG_PERSISTENT);
+        assert_int_equal(p->rank, 5);
+        assert_int_equal(p->onset_step, 600);
+        assert_true(p->detect_step - 600 <= 5);
+        assert_true(fabs(p->slowdown - 1.0) < 0.05);
+        const struct hn_strag_detection *t = find_kind(d, n, HN_STRAG_TRANSIENT);
+        assert_non_null(t);
+        assert_int_equal(t->rank, 9);
+        assert_int_equal(t->onset_step, 300);
+        assert_int_equal(t->end_step, 301);
+    }
+}
+
 /* The quick path (a vector loop over ranks) and the full path (series_update) are the same
  * arithmetic: a job with every kind of report (warm-up, late starters, missing reports, spikes,
  * slowdowns of several sizes, a whole-job slowdown, a checkpoint stall) through a detector with
@@ -667,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_slow_from_the_start),
         cmocka_unit_test(test_deterministic_and_scale_free),
         cmocka_unit_test(test_large_job),
+        cmocka_unit_test(test_large_slowdown_and_spike_runs),
         cmocka_unit_test(test_quick_path_is_the_full_path),
         cmocka_unit_test(test_sort_ring),
         cmocka_unit_test(test_alibaba_job1),
