@@ -46,8 +46,9 @@ checkpoint stalls and whole-job slowdowns; 1-3 injected slowdowns of 2-50% per j
 or a node of ranks. "Steps to detect" is detect step minus onset step (0: the first slow step
 fired). A false alarm is an alarm on a rank outside its injected episodes; a repeat is a second
 alarm inside one. CPU per step: each detector alone on the same 300 pre-generated steps of a
-16,384-rank job, thread CPU time. Ratios are houston's advantage (higher is better for
-houston; "(p95)" compares the 95th percentile of steps to detect).
+16,384-rank job from a fresh start, thread CPU time, the fastest of five rounds in which the
+detectors take turns. Ratios are houston's advantage (higher is better for houston; "(p95)"
+compares the 95th percentile of steps to detect).
 
 Goals: every slowdown of 10% or more found within 5 steps of onset, 5-10% within 10 steps, at
 most 1 false alarm per million rank-steps, under 2 ms per step at 16,384 ranks, better than
