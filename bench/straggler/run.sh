@@ -25,7 +25,7 @@ timeout 600 "$B/bench/straggler/bench_straggler" ${BENCH_STRAGGLER_ARGS:-} >"$ou
 sed -n '/^| detector /,$p' "$out"
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+[ -z "$(git status --porcelain --untracked-files=no -- . ':!bench/results' 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
 model=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n1)
 machine="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), ${model:-unknown CPU}"
 get() { sed -n "s/^$1=//p" "$out"; }
