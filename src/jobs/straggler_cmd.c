@@ -58,7 +58,8 @@ void hn_usage_straggler(FILE *out)
             "usage: houston straggler --csv FILE|- [--step-col NAME] [--rank-col NAME]\n"
             "                         [--seconds-col NAME] [--comm-col NAME]\n"
             "                         [--no-transients] [--verbose]\n"
-            "                         [--warmup N] [--threshold H] [--min-slowdown F]\n"
+            "                         [--warmup N] [--threshold H] [--big-threshold H]\n"
+            "                         [--min-slowdown F]\n"
             "                         [--transient-min F] [--from-start-min F]\n"
             "                         [--job-min-slowdown F] [--quorum F]\n\n"
             "Finds stragglers in per-rank step times after the fact: the rank that became\n"
@@ -84,16 +85,17 @@ void hn_usage_straggler(FILE *out)
             "  --verbose            a summary line on stderr (rows, ranks, steps)\n"
             "detector (defaults in brackets):\n"
             "  --warmup N           reports per rank that learn its baseline [16], 3..16\n"
-            "  --threshold H        evidence (log-likelihood ratio) that fires [11]\n"
-            "  --min-slowdown F     smallest persistent slowdown reported [0.02]\n"
+            "  --threshold H        evidence (log-likelihood ratio) that fires [11.5]\n"
+            "  --big-threshold H    the same for the CUSUM tuned to large slowdowns [19]\n"
+            "  --min-slowdown F     smallest persistent slowdown reported [0.025]\n"
             "  --transient-min F    smallest one-step slowdown reported as transient [0.5]\n"
             "  --from-start-min F   slowdown vs peers from the start that is reported [0.2]\n"
             "  --job-min-slowdown F smallest whole-job slowdown reported [0.1]\n"
             "  --quorum F           fraction of ranks a step needs to count [0.5]\n\n"
             "Prints one JSON object per line and detection, nothing for a healthy job:\n"
-            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1831,\"slowdown\":0.7812,\n"
-            "   \"kind\":\"persistent\",\"vs_peers\":0.7504,\"peak\":1.3316,\"noise\":0.0337,\n"
-            "   \"score\":12.05}\n"
+            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8050,\n"
+            "   \"kind\":\"persistent\",\"vs_peers\":0.7415,\"peak\":1.4358,\"noise\":0.0366,\n"
+            "   \"score\":27.43}\n"
             "slowdown is relative to the rank's own normal (0.30 = 30%% slower); vs_peers to\n"
             "the peer median; transient and recovered add end_step; job-level lines have\n"
             "\"rank\":\"all\". Malformed rows are skipped and counted on stderr. Exit 0 when\n"
@@ -112,6 +114,7 @@ enum {
     OPT_VERBOSE,
     OPT_WARMUP,
     OPT_THRESHOLD,
+    OPT_BIG_THRESHOLD,
     OPT_MIN_SLOWDOWN,
     OPT_TRANSIENT_MIN,
     OPT_FROM_START_MIN,
@@ -129,6 +132,7 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"big-threshold", required_argument, NULL, OPT_BIG_THRESHOLD},
     {"min-slowdown", required_argument, NULL, OPT_MIN_SLOWDOWN},
     {"transient-min", required_argument, NULL, OPT_TRANSIENT_MIN},
     {"from-start-min", required_argument, NULL, OPT_FROM_START_MIN},
@@ -184,6 +188,8 @@ static int take_opt(struct strag_opts *o, int ch, const char *arg)
         return 0;
     case OPT_THRESHOLD:
         return take_number("--threshold", arg, &o->cfg.cusum_h);
+    case OPT_BIG_THRESHOLD:
+        return take_number("--big-threshold", arg, &o->cfg.big_h);
     case OPT_MIN_SLOWDOWN:
         return take_number("--min-slowdown", arg, &o->cfg.min_slowdown);
     case OPT_TRANSIENT_MIN:

@@ -105,6 +105,7 @@ expect_2 "a directory" --csv "$work"
 expect_2 "missing column" --csv "$fx/job_1_norm.csv"
 expect_2 "missing --comm-col column" --csv "$work/job.csv" --comm-col wait
 expect_2 "bad threshold" --csv "$work/job.csv" --threshold x
+expect_2 "big threshold out of range" --csv "$work/job.csv" --big-threshold 0
 expect_2 "warm-up out of range" --csv "$work/job.csv" --warmup 2
 expect_2 "unknown option" --csv "$work/job.csv" --frobnicate
 : >"$work/empty.csv"
