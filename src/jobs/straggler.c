@@ -5,7 +5,10 @@
  * One `struct series` follows one value through warm-up, baseline, noise, evidence, CUSUM and
  * episodes: each rank's ratio to the peer median, and the peer median itself against its own
  * history for whole-job slowdowns. series_update() is the whole per-report state machine;
- * hn_strag_step() finds the medians and the typical rank's noise and runs it over every rank.
+ * hn_strag_step() finds the medians and the typical rank's noise and runs it over every rank:
+ * first through quick_kernel, which does what series_update does for the common reports on
+ * vectors of ranks (the ranks' running state is kept in arrays for it, struct hot), then
+ * through series_update itself, one rank at a time, for the reports it leaves.
  */
 #include "jobs/straggler.h"
 #include "jobs/straggler_int.h"
