@@ -6,6 +6,8 @@
 # `make release` makes), runs the full bench (about 30 s of one core), prints its tables and
 # appends them to bench/results/straggler.md with date, commit and machine.
 # BENCH_STRAGGLER_ARGS passes flags through (--quick for a short run, --seed N).
+# bench/straggler/oracle_bound.py computes what an oracle that knows each onset could find in
+# time (the results file's header has its table).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build-release}
