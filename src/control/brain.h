@@ -264,6 +264,8 @@ int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char
                       double *seconds);
 size_t hn_brain_job_count(const struct hn_brain *b);
 int hn_brain_find_job(const struct hn_brain *b, const char *id);
+/* Job i as the API shows it: 0, -EINVAL for no such index, -ENOENT for a job no report of which
+ * was accepted yet (all refused by the rank cap). */
 int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *out);
 /* 1 when job i's ledger changed since the last call with clear=1 (then cleared). */
 int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear);

@@ -874,6 +874,10 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     if (i >= js->n)
         return -EINVAL;
     const struct job *j = js->v[i];
+    /* A job whose reports were all refused (the rank cap) is kept only to count its nodes:
+     * not a job to show anyone. */
+    if (j->l.ranks == 0)
+        return -ENOENT;
     memset(out, 0, sizeof(*out));
     out->l = j->l;
     out->state = j->l.ended ? "ended" : j->hung ? "hung" : j->pending ? "restarting" : "running";
