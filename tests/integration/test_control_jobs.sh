@@ -30,11 +30,7 @@ hang-min = 4
 restart-overhead = 60
 CONF
 check "controller starts" control_start "$work/control.conf"
-for n in n1 n2 n3 n4; do agent_start $n; done
-check "all four agents report" wait_for 20 bash -c \
-    "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
-for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
-check "step sockets are up" wait_for 10 bash -c "[ -S $work/n1/step.sock ] && [ -S $work/n4/step.sock ]"
+fleet_start
 
 job_json() { curl -fsS "$CTL/v1/jobs/$1" | jq -c .job; }
 job_field() { curl -fsS "$CTL/v1/jobs/$1" | jq -r ".job.$2"; }

@@ -62,11 +62,7 @@ scontrol = $work/scontrol
 web-root = $HN_SOURCE_DIR/web
 CONF
 check "controller starts" control_start "$work/control.conf"
-for n in n1 n2 n3 n4; do agent_start $n; done
-check "all four agents report" wait_for 20 bash -c \
-    "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
-for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
-check "step sockets are up" wait_for 10 bash -c "[ -S $work/n1/step.sock ] && [ -S $work/n2/step.sock ]"
+fleet_start
 curl -fsS "$CTL/" -o "$work/index.html"
 check "the controller serves the dashboard at /" grep -q /ui/app.js "$work/index.html"
 check "and uPlot from web/node_modules" curl -fsS -o /dev/null \
