@@ -16,7 +16,12 @@ packages=(
     prometheus slurmctld slurmd slurm-client
     # the peer the agent benchmark is measured against
     prometheus-node-exporter
+    # the dashboard: its npm packages (scripts/web-deps.sh) and the browser its test drives
+    nodejs chromium fonts-liberation
 )
+# npm from Debian, unless an npm is already there (a nodejs from elsewhere brings its own, and
+# Debian's npm package would conflict with it).
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
