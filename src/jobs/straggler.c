@@ -13,6 +13,7 @@
 #include "jobs/straggler.h"
 #include "jobs/straggler_int.h"
 
+#include "common/stats.h"
 #include "common/util.h"
 
 #include <assert.h>
@@ -395,70 +396,6 @@ const char *hn_strag_kind_name(enum hn_strag_kind k)
 
 /* ---- order statistics ---- */
 
-/* Puts the k-th smallest of a[0..n) at a[k], smaller-or-equal values before it and
- * greater-or-equal after (Hoare's FIND, CACM 4(7), 1961, with a median-of-3 pivot). O(n)
- * expected; deterministic. */
-static void select_kth(double *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        /* Order a[lo], a[mid], a[hi]; the middle one is the pivot. */
-        if (a[mid] < a[lo]) {
-            double t = a[mid];
-            a[mid] = a[lo];
-            a[lo] = t;
-        }
-        if (a[hi] < a[lo]) {
-            double t = a[hi];
-            a[hi] = a[lo];
-            a[lo] = t;
-        }
-        if (a[hi] < a[mid]) {
-            double t = a[hi];
-            a[hi] = a[mid];
-            a[mid] = t;
-        }
-        double pivot = a[mid];
-        size_t i = lo, j = hi;
-        for (;;) {
-            while (a[i] < pivot)
-                i++;
-            while (pivot < a[j])
-                j--;
-            if (i >= j)
-                break;
-            double t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-            i++;
-            j--;
-        }
-        /* a[lo..j] <= pivot <= a[j+1..hi] */
-        if (k <= j)
-            hi = j;
-        else
-            lo = j + 1;
-    }
-}
-
-/* The median of a[0..n), n >= 1 (the mean of the two middle values when n is even). Reorders
- * a. */
-static double median_of(double *a, size_t n)
-{
-    size_t k = n / 2;
-    select_kth(a, n, k);
-    double upper = a[k];
-    if (n % 2)
-        return upper;
-    double lower = a[0];
-    for (size_t i = 1; i < k; i++) {
-        if (a[i] > lower)
-            lower = a[i];
-    }
-    return (lower + upper) / 2;
-}
-
 static void ring_put(const struct ring_view *rv, double v)
 {
     rv->p[(rv->now % HN_STRAG_RING) * rv->stride] = (float)v;
@@ -607,7 +544,7 @@ static void warmup_stats(const double *v, unsigned n, float floor, float *base, 
     *w_prev = (float)prev;
 }
 
-/* The median of v[0..n), 1 <= n <= HN_STRAG_RING, the same value median_of gives. Reorders v. */
+/* The median of v[0..n), 1 <= n <= HN_STRAG_RING, the same value hn_median gives. Reorders v. */
 static double median_ring(double *v, unsigned n)
 {
     sort_ring(v, n);
@@ -1122,13 +1059,13 @@ static void pool_noise(struct hn_strag *s)
             s->scratch[n++] = s->hot.noise[r];
     }
     s->pool_ranks = s->warm_ranks;
-    s->pool = n ? median_of(s->scratch, n) : 0;
+    s->pool = n ? hn_median(s->scratch, n) : 0;
     n = 0;
     for (unsigned r = 0; r < s->ranks; r += stride) {
         if (s->hot.mode[r] != MODE_WARMUP)
             s->scratch[n++] = autocorr(s->hot.c0[r], s->hot.c1[r]);
     }
-    s->widen = wander(n ? median_of(s->scratch, n) : 0);
+    s->widen = wander(n ? hn_median(s->scratch, n) : 0);
 }
 
 /* True for a report: a finite positive number (false for NaN). */
@@ -1165,9 +1102,9 @@ static double band_median(struct hn_strag *s, size_t w, size_t kk, int lower)
             s->sample[ns++] = s->band[i];
         size_t j = kk * ns / w, half = (size_t)(1.5 * sqrt((double)ns)) + 1;
         size_t lo_i = j > half ? j - half : 0, hi_i = j + half < ns ? j + half : ns - 1;
-        select_kth(s->sample, ns, lo_i);
+        hn_select_kth(s->sample, ns, lo_i);
         double lo = s->sample[lo_i];
-        select_kth(s->sample + lo_i, ns - lo_i, hi_i - lo_i);
+        hn_select_kth(s->sample + lo_i, ns - lo_i, hi_i - lo_i);
         double hi = s->sample[hi_i];
         size_t below = 0, w2 = 0;
         for (size_t i = 0; i < w; i++) {
@@ -1182,7 +1119,7 @@ static double band_median(struct hn_strag *s, size_t w, size_t kk, int lower)
             kk -= below;
         }
     }
-    select_kth(a, n, kk);
+    hn_select_kth(a, n, kk);
     double upper = a[kk];
     if (!lower)
         return upper;
@@ -1217,9 +1154,9 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
         if (ns >= SAMPLE / 2) {
             size_t half = (size_t)(1.5 * sqrt((double)ns)) + 1;
             size_t lo_i = ns / 2 - half, hi_i = ns / 2 + half;
-            select_kth(s->sample, ns, lo_i);
+            hn_select_kth(s->sample, ns, lo_i);
             double lo = s->sample[lo_i];
-            select_kth(s->sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
+            hn_select_kth(s->sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
             double hi = s->sample[hi_i];
             size_t below = 0, w = 0;
             count_below(seconds, ranks, lo, &n, &below);
@@ -1240,7 +1177,7 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
             s->scratch[n++] = seconds[i];
     }
     *count = n;
-    return n ? median_of(s->scratch, n) : NAN;
+    return n ? hn_median(s->scratch, n) : NAN;
 }
 
 /* This step's spread of the excess across warm ranks, 1.4826 x its MAD: a robust scale that
@@ -1254,7 +1191,7 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
         if (reported(seconds[r]) && s->hot.mode[r] != MODE_WARMUP)
             s->scratch[n++] = fabs(seconds[r] / m / s->hot.base[r] - 1);
     }
-    return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * median_of(s->scratch, n) : 0;
+    return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * hn_median(s->scratch, n) : 0;
 }
 
 /*
