@@ -2,8 +2,9 @@
  * bench_straggler.c - the straggler detector (src/jobs/straggler.c) against two published
  * baselines on synthetic per-rank step times with known truth, in the same run.
  *
- * usage: bench_straggler [--quick | --cpu-only] [--seed N] [--shift S] [--h H] [--dof NU]
- *                        [--min-steps N] [--alpha A] [--floor F] [--warmup N]
+ * usage: bench_straggler [--quick | --cpu-only] [--seed N] [--shift S] [--h H] [--big-shift S]
+ *                        [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] [--alpha A]
+ *                        [--floor F] [--warmup N]
  *
  * (--quick: a tenth of the jobs; --cpu-only: only the CPU measurement; the other flags override
  * the detector's defaults, for tuning.)
@@ -43,6 +44,7 @@
  *
  * Prints key=value lines (bench/straggler/run.sh records them) and a markdown table.
  */
+#include "common/stats.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
 
@@ -330,18 +332,12 @@ static void da_push(struct darray *a, double v)
     a->v[a->n++] = v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The q-quantile (nearest rank) of a, sorted in place; NaN when empty. */
 static double quantile(struct darray *a, double q)
 {
     if (a->n == 0)
         return NAN;
-    qsort(a->v, a->n, sizeof(double), cmp_double);
+    qsort(a->v, a->n, sizeof(double), hn_cmp_double);
     size_t i = (size_t)ceil(q * (double)a->n);
     if (i > 0)
         i--;
@@ -512,38 +508,6 @@ static double median_copy(const double *v, unsigned n, double *tmp)
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-/* The median of a[0..n) by quickselect (Hoare's FIND); reorders a. */
-static double median_select(double *a, size_t n)
-{
-    size_t k = n / 2, lo = 0, hi = n - 1;
-    while (lo < hi) {
-        double pivot = a[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        for (;;) {
-            while (a[i] < pivot)
-                i++;
-            while (pivot < a[j])
-                j--;
-            if (i >= j)
-                break;
-            double t = a[i];
-            a[i++] = a[j];
-            a[j--] = t;
-        }
-        if (k <= j)
-            hi = j;
-        else
-            lo = j + 1;
-    }
-    double upper = a[k];
-    if (n % 2)
-        return upper;
-    double lower = a[0];
-    for (size_t i = 1; i < k; i++)
-        lower = a[i] > lower ? a[i] : lower;
-    return (lower + upper) / 2;
-}
-
 static void win_push(struct winstate *s, const double *x)
 {
     for (unsigned r = 0; r < s->ranks; r++)
@@ -603,7 +567,7 @@ static void gh_step(void *st, uint64_t t, const double *x, struct score *sc, str
     for (unsigned r = 0; r < s->ranks; r++)
         s->med[r] = median_copy(&s->win[(size_t)r * s->w], s->w, s->tmp);
     memcpy(s->tmp, s->med, s->ranks * sizeof(double));
-    double all = median_select(s->tmp, s->ranks);
+    double all = hn_median(s->tmp, s->ranks);
     for (unsigned r = 0; r < s->ranks; r++)
         set_flag(s, r, s->med[r] > GH_THRESH * all, t, sc, js);
 }
@@ -661,6 +625,12 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
             cfg->shift = d;
         else if (strcmp(a, "--h") == 0)
             cfg->cusum_h = d;
+        else if (strcmp(a, "--big-h") == 0)
+            cfg->big_h = d;
+        else if (strcmp(a, "--big-shift") == 0)
+            cfg->big_shift = d;
+        else if (strcmp(a, "--min-slowdown") == 0)
+            cfg->min_slowdown = d;
         else if (strcmp(a, "--dof") == 0)
             cfg->tail_dof = d;
         else if (strcmp(a, "--alpha") == 0)
@@ -677,8 +647,9 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
     }
     return 0;
 bad:
-    fprintf(stderr, "usage: bench_straggler [--quick] [--seed N] [--shift S] [--h H] [--dof NU] "
-                    "[--min-steps N] [--alpha A] [--floor F] [--warmup N]\n");
+    fprintf(stderr, "usage: bench_straggler [--quick | --cpu-only] [--seed N] [--shift S] [--h H] "
+                    "[--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] "
+                    "[--alpha A] [--floor F] [--warmup N]\n");
     return -1;
 }
 

@@ -53,9 +53,10 @@
 /* An excursion that neither fires nor ends in this many reports is taken as the new normal:
  * the CUSUM restarts and the baseline, frozen meanwhile, catches up with it. */
 #define ABSORB_REPORTS 64
-/* The per-report path (series_update and what it calls) is inlined into the loop over ranks:
- * GCC otherwise keeps it out of line, and at 16,384 ranks the calls alone cost several percent
- * of a step. Both compilers the build supports (GCC, Clang) take the attribute. */
+/* The arithmetic the loop over ranks (quick_kernel) shares with the full path (evidence,
+ * adapt) is inlined into it, so that the loop stays one straight line the compiler vectorises;
+ * GCC otherwise keeps some of it out of line. Both compilers the build supports (GCC, Clang)
+ * take the attribute. */
 #define ALWAYS_INLINE __attribute__((always_inline)) inline
 
 /* The loops over all ranks (quick_kernel, count_below) are compiled for the vector units of
@@ -262,16 +263,34 @@ static ALWAYS_INLINE float evidence_big(struct model e, float z)
 /*
  * The state of every rank that each of its reports reads and writes, one array per field, so
  * that the loop over ranks (quick_kernel) runs on whole vectors of ranks and reads as few bytes
- * as it can: the scales are floats (a ratio near 1 and its noise need nowhere near a double's
- * precision; the arithmetic stays in double). A rank's other fields stay in its struct series,
- * which only the full path (rank_update) reads; for ranks these arrays are the truth and the
- * struct's copies of them are filled in only around series_update().
+ * as it can. A rank's other fields stay in its struct series, which only the full path
+ * (rank_update) reads; for ranks these arrays are the truth and the struct's copies of them
+ * are filled in only around series_update(). HOT_FIELDS lists them once: the type, the field of
+ * struct series and the array of struct hot.
  */
+#define HOT_FIELDS(X)                                                                              \
+    X(float, base, base)                                                                           \
+    X(float, s1, s1)                                                                               \
+    X(float, s2, s2)                                                                               \
+    X(float, noise, noise)                                                                         \
+    X(float, cusum, cusum)                                                                         \
+    X(float, peak, peak)                                                                           \
+    X(float, c0, c0)                                                                               \
+    X(float, c1, c1)                                                                               \
+    X(float, w_prev, w_prev)                                                                       \
+    X(float, cusum_big, cusum_big)                                                                 \
+    X(float, spike_peak, spike_peak)                                                               \
+    X(uint64_t, onset, onset)                                                                      \
+    X(uint64_t, onset_big, onset_big)                                                              \
+    X(uint64_t, spike_onset, spike_onset)                                                          \
+    X(uint64_t, spike_last, spike_last)                                                            \
+    X(uint32_t, since_onset, since)                                                                \
+    X(uint32_t, since_big, since_big)                                                              \
+    X(uint32_t, reports, reports)
+
+#define HOT_ARRAY(type, field, array) type *array;
 struct hot {
-    float *base, *s1, *s2, *noise, *cusum, *peak, *c0, *c1, *w_prev, *cusum_big, *spike_peak;
-    uint64_t *onset, *onset_big, *spike_onset, *spike_last;
-    uint32_t *since, *since_big; /* since_onset, since_big */
-    uint32_t *reports;
+    HOT_FIELDS(HOT_ARRAY)
     /* 32 bits, as the floats, not 8: the vector loop's width follows its narrowest type, and
      * 32 lanes of doubles would not fit the registers. */
     uint32_t *mode; /* MODE_*; with spike_*, the spike tracking of struct series */
@@ -709,10 +728,9 @@ static enum event slow_report(const struct hn_strag_config *cfg, struct series *
  * branch costs more than the arithmetic it saves. Only decisions, which are rare, branch.
  * Returns EV_PERSISTENT or EV_NONE.
  */
-static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
-                                             const struct model *ev, struct series *s,
-                                             const struct ring_view *rv, uint64_t step, float d,
-                                             float z, float sigma, double min_slowdown)
+static enum event watch_report(const struct hn_strag_config *cfg, const struct model *ev,
+                               struct series *s, const struct ring_view *rv, uint64_t step, float d,
+                               float z, float sigma, double min_slowdown)
 {
     int rest = s->cusum == 0;
     /* The ratio is at most 0 up to z = shift / 2; at rest such a report starts nothing. */
@@ -773,11 +791,9 @@ static ALWAYS_INLINE enum event watch_report(const struct hn_strag_config *cfg,
  * transient detections. Returns what happened; the caller turns it into a detection from the
  * fields of s.
  */
-static ALWAYS_INLINE enum event series_update(const struct hn_strag_config *cfg,
-                                              const struct model *ev, struct series *s,
-                                              const struct ring_view *rv, uint64_t step, double v,
-                                              float peers, float widen, double min_slowdown,
-                                              int spikes)
+static enum event series_update(const struct hn_strag_config *cfg, const struct model *ev,
+                                struct series *s, const struct ring_view *rv, uint64_t step,
+                                double v, float peers, float widen, double min_slowdown, int spikes)
 {
     if (s->reports < UINT32_MAX)
         s->reports++;
@@ -846,17 +862,8 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
         s->need = 1;
     s->rank = zalloc(ranks, sizeof(*s->rank));
     struct hot *h = &s->hot;
-    float **floats[] = {&h->base, &h->s1, &h->s2,     &h->noise,     &h->cusum,     &h->peak,
-                        &h->c0,   &h->c1, &h->w_prev, &h->cusum_big, &h->spike_peak};
-    for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
-        *floats[i] = zalloc(ranks, sizeof(float));
-    h->onset = zalloc(ranks, sizeof(uint64_t));
-    h->onset_big = zalloc(ranks, sizeof(uint64_t));
-    h->spike_onset = zalloc(ranks, sizeof(uint64_t));
-    h->spike_last = zalloc(ranks, sizeof(uint64_t));
-    h->since = zalloc(ranks, sizeof(uint32_t));
-    h->since_big = zalloc(ranks, sizeof(uint32_t));
-    h->reports = zalloc(ranks, sizeof(uint32_t));
+#define HOT_ALLOC(type, field, array) h->array = zalloc(ranks, sizeof(type));
+    HOT_FIELDS(HOT_ALLOC)
     h->mode = zalloc(ranks, sizeof(uint32_t)); /* MODE_WARMUP */
     h->took = zalloc(ranks, sizeof(uint32_t));
     s->ring = zalloc((size_t)HN_STRAG_RING * ranks, sizeof(float));
@@ -878,17 +885,8 @@ void hn_strag_free(struct hn_strag *s)
     free(s->band);
     free(s->rank);
     struct hot *h = &s->hot;
-    float *floats[] = {h->base, h->s1, h->s2,     h->noise,     h->cusum,     h->peak,
-                       h->c0,   h->c1, h->w_prev, h->cusum_big, h->spike_peak};
-    for (size_t i = 0; i < sizeof(floats) / sizeof(floats[0]); i++)
-        free(floats[i]);
-    free(h->onset);
-    free(h->onset_big);
-    free(h->spike_onset);
-    free(h->spike_last);
-    free(h->since);
-    free(h->since_big);
-    free(h->reports);
+#define HOT_FREE(type, field, array) free(h->array);
+    HOT_FIELDS(HOT_FREE)
     free(h->mode);
     free(h->took);
     free(s->ring);
@@ -980,47 +978,15 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
 {
     struct series *ser = &s->rank[r];
     struct hot *h = &s->hot;
-    ser->base = h->base[r];
-    ser->s1 = h->s1[r];
-    ser->s2 = h->s2[r];
-    ser->noise = h->noise[r];
-    ser->cusum = h->cusum[r];
-    ser->peak = h->peak[r];
-    ser->onset = h->onset[r];
-    ser->since_onset = h->since[r];
-    ser->cusum_big = h->cusum_big[r];
-    ser->onset_big = h->onset_big[r];
-    ser->since_big = h->since_big[r];
-    ser->spike_onset = h->spike_onset[r];
-    ser->spike_last = h->spike_last[r];
-    ser->spike_peak = h->spike_peak[r];
+#define HOT_IN(type, field, array) ser->field = h->array[r];
+    HOT_FIELDS(HOT_IN)
     ser->spike_state = h->mode[r] == MODE_SPIKE ? SPIKE_OPEN : SPIKE_NONE;
-    ser->c0 = h->c0[r];
-    ser->c1 = h->c1[r];
-    ser->w_prev = h->w_prev[r];
-    ser->reports = h->reports[r];
     int was_slow = ser->phase == PH_SLOW;
     struct ring_view rv = {s->ring + r, s->ranks, s->stats.steps, ser->ring_from, s->slot_step};
     enum event ev = series_update(&s->cfg, &s->ev, ser, &rv, step, q, (float)peers, (float)s->widen,
                                   s->cfg.min_slowdown, 1);
-    h->base[r] = ser->base;
-    h->s1[r] = ser->s1;
-    h->s2[r] = ser->s2;
-    h->noise[r] = ser->noise;
-    h->cusum[r] = ser->cusum;
-    h->peak[r] = ser->peak;
-    h->onset[r] = ser->onset;
-    h->since[r] = ser->since_onset;
-    h->cusum_big[r] = ser->cusum_big;
-    h->onset_big[r] = ser->onset_big;
-    h->since_big[r] = ser->since_big;
-    h->spike_onset[r] = ser->spike_onset;
-    h->spike_last[r] = ser->spike_last;
-    h->spike_peak[r] = ser->spike_peak;
-    h->c0[r] = ser->c0;
-    h->c1[r] = ser->c1;
-    h->w_prev[r] = ser->w_prev;
-    h->reports[r] = ser->reports;
+#define HOT_OUT(type, field, array) h->array[r] = ser->field;
+    HOT_FIELDS(HOT_OUT)
     h->mode[r] = mode_of(ser);
     switch (ev) {
     case EV_WARM:
@@ -1373,7 +1339,7 @@ int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
 
     size_t n;
     double m = step_median(s, seconds, &n);
-    if (n < s->need || n == 0) {
+    if (n < s->need) { /* need >= 1 */
         s->stats.skipped++;
         return 0;
     }
