@@ -12,6 +12,7 @@
 #include "common/http.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "houston/step.h"
 #include "verbs.h"
 
 #include <errno.h>
@@ -324,7 +325,7 @@ void hn_usage_agent(FILE *out)
             "  --push-queue N        frames kept while the controller is unreachable (default\n"
             "                        360; the oldest is dropped past it)\n"
             "  --step-socket PATH    Unix datagram socket where training processes report\n"
-            "                        their steps (default /run/houston/step.sock; \"off\")\n"
+            "                        their steps (default " HN_STEP_SOCKET_DEFAULT "; \"off\")\n"
             "  --log-level LEVEL     error, warn, info or debug (default info)\n"
             "  --once                collect once, print the metrics to stdout and exit\n"
             "  -h, --help            show this help\n");

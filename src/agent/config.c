@@ -2,6 +2,7 @@
 
 #include "common/util.h"
 #include "common/xid.h"
+#include "houston/step.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,7 @@ void hn_agent_config_defaults(struct hn_agent_config *cfg)
     hn_strlcpy(cfg->sysfs_root, "/sys", sizeof(cfg->sysfs_root));
     hn_strlcpy(cfg->proc_root, "/proc", sizeof(cfg->proc_root));
     hn_strlcpy(cfg->kmsg, "/dev/kmsg", sizeof(cfg->kmsg));
-    hn_strlcpy(cfg->step_socket, "/run/houston/step.sock", sizeof(cfg->step_socket));
+    hn_strlcpy(cfg->step_socket, HN_STEP_SOCKET_DEFAULT, sizeof(cfg->step_socket));
     hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
     if (gethostname(cfg->hostname, sizeof(cfg->hostname)) != 0)
         hn_strlcpy(cfg->hostname, "localhost", sizeof(cfg->hostname));

@@ -518,16 +518,9 @@ int hn_push_enqueue(struct hn_push *p, const void *frame, size_t len)
     return rc < 0 ? rc : 0;
 }
 
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int hn_push_cycle(struct hn_push *p, const struct hn_push_sources *src)
 {
-    int rc = hn_push_build(&p->builder, src, wall_ns());
+    int rc = hn_push_build(&p->builder, src, hn_wall_ns());
     if (rc == 0)
         rc = enqueue(p, p->builder.frame.data, p->builder.frame.len);
     if (rc < 0) {

@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DGRAM_BUF     1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
@@ -50,19 +49,12 @@ struct steps {
     struct series series[SERIES_MAX];
 };
 
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void receive_one(struct steps *st, const char *buf, size_t n)
 {
     struct hn_steps_report r;
     char err[160];
     int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
-    r.time_ns = wall_ns();
+    r.time_ns = hn_wall_ns();
     pthread_mutex_lock(&st->lock);
     if (rc != 0) {
         st->malformed++;
@@ -228,7 +220,7 @@ static int steps_collect(void *state)
     if (err[0])
         hn_debug("steps: malformed step report: %s", err);
 
-    uint64_t now = wall_ns();
+    uint64_t now = hn_wall_ns();
     for (unsigned i = 0; i < st->ncycle; i++) {
         const struct hn_steps_report *r = &st->cycle[i];
         struct series *s = series_slot(st, &r->msg);

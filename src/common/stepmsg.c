@@ -1,12 +1,12 @@
 #include "common/stepmsg.h"
 
 #include "common/util.h"
+#include "houston/step.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#define DGRAM_MAX 512       /* HN_STEP_DGRAM_MAX in include/houston/step.h */
 #define INT_MAX_V 100000000 /* ranks, world sizes and GPU indexes above this are nonsense */
 
 enum key_kind { K_JOB, K_INT, K_STEP, K_REAL, K_CKPT };
@@ -97,12 +97,12 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
 int hn_stepmsg_parse(const char *data, size_t len, struct hn_step_msg *out, char *err,
                      size_t errsize)
 {
-    char line[DGRAM_MAX + 1];
+    char line[HN_STEP_DGRAM_MAX + 1];
     hn_stepmsg_clear(out);
     if (len > 0 && data[len - 1] == '\n')
         len--;
-    if (len > DGRAM_MAX) {
-        hn_set_err(err, errsize, "datagram of %zu bytes (at most %d)", len, DGRAM_MAX);
+    if (len > HN_STEP_DGRAM_MAX) {
+        hn_set_err(err, errsize, "datagram of %zu bytes (at most %d)", len, HN_STEP_DGRAM_MAX);
         return -EBADMSG;
     }
     for (size_t i = 0; i < len; i++) {

@@ -37,8 +37,10 @@ void hn_set_err(char *err, size_t errsize, const char *fmt, ...)
 /* Trims blanks at both ends in place; returns s. */
 char *hn_trim(char *s);
 
-/* Monotonic and wall-clock time in nanoseconds / seconds. */
+/* Monotonic time in nanoseconds; wall-clock (CLOCK_REALTIME) time in seconds and in
+ * nanoseconds since the Unix epoch. */
 uint64_t hn_mono_ns(void);
 double hn_wall_s(void);
+uint64_t hn_wall_ns(void);
 
 #endif

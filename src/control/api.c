@@ -5,6 +5,7 @@
  */
 #include "agent/expo.h"
 #include "common/http.h"
+#include "common/stats.h"
 #include "common/util.h"
 #include "control/control.h"
 #include "control/web.h"
@@ -41,6 +42,12 @@ static json_t *jstr(const char *s)
     }
     j = json_string(buf);
     return j ? j : json_string("");
+}
+
+/* A number, or null when unknown (JSON has no NaN). */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 static void reply_json(struct hn_http_reply *r, int status, json_t *j)
@@ -147,7 +154,7 @@ static json_t *gpus_json(struct hn_control *c, int i)
          hn_brain_gpu_values(c->brain, i, g, fields, v, HN_ARRAY_LEN(cols), &lost) == 0; g++) {
         json_t *o = json_pack("{s:i, s:b}", "gpu", (int)g, "lost", lost);
         for (size_t k = 0; o && k < HN_ARRAY_LEN(cols); k++)
-            json_object_set_new(o, cols[k].name, isfinite(v[k]) ? json_real(v[k]) : json_null());
+            json_object_set_new(o, cols[k].name, jnum(v[k]));
         if (o)
             json_array_append_new(arr, o);
     }
@@ -177,18 +184,19 @@ static int event_json(void *ctx, const struct hn_store_event *e)
         jstr(e->detail), "evidence", jstr(e->evidence));
     if (!o)
         return 0;
+    int action = strcmp(e->kind, "action") == 0;
     json_object_set_new(o, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
-    if (e->job && strcmp(e->kind, "action") != 0)
+    /* An action always names its job ("" for none); other events only when they have one. */
+    if (e->job || action)
         json_object_set_new(o, "job", jstr(e->job));
     if (strcmp(e->kind, "transition") == 0) {
         json_object_set_new(o, "from", jstr(e->from));
         json_object_set_new(o, "to", jstr(e->to));
         json_object_set_new(o, "actor", jstr(e->actor));
     }
-    if (strcmp(e->kind, "action") == 0) {
+    if (action) {
         json_object_set_new(o, "action", jstr(e->action));
         json_object_set_new(o, "action_id", json_integer((json_int_t)e->action_id));
-        json_object_set_new(o, "job", jstr(e->job));
         json_object_set_new(o, "reason", jstr(e->reason));
         json_object_set_new(o, "done",
                             e->action_done < 0 ? json_null() : json_boolean(e->action_done));
@@ -320,20 +328,18 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
         pthread_mutex_lock(&c->lock);
         int i = hn_brain_find_node(c->brain, name);
         json_t *node = i >= 0 ? node_json(c, i) : NULL;
+        if (node) {
+            json_t *hist = json_array();
+            struct hn_event_filter f = {.node = name, .limit = 100};
+            hn_store_query_events(c->store, &f, event_json, hist);
+            json_object_set_new(node, "history", hist);
+            json_object_set_new(node, "gpus", gpus_json(c, i));
+        }
         pthread_mutex_unlock(&c->lock);
         if (!node) {
             reply_error(r, 404, "no such node: %s", name);
             return;
         }
-        json_t *hist = json_array();
-        struct hn_event_filter f = {.node = name, .limit = 100};
-        pthread_mutex_lock(&c->lock);
-        hn_store_query_events(c->store, &f, event_json, hist);
-        pthread_mutex_unlock(&c->lock);
-        json_object_set_new(node, "history", hist);
-        pthread_mutex_lock(&c->lock);
-        json_object_set_new(node, "gpus", gpus_json(c, i));
-        pthread_mutex_unlock(&c->lock);
         reply_json(r, 200, node);
         return;
     }
@@ -415,7 +421,15 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 
 /* ---- /metrics ---- */
 
-/* Per job that has not ended: MFU, ETTR, step, and lost GPU-hours by cause. */
+/* What /metrics shows of a job that has not ended. */
+struct job_metrics {
+    char id[sizeof(((struct hn_job_ledger *)0)->id)];
+    double gauge[4]; /* mfu, ettr, step, step_seconds: render_jobs' gauges, in order */
+    double lost_gpu_h[HN_LOSS_NCAUSES];
+};
+
+/* Per job that has not ended: MFU, ETTR, step, and lost GPU-hours by cause. Each job's view is
+ * taken once; the families are then written one after the other, jobs in the brain's order. */
 static void render_jobs(struct hn_control *c, struct hn_expo *e)
 {
     static const struct {
@@ -426,42 +440,47 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         {"houston_job_step", "Highest step the job reported."},
         {"houston_job_step_seconds", "Typical (median recent) step time of the job."},
     };
-    size_t n = hn_brain_job_count(c->brain);
+    size_t n = hn_brain_job_count(c->brain), live = 0;
+    struct job_metrics *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
+    for (size_t i = 0; i < n; i++) {
+        struct hn_job_view v;
+        if (hn_brain_job_view(c->brain, i, &v) != 0 || v.l.ended)
+            continue;
+        struct job_metrics *m = &jobs[live++];
+        hn_strlcpy(m->id, v.l.id, sizeof(m->id));
+        m->gauge[0] = v.mfu;
+        m->gauge[1] = v.ettr;
+        m->gauge[2] = (double)v.l.step;
+        m->gauge[3] = v.step_seconds;
+        memcpy(m->lost_gpu_h, v.lost_gpu_h, sizeof(m->lost_gpu_h));
+    }
     char labels[160];
     size_t len;
     for (size_t g = 0; g < HN_ARRAY_LEN(gauges); g++) {
         hn_expo_family(e, gauges[g].name, gauges[g].help, HN_GAUGE);
-        for (size_t i = 0; i < n; i++) {
-            struct hn_job_view v;
-            if (hn_brain_job_view(c->brain, i, &v) != 0 || v.l.ended)
-                continue;
-            double x = g == 0   ? v.mfu
-                       : g == 1 ? v.ettr
-                       : g == 2 ? (double)v.l.step
-                                : v.step_seconds;
+        for (size_t i = 0; i < live; i++) {
+            double x = jobs[i].gauge[g];
             if (!isfinite(x))
                 continue;
             len = 0;
             labels[0] = '\0';
-            hn_expo_label(labels, sizeof(labels), &len, "job", v.l.id);
+            hn_expo_label(labels, sizeof(labels), &len, "job", jobs[i].id);
             hn_expo_sample(e, gauges[g].name, labels, x);
         }
     }
     hn_expo_family(e, "houston_job_lost_gpu_hours_total",
                    "GPU-hours the job lost, by cause (failure, straggler, hang, operator, other).",
                    HN_COUNTER);
-    for (size_t i = 0; i < n; i++) {
-        struct hn_job_view v;
-        if (hn_brain_job_view(c->brain, i, &v) != 0 || v.l.ended)
-            continue;
+    for (size_t i = 0; i < live; i++) {
         for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
             len = 0;
             labels[0] = '\0';
-            hn_expo_label(labels, sizeof(labels), &len, "job", v.l.id);
+            hn_expo_label(labels, sizeof(labels), &len, "job", jobs[i].id);
             hn_expo_label(labels, sizeof(labels), &len, "cause", hn_loss_cause_name(k));
-            hn_expo_sample(e, "houston_job_lost_gpu_hours_total", labels, v.lost_gpu_h[k]);
+            hn_expo_sample(e, "houston_job_lost_gpu_hours_total", labels, jobs[i].lost_gpu_h[k]);
         }
     }
+    free(jobs);
 }
 
 static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
@@ -565,12 +584,6 @@ static void api_health(void *ctx, const char *url, struct hn_http_reply *r)
 
 /* ---- jobs ---- */
 
-/* A number, or null when unknown (JSON has no NaN). */
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *job_json(const struct hn_job_view *v, int with_series)
 {
     json_t *lost = json_object();
@@ -611,45 +624,38 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     return o;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Each rank of job i with its last compute time and its ratio to the median of all ranks'
  * (the dashboard's heat map). At most 65,536 ranks are listed. */
 static json_t *ranks_json(struct hn_control *c, size_t i, unsigned ranks)
 {
+    struct rank_row {
+        const char *node; /* borrowed from the brain: the caller holds the lock */
+        int gpu;
+        double secs;
+    };
     unsigned n = ranks < 65536 ? ranks : 65536;
-    double *secs = xcalloc(n ? n : 1, sizeof(double));
-    double *sorted = xcalloc(n ? n : 1, sizeof(double));
+    struct rank_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
+    double *times = xcalloc(n ? n : 1, sizeof(double)); /* the known ones, for the median */
     size_t k = 0;
     for (unsigned r = 0; r < n; r++) {
-        const char *node;
-        int gpu;
-        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &secs[r]);
-        if (isfinite(secs[r]) && secs[r] > 0)
-            sorted[k++] = secs[r];
+        struct rank_row *w = &rows[r];
+        hn_brain_job_rank(c->brain, i, r, &w->node, &w->gpu, &w->secs);
+        if (isfinite(w->secs) && w->secs > 0)
+            times[k++] = w->secs;
     }
-    qsort(sorted, k, sizeof(double), cmp_dbl);
-    double med = k ? (k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2) : NAN;
+    double med = k ? hn_median(times, k) : NAN;
     json_t *arr = json_array();
     for (unsigned r = 0; r < n; r++) {
-        const char *node;
-        int gpu;
-        double unused;
-        hn_brain_job_rank(c->brain, i, r, &node, &gpu, &unused);
-        double s = secs[r];
+        const struct rank_row *w = &rows[r];
         json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", (int)r, "node",
-                              node ? jstr(node) : json_null(), "gpu",
-                              gpu >= 0 ? json_integer(gpu) : json_null(), "seconds", jnum(s),
-                              "ratio", jnum(med > 0 ? s / med : NAN));
+                              w->node ? jstr(w->node) : json_null(), "gpu",
+                              w->gpu >= 0 ? json_integer(w->gpu) : json_null(), "seconds",
+                              jnum(w->secs), "ratio", jnum(med > 0 ? w->secs / med : NAN));
         if (o)
             json_array_append_new(arr, o);
     }
-    free(secs);
-    free(sorted);
+    free(rows);
+    free(times);
     return arr;
 }
 

@@ -2,6 +2,7 @@
 
 #include "control/brain_int.h"
 
+#include "common/stats.h"
 #include "common/util.h"
 #include "common/xid.h"
 
@@ -121,10 +122,6 @@ int hn_brain_poll(struct hn_brain *b, struct hn_out *out)
 
 void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
                     const char *evidence, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-
-void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
-                    const char *evidence, const char *fmt, ...)
 {
     memset(f, 0, sizeof(*f));
     hn_strlcpy(f->rule, rule, sizeof(f->rule));
@@ -137,8 +134,8 @@ void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev
     va_end(ap);
 }
 
-void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
-                   const struct hn_finding *why, const char *actor)
+static void transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
+                       const struct hn_finding *why, const char *actor)
 {
     if (n->state == to)
         return;
@@ -152,8 +149,8 @@ void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_
     hn_strlcpy(n->reason, why->detail, sizeof(n->reason));
 }
 
-uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
-                   const char *reason)
+static uint64_t queue_action(struct hn_brain *b, double now, struct node *n,
+                             enum hn_action_kind kind, const char *reason)
 {
     struct hn_out *o = hb_push_out(b, HN_OUT_ACTION, now, n);
     o->action.id = b->next_action++;
@@ -242,13 +239,14 @@ uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *
     return o->action.id;
 }
 
-void hb_remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
-                    const char *actor)
+/* Takes n out of service: drain it and requeue its jobs. */
+static void remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
+                        const char *actor)
 {
-    hb_transition(b, now, n, HN_NODE_DRAINING, f, actor);
+    transition(b, now, n, HN_NODE_DRAINING, f, actor);
     n->drained_by_houston = 1;
     n->held = 0;
-    hb_action(b, now, n, HN_ACT_DRAIN, f->detail);
+    queue_action(b, now, n, HN_ACT_DRAIN, f->detail);
     for (unsigned k = 0; k < n->njobs; k++)
         hb_requeue(b, now, n, n->jobs[k]);
     /* Jobs whose ranks report from this node: the ledger charges the interruption to f's
@@ -266,20 +264,20 @@ void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_fi
     if (!hb_in_service(n->state))
         return;
     if (f->severity == HN_SEV_SUSPECT) {
-        hb_transition(b, now, n, HN_NODE_SUSPECT, f, f->rule);
+        transition(b, now, n, HN_NODE_SUSPECT, f, f->rule);
         return;
     }
     if (f->severity != HN_SEV_FATAL || n->held)
         return;
     char why[256];
     if (guard_allows(b, now, n, why, sizeof(why))) {
-        hb_remove_node(b, now, n, f, f->rule);
+        remove_node(b, now, n, f, f->rule);
         add_removal(b, now, (int)(n - b->nodes));
         return;
     }
     struct hn_finding held = *f;
     hn_strlcpy(held.evidence, why, sizeof(held.evidence));
-    hb_transition(b, now, n, HN_NODE_SUSPECT, &held, "guard");
+    transition(b, now, n, HN_NODE_SUSPECT, &held, "guard");
     n->held = 1;
     n->held_finding = *f;
     o = hb_push_out(b, HN_OUT_HELD, now, n);
@@ -770,24 +768,12 @@ int hn_brain_node_idle(struct hn_brain *b, double now, int node)
     if (n->state == HN_NODE_DRAINING) {
         struct hn_finding f;
         hb_finding_set(&f, "scheduler", HN_SEV_INFO, -1, "jobs=0", "no job left on the node");
-        hb_transition(b, now, n, HN_NODE_QUARANTINED, &f, "scheduler");
+        transition(b, now, n, HN_NODE_QUARANTINED, &f, "scheduler");
     }
     return 0;
 }
 
 /* ---- silent laggards ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int loaded(const struct hn_brain *b, double now, const struct node *n,
                   const struct gpu_st *g)
@@ -797,9 +783,6 @@ static int loaded(const struct hn_brain *b, double now, const struct node *n,
            now - g->t[HN_F_SM_CLOCK] <= b->cfg.laggard_max_age_s;
 }
 
-/* Compares every loaded GPU's SM clock with the median of its SKU's loaded GPUs, using the
- * median absolute deviation (MAD x 1.4826 estimates a standard deviation, robust to the very
- * outliers we look for). */
 /* A statistic compared across same-SKU peers: which field, which side of the median is bad,
  * how far it must be (relative to the median, or absolute), the rule it fires. */
 struct peer_rule {
@@ -846,11 +829,34 @@ static size_t peer_stats(struct hn_brain *b, double now, const char *sku, int f,
     size_t n = peer_values(b, now, sku, f, power_med);
     if (n < (size_t)b->cfg.laggard_min_peers)
         return n;
-    *med = median(b->scratch, n);
+    *med = hn_median(b->scratch, n);
     for (size_t i = 0; i < n; i++)
         b->scratch[i] = fabs(b->scratch[i] - *med);
-    *sigma = 1.4826 * median(b->scratch, n);
+    *sigma = 1.4826 * hn_median(b->scratch, n);
     return n;
+}
+
+/* 1 when field f of g holds a sample that streak `slot` has not counted yet, which it now
+ * has: persistence counts samples, not ticks, so a tick with no new sample changes nothing. */
+static int new_sample(struct gpu_st *g, int f, int slot)
+{
+    if (g->t[f] == g->streak_t[slot])
+        return 0;
+    g->streak_t[slot] = g->t[f];
+    return 1;
+}
+
+/* Counts a new sample into streak `slot` of g: one out of line extends the streak, one in line
+ * ends it. Returns 1 when the streak reaches laggard_cycles and rule `bit` had not fired yet
+ * (it fires now). */
+static int streak_fires(const struct hn_brain *b, struct gpu_st *g, int slot, int bit,
+                        int out_of_line)
+{
+    if (!out_of_line) {
+        g->streak[slot] = 0;
+        return 0;
+    }
+    return ++g->streak[slot] >= b->cfg.laggard_cycles && fire_once(g, bit);
 }
 
 static void peer_check(struct hn_brain *b, double now, const char *sku, const struct peer_rule *r)
@@ -877,19 +883,13 @@ static void peer_check(struct hn_brain *b, double now, const char *sku, const st
                 g->streak[r->slot] = 0;
                 continue;
             }
-            /* Persistence counts samples, not ticks: a tick with no new sample changes
-             * nothing. */
-            if (g->t[r->field] == g->streak_t[r->slot])
+            if (!new_sample(g, r->field, r->slot))
                 continue;
-            g->streak_t[r->slot] = g->t[r->field];
             double dev = r->sign * (v - med);
             double rel = med != 0 ? dev / fabs(med) : 0;
             double z = sigma > 0 ? dev / sigma : (dev > 0 ? INFINITY : 0);
-            if (dev <= 0 || rel < r->min_rel || dev < r->min_abs || z < b->cfg.laggard_k) {
-                g->streak[r->slot] = 0;
-                continue;
-            }
-            if (++g->streak[r->slot] < b->cfg.laggard_cycles || !fire_once(g, r->bit))
+            int out = !(dev <= 0 || rel < r->min_rel || dev < r->min_abs || z < b->cfg.laggard_k);
+            if (!streak_fires(b, g, r->slot, r->bit, out))
                 continue;
             char ev[320];
             snprintf(ev, sizeof(ev),
@@ -925,9 +925,9 @@ static const struct {
     {0x40, "hw_thermal"},  {0x80, "hw_power_brake"},
 };
 
-static unsigned clock_reasons(const struct gpu_st *g)
+/* The reason bits of a clock_reasons sample (0 when it is not a 32-bit value). */
+static unsigned reason_bits(double v)
 {
-    double v = g->v[HN_F_CLOCK_REASONS];
     return v >= 0 && v < 4294967296.0 ? (unsigned)v : 0;
 }
 
@@ -936,19 +936,13 @@ static unsigned clock_reasons(const struct gpu_st *g)
  * peers share (every GPU at its power cap under a heavy job) is the workload, not the part. */
 static void throttle_check(struct hn_brain *b, double now, const char *sku)
 {
-    size_t loaded_n = 0, with[HN_ARRAY_LEN(throttle_bits)] = {0};
-    for (size_t i = 0; i < b->nnodes; i++) {
-        const struct node *nd = &b->nodes[i];
-        if (strcmp(nd->sku, sku) != 0)
-            continue;
-        for (unsigned g = 0; g < nd->gpus_expected; g++) {
-            const struct gpu_st *gs = &nd->gpus[g];
-            if (!loaded(b, now, nd, gs) || isnan(gs->v[HN_F_CLOCK_REASONS]))
-                continue;
-            loaded_n++;
-            for (size_t k = 0; k < HN_ARRAY_LEN(throttle_bits); k++)
-                with[k] += (clock_reasons(gs) & throttle_bits[k].bit) != 0;
-        }
+    /* The peers: loaded GPUs of the SKU whose clock reasons are known. */
+    size_t loaded_n = peer_values(b, now, sku, HN_F_CLOCK_REASONS, NAN);
+    size_t with[HN_ARRAY_LEN(throttle_bits)] = {0};
+    for (size_t i = 0; i < loaded_n; i++) {
+        unsigned reasons = reason_bits(b->scratch[i]);
+        for (size_t k = 0; k < HN_ARRAY_LEN(throttle_bits); k++)
+            with[k] += (reasons & throttle_bits[k].bit) != 0;
     }
     if (loaded_n < (size_t)b->cfg.laggard_min_peers)
         return;
@@ -962,10 +956,9 @@ static void throttle_check(struct hn_brain *b, double now, const char *sku)
                 g->streak[2] = 0;
                 continue;
             }
-            if (g->t[HN_F_CLOCK_REASONS] == g->streak_t[2])
+            if (!new_sample(g, HN_F_CLOCK_REASONS, 2))
                 continue;
-            g->streak_t[2] = g->t[HN_F_CLOCK_REASONS];
-            unsigned reasons = clock_reasons(g);
+            unsigned reasons = reason_bits(g->v[HN_F_CLOCK_REASONS]);
             size_t odd = HN_ARRAY_LEN(throttle_bits);
             for (size_t k = 0;
                  k < HN_ARRAY_LEN(throttle_bits) && odd == HN_ARRAY_LEN(throttle_bits); k++) {
@@ -973,11 +966,7 @@ static void throttle_check(struct hn_brain *b, double now, const char *sku)
                 if ((reasons & throttle_bits[k].bit) && 4 * (with[k] - 1) < loaded_n - 1)
                     odd = k;
             }
-            if (odd == HN_ARRAY_LEN(throttle_bits)) {
-                g->streak[2] = 0;
-                continue;
-            }
-            if (++g->streak[2] < b->cfg.laggard_cycles || !fire_once(g, R_THROTTLED))
+            if (!streak_fires(b, g, 2, R_THROTTLED, odd < HN_ARRAY_LEN(throttle_bits)))
                 continue;
             char ev[320];
             snprintf(ev, sizeof(ev),
@@ -1035,9 +1024,9 @@ static void burnin_check(struct hn_brain *b, double now)
         hb_finding_set(&f, "burnin", HN_SEV_INFO, -1, ev, "burn-in passed after %.0f s",
                        now - n->since);
         hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
-        hb_transition(b, now, n, HN_NODE_READY, &f, "burnin");
+        transition(b, now, n, HN_NODE_READY, &f, "burnin");
         if (n->drained_by_houston)
-            hb_action(b, now, n, HN_ACT_RESUME, NULL);
+            queue_action(b, now, n, HN_ACT_RESUME, NULL);
         n->drained_by_houston = 0;
         back_in_service(n);
     }
@@ -1070,7 +1059,7 @@ int hn_brain_drain(struct hn_brain *b, double now, int node, const char *reason,
     hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s",
                    user ? user : "unknown", reason && reason[0] ? reason : "drain");
     hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
-    hb_remove_node(b, now, n, &f, actor);
+    remove_node(b, now, n, &f, actor);
     return 0;
 }
 
@@ -1084,10 +1073,10 @@ int hn_brain_resume(struct hn_brain *b, double now, int node, const char *user)
     struct hn_finding f;
     hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: resume",
                    user ? user : "unknown");
-    hb_transition(b, now, n, HN_NODE_READY, &f, actor);
+    transition(b, now, n, HN_NODE_READY, &f, actor);
     /* The scheduler's drain is undone only when houston set it. */
     if (n->drained_by_houston)
-        hb_action(b, now, n, HN_ACT_RESUME, NULL);
+        queue_action(b, now, n, HN_ACT_RESUME, NULL);
     n->drained_by_houston = 0;
     back_in_service(n);
     return 0;
@@ -1103,7 +1092,7 @@ int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
     struct hn_finding f = n->held_finding;
     snprintf(f.evidence, sizeof(f.evidence), "approved by %.47s; %.250s", actor,
              n->held_finding.evidence);
-    hb_remove_node(b, now, n, &f, actor);
+    remove_node(b, now, n, &f, actor);
     return 0;
 }
 
@@ -1122,7 +1111,7 @@ int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_st
     struct hn_finding f;
     hb_finding_set(&f, "operator", HN_SEV_INFO, -1, actor, "operator %s: %s",
                    user ? user : "unknown", hn_node_state_name(to));
-    hb_transition(b, now, n, to, &f, actor);
+    transition(b, now, n, to, &f, actor);
     if (to == HN_NODE_BURNIN)
         back_in_service(n);
     return 0;

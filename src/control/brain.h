@@ -267,6 +267,10 @@ int hn_brain_find_job(const struct hn_brain *b, const char *id);
 /* Job i as the API shows it: 0, -EINVAL for no such index, -ENOENT for a job no report of which
  * was accepted yet (all refused by the rank cap). */
 int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *out);
+/* Job i's ledger, borrowed until the next call into the brain; NULL for no such index or for
+ * a job no report of which was accepted yet (as hn_brain_job_view's -ENOENT). Cheaper than
+ * the view when only the ledger is wanted (the store's saves). */
+const struct hn_job_ledger *hn_brain_job_ledger(const struct hn_brain *b, size_t i);
 /* 1 when job i's ledger changed since the last call with clear=1 (then cleared). */
 int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear);
 /* Restores a saved ledger (before any step report of that job). -EEXIST when known. */

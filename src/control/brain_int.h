@@ -101,18 +101,11 @@ struct hn_out *hb_push_out(struct hn_brain *b, enum hn_out_kind kind, double now
 void hb_finding_set(struct hn_finding *f, const char *rule, enum hn_severity sev, int gpu,
                     const char *evidence, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-void hb_transition(struct hn_brain *b, double now, struct node *n, enum hn_node_state to,
-                   const struct hn_finding *why, const char *actor);
-uint64_t hb_action(struct hn_brain *b, double now, struct node *n, enum hn_action_kind kind,
-                   const char *reason);
 /* 1 when the scheduler lists job on node n. */
 int hb_node_runs(const struct node *n, const char *job);
 /* Requeues job, which runs (among others) on node n. */
 uint64_t hb_requeue(struct hn_brain *b, double now, struct node *n, const char *job);
 int hb_in_service(enum hn_node_state s);
-/* Takes n out of service: drain it and requeue its jobs. */
-void hb_remove_node(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f,
-                    const char *actor);
 /* A finding about node n: recorded, and acted on by severity (suspect, or removal within the
  * guard). */
 void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f);

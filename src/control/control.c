@@ -269,9 +269,9 @@ int hn_control_flush(struct hn_control *c)
     /* Job ledgers that changed, in the same transaction as the events that changed them. */
     size_t njobs = hn_brain_job_count(c->brain);
     for (size_t i = 0; i < njobs; i++) {
-        struct hn_job_view v;
-        if (hn_brain_job_dirty(c->brain, i, 0) && hn_brain_job_view(c->brain, i, &v) == 0) {
-            if (hn_store_put_job(c->store, &v.l) != 0)
+        const struct hn_job_ledger *l;
+        if (hn_brain_job_dirty(c->brain, i, 0) && (l = hn_brain_job_ledger(c->brain, i))) {
+            if (hn_store_put_job(c->store, l) != 0)
                 rc = -EIO;
             else
                 hn_brain_job_dirty(c->brain, i, 1);

@@ -25,6 +25,7 @@
 #include "control/brain_int.h"
 
 #include "common/sku.h"
+#include "common/stats.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
 
@@ -159,16 +160,7 @@ static double nanmedian_small(const double *v, unsigned n)
         if (!isnan(v[i]))
             s[k++] = v[i];
     }
-    if (!k)
-        return NAN;
-    for (unsigned i = 1; i < k; i++) { /* insertion sort: at most RECENT values */
-        double x = s[i];
-        unsigned j = i;
-        for (; j > 0 && s[j - 1] > x; j--)
-            s[j] = s[j - 1];
-        s[j] = x;
-    }
-    return k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+    return k ? hn_median(s, k) : NAN;
 }
 
 static double typical_step(const struct job *j)
@@ -176,8 +168,11 @@ static double typical_step(const struct job *j)
     return nanmedian_small(j->recent, j->nrecent);
 }
 
-/* A new job; when the table is full the ended job (else any job) reported longest ago goes.
- * Its ledger is already saved by the caller (hn_brain_job_dirty). */
+/* A new job; when the table is full the ended job (else any job) reported longest ago goes,
+ * with whatever of its ledger is not saved yet. The store holds the ledger as of the last
+ * hn_control_flush (after every frame and tick), but an eviction during ingest happens inside
+ * hn_brain_step, before that frame's flush, so what the frame changed in the evicted job's
+ * ledger is lost (usually nothing: ended jobs go first). */
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
     if (js->n == JOBS_MAX) {
@@ -710,12 +705,13 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->gpu = s->gpu;
     r->run = j->run;
     r->last_step = s->step;
-    r->last_secs = rank_seconds(s);
+    double secs = rank_seconds(s);
+    r->last_secs = secs;
     j->l.last_report = now;
 
     progress(j, now, s);
     rates(b, j, node, s);
-    row_put(b, now, j, rank, s->step, rank_seconds(s));
+    row_put(b, now, j, rank, s->step, secs);
     checkpoint(b, now, j, s->checkpoint);
     add_point(j, now);
     return 0;
@@ -903,6 +899,13 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->series = j->series;
     out->nseries = j->nseries;
     return 0;
+}
+
+const struct hn_job_ledger *hn_brain_job_ledger(const struct hn_brain *b, size_t i)
+{
+    const struct hn_jobs *js = b->jobs;
+    /* No ledger for a job whose reports were all refused, as in hn_brain_job_view. */
+    return i < js->n && js->v[i]->l.ranks != 0 ? &js->v[i]->l : NULL;
 }
 
 int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear)
