@@ -4,8 +4,8 @@
 #   make demo     build and run `houston demo` (8 GB200 racks, a laggard found and replaced,
 #                 the dashboard on http://127.0.0.1:8080/); make agent-demo: the agent alone
 #   make release  optimised build into build-release/
-#   make bench    run the benchmarks (release build: bench/agent, ingest, step, straggler) and print ratios
-#                 against their peers
+#   make bench    run the benchmarks (release build: bench/agent, ingest, step, straggler, sim) and
+#                 print ratios against their peers
 #   make tsan     ThreadSanitizer build into build-tsan/ and its tests
 #   make format   clang-format every C file in place
 #   make lint     clang-format check, cppcheck and clang-tidy

@@ -80,10 +80,9 @@ function renderSummary(nodes, racks, jobList) {
     const weighted = (key) => {
         let sum = 0, w = 0;
         for (const j of active) {
-            const ranks = Array.isArray(j.ranks) ? j.ranks.length : j.ranks;
-            if (isNum(j[key]) && ranks > 0) {
-                sum += j[key] * ranks;
-                w += ranks;
+            if (isNum(j[key]) && j.ranks > 0) {
+                sum += j[key] * j.ranks;
+                w += j.ranks;
             }
         }
         return w > 0 ? sum / w : null;

@@ -30,7 +30,7 @@ export function h(tag, attrs, ...children) {
 }
 
 /** Appends children (nodes, or values shown as text; null and undefined skipped). */
-export function append(el, children) {
+function append(el, children) {
     for (const c of children.flat(Infinity)) {
         if (c === null || c === undefined || c === false)
             continue;

@@ -30,7 +30,7 @@ function gpuHours(v) {
  * The heat map colour of a rank whose compute time is ratio × the median: neutral grey up to
  * 1.0, then towards red, fully red from 1.3 (30% slower) on; null when unknown.
  */
-export function ratioColor(ratio) {
+function ratioColor(ratio) {
     if (!isNum(ratio))
         return null;
     const t = Math.min(Math.max((ratio - 1) / 0.3, 0), 1);

@@ -14,7 +14,8 @@ const CLOCK_REASONS = [
     [0x80, 'power brake'], [0x100, 'display clock'],
 ];
 
-export function clockReasons(mask) {
+/** A clocks-event reasons mask as names: 'none' for 0, '–' when unknown. */
+function clockReasons(mask) {
     if (!isNum(mask))
         return '–';
     if (mask === 0)

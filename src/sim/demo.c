@@ -13,7 +13,6 @@
 #include "cli/cli.h"
 #include "common/http.h"
 #include "common/log.h"
-#include "common/sku.h"
 #include "common/util.h"
 #include "control/control.h"
 #include "control/store.h"
@@ -28,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,6 +113,22 @@ static int write_token(const char *path, const char *token)
         return -1;
     fprintf(f, "%s\n", token);
     return fclose(f);
+}
+
+/* Writes prefix and 32 random hex digits (getrandom(2)) to dst. Returns 0, or -1 when the
+ * kernel gave no random bytes or dst is too small. */
+static int random_token(char *dst, size_t size, const char *prefix)
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        return -1;
+    int n = snprintf(dst, size, "%s", prefix);
+    for (size_t i = 0; i < sizeof(b); i++) {
+        if (n < 0 || (size_t)n >= size)
+            return -1;
+        n += snprintf(dst + n, size - (size_t)n, "%02x", b[i]);
+    }
+    return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
 int hn_cmd_demo(int argc, char **argv)
@@ -205,18 +221,20 @@ int hn_cmd_demo(int argc, char **argv)
     pthread_cond_init(&c->wake, NULL);
     c->brain = hn_sim_brain(d->sim);
     c->store = hn_store_open(":memory:", err, sizeof(err));
-    c->skus = hn_sku_table_new(hn_sku_default_path(), err, sizeof(err));
+    c->skus = hn_sim_skus(d->sim); /* borrowed: the simulator frees it */
     char tokdir[] = "/tmp/houston-demo.XXXXXX", tokpath[64] = "";
     int rc = 2;
     struct hn_http *http = NULL;
-    if (!c->store || !c->skus || !mkdtemp(tokdir)) {
+    if (!c->store || !mkdtemp(tokdir)) {
         fprintf(stderr, "houston demo: %s\n", err);
         goto out;
     }
-    /* Random tokens; the operator's is written where the CLI can read it. */
-    snprintf(c->token, sizeof(c->token), "demo-%016llx", (unsigned long long)(seed ^ 0x5eed));
-    snprintf(c->operator_token, sizeof(c->operator_token), "demo-op-%08x",
-             (unsigned)(hn_mono_ns() & 0xffffffffu));
+    /* Random tokens (getrandom(2)); the operator's is written where the CLI can read it. */
+    if (random_token(c->token, sizeof(c->token), "demo-") != 0 ||
+        random_token(c->operator_token, sizeof(c->operator_token), "demo-op-") != 0) {
+        fprintf(stderr, "houston demo: no random bytes for the tokens\n");
+        goto out;
+    }
     snprintf(tokpath, sizeof(tokpath), "%s/operator.token", tokdir);
     write_token(tokpath, c->operator_token);
     c->cap_nodes = hn_brain_node_count(c->brain);
@@ -305,7 +323,6 @@ int hn_cmd_demo(int argc, char **argv)
 out:
     hn_http_stop(http);
     hn_store_close(c->store);
-    hn_sku_table_free(c->skus);
     free(c->nodes);
     hn_control_config_fini(&c->cfg);
     pthread_cond_destroy(&c->wake);

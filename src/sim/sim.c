@@ -23,6 +23,7 @@
 #include "common/xid.h"
 #include "control/brain.h"
 #include "common/sku.h"
+#include "common/stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -158,6 +159,11 @@ int hn_sim_config_set(struct hn_sim_config *cfg, const char *key, const char *v,
     else if (rc != 0)
         snprintf(err, errsize, "%s: bad value '%s'", key, v);
     return rc == 0 ? 0 : -1;
+}
+
+const char *hn_sim_policy_name(enum hn_sim_policy p)
+{
+    return (unsigned)p < HN_SIM_NPOLICIES ? policy_names[p] : "unknown";
 }
 
 const char *hn_sim_cause_name(enum hn_sim_cause c)
@@ -1090,22 +1096,16 @@ void hn_sim_run(struct hn_sim *s)
     s->now = s->end;
     if (s->js == J_RUNNING) {
         double d = s->now - s->step_started;
+        double nominal = d / (1 + job_slowdown(s));
         s->kept += d;
-        s->nominal += d / (1 + job_slowdown(s));
-        s->waste += d - d / (1 + job_slowdown(s));
+        s->nominal += nominal;
+        s->waste += d - nominal;
     } else if (s->js == J_CKPT)
         s->lost[HN_SIM_LOST_CHECKPOINT] += s->now - s->state_since;
     else if (s->js == J_WAITING)
         s->lost[HN_SIM_LOST_WAITING] += s->now - s->state_since;
     else
         s->lost[s->down_cause] += s->now - s->state_since;
-    set_state(s, s->js);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out)
@@ -1126,7 +1126,7 @@ void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out)
     out->job_gpu_h = wall * gpus / 3600;
     double *lat = xcalloc(s->nlatency ? s->nlatency : 1, sizeof(double));
     memcpy(lat, s->latency, s->nlatency * sizeof(double));
-    qsort(lat, s->nlatency, sizeof(double), cmp_double);
+    qsort(lat, s->nlatency, sizeof(double), hn_cmp_double);
     out->detect_median_s = s->nlatency ? lat[s->nlatency / 2] : NAN;
     out->detect_p95_s = s->nlatency ? lat[(size_t)((double)(s->nlatency - 1) * 0.95)] : NAN;
     free(lat);
@@ -1147,6 +1147,11 @@ void hn_sim_set_output_hook(struct hn_sim *s, hn_sim_output_fn fn, void *ctx)
 struct hn_brain *hn_sim_brain(struct hn_sim *s)
 {
     return s->brain;
+}
+
+struct hn_sku_table *hn_sim_skus(struct hn_sim *s)
+{
+    return s->skus;
 }
 
 int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown)

@@ -69,6 +69,9 @@ struct hn_sim_config {
 };
 
 void hn_sim_config_default(struct hn_sim_config *cfg);
+/* The policy's name as --policy takes it ("reactive", "straggler", "predictive"); "unknown"
+ * out of range. */
+const char *hn_sim_policy_name(enum hn_sim_policy p);
 /* Sets a key of a scenario file or a flag (without dashes): gpus, gpus-per-node,
  * nodes-per-rack, spares, days, node-failure-rate, ckpt-interval, ckpt-write,
  * restart-overhead, report, repair-time, inspect-time, fallback-detect, straggler-rate,
@@ -129,6 +132,9 @@ typedef void (*hn_sim_output_fn)(void *ctx, const struct hn_out *o);
 void hn_sim_set_output_hook(struct hn_sim *s, hn_sim_output_fn fn, void *ctx);
 /* The brain the simulator drives (to serve its state, as `houston demo` does). */
 struct hn_brain *hn_sim_brain(struct hn_sim *s);
+struct hn_sku_table;
+/* The SKU table the simulator loaded (data/skus.csv), borrowed: it lives as long as s. */
+struct hn_sku_table *hn_sim_skus(struct hn_sim *s);
 /* Slows the node of rank down by slowdown (0.3: 30%) now; returns the node or -1. */
 int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown);
 const char *hn_sim_job_id(const struct hn_sim *s);

@@ -27,20 +27,30 @@ void hn_usage_sim(FILE *out)
         "  --scenario FILE          read settings from FILE first; flags override it\n"
         "  --gpus N                 GPUs in the fleet, spares included (default 16384)\n"
         "  --gpus-per-node G        8 (HGX) or 4 (GB200 NVL72; racks of 18) (default 8)\n"
+        "  --nodes-per-rack N       nodes in a rack (default 18 for 4-GPU nodes, else 1)\n"
+        "  --sku NAME               the GPUs' row of data/skus.csv (default H100, GB200 for\n"
+        "                           4-GPU nodes)\n"
         "  --spares N               nodes kept out of the job (default 2%% of the nodes)\n"
         "  --days D                 simulated days (default 54)\n"
         "  --node-failure-rate R    interruptions per node-day (default 419/(54*2048),\n"
         "                           the Llama 3 run's)\n"
+        "  --failures-file FILE     causes of interruptions (default data/failures.csv)\n"
         "  --ckpt-interval DUR      compute between checkpoints (default 1h)\n"
         "  --ckpt-write DUR         a checkpoint write (default 60s)\n"
         "  --restart-overhead DUR   requeue to first step (default 10m)\n"
         "  --straggler-rate R       slowdown onsets per node-day (default 0.002)\n"
         "  --straggler-slowdown F   a throttled node's slowdown (default 0.3)\n"
+        "  --base-mfu F             the job's MFU without faults (default 0.40)\n"
         "  --repair-time DUR        a broken node's repair (default 48h)\n"
+        "  --inspect-time DUR       a healthy node drained by mistake comes back (default 4h)\n"
+        "  --fallback-detect DUR    operators restart a job houston left down (default 30m)\n"
         "  --policy P               reactive, straggler, predictive or all (default straggler;\n"
         "                           all runs each with the same seed and compares them)\n"
+        "  --precursors yes|no      faults may announce themselves by a rising correctable-ECC\n"
+        "                           count (default yes)\n"
         "  --seed S                 random seed (default 1); the same seed, the same run\n"
         "  --report DUR             compute between step reports (default 60s)\n"
+        "  --tick DUR               brain ticks and scheduler polls (default 5m)\n"
         "  --json                   one JSON object (with --policy all: {\"policies\": {...}})\n"
         "  --timeline               print the timeline of what happened\n"
         "  -h, --help               show this help\n"
@@ -208,12 +218,12 @@ int hn_cmd_sim(int argc, char **argv)
         fprintf(stderr, "houston sim: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    static const char *const names[] = {"reactive", "straggler", "predictive"};
     json_t *policies = json_object();
     int first = all ? 0 : (int)cfg.policy, last = all ? HN_SIM_NPOLICIES - 1 : (int)cfg.policy;
     json_t *one = NULL;
     for (int p = first; p <= last; p++) {
         cfg.policy = (enum hn_sim_policy)p;
+        const char *name = hn_sim_policy_name(cfg.policy);
         char err[512];
         struct hn_sim *s = hn_sim_new(&cfg, err, sizeof(err));
         if (!s) {
@@ -229,13 +239,13 @@ int hn_cmd_sim(int argc, char **argv)
         const char *const *lines;
         size_t nl = hn_sim_timeline(s, &lines);
         if (json) {
-            json_t *o = result_json(s, &r, names[p], lines, tl || !all ? nl : 0, cpu);
+            json_t *o = result_json(s, &r, name, lines, tl || !all ? nl : 0, cpu);
             if (all)
-                json_object_set_new(policies, names[p], o);
+                json_object_set_new(policies, name, o);
             else
                 one = o;
         } else {
-            print_human(&r, names[p], cpu);
+            print_human(&r, name, cpu);
             for (size_t i = 0; tl && i < nl; i++)
                 printf("    %s\n", lines[i]);
         }
@@ -246,7 +256,7 @@ int hn_cmd_sim(int argc, char **argv)
          * ... are always at the top), and "policies" holds each one's. */
         json_t *out = one;
         if (all) {
-            out = json_deep_copy(json_object_get(policies, "straggler"));
+            out = json_deep_copy(json_object_get(policies, hn_sim_policy_name(HN_SIM_STRAGGLER)));
             json_object_del(out, "timeline");
             json_object_set_new(out, "policies", policies);
         } else {

@@ -23,10 +23,7 @@ control_config "$work/control.conf" 0.5
 check "houston control --check-config accepts the config" \
     "$HOUSTON" control --config "$work/control.conf" --check-config
 check "controller starts" control_start "$work/control.conf"
-for n in n1 n2 n3 n4; do agent_start $n; done
-check "all four agents report" wait_for 20 bash -c \
-    "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
-for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
+fleet_up
 check "operators put the nodes in service" wait_for 5 node_state_is n4 ready
 
 say "a 2-node job on n1,n2"

@@ -70,8 +70,10 @@ static void test_palm_mfu_from_sku_table(void **state)
     /* The paper prints one decimal: 46.2 %. */
     assert_near(mfu, 0.462, 0.0005);
     assert_near(round(mfu * 1000) / 10, 46.2, 1e-9);
-    /* And the model FLOP/s per chip are that fraction of the chip's peak. */
-    assert_near(hn_mfu_model_flops(PALM_TPS, f, PALM_CHIP), mfu * peak, 1);
+    /* And the model FLOP/s per chip, computed here from the numbers rather than from mfu:
+     * 238,300 tokens/s * 3,275,634,806,784 FLOP per token / 6144 chips = 1.270481403738e14
+     * (127.05 TFLOP/s, 46.2 % of 275). */
+    assert_near(hn_mfu_model_flops(PALM_TPS, f, PALM_CHIP), 127048140373800.0, 1);
     hn_sku_table_free(t);
 }
 
@@ -92,8 +94,9 @@ static void test_palm_without_attention_is_lower(void **state)
 static void test_flops_terms(void **state)
 {
     (void)state;
+    /* L, H, Q and T all differ, so that swapping any two of them changes the call. */
     const double n = 7e9, q = 128;
-    const unsigned l = 32, h = 32, t = 4096;
+    const unsigned l = 48, h = 32, t = 4096;
     double f1 = hn_mfu_flops_per_token(n, l, h, q, t);
     double f2 = hn_mfu_flops_per_token(n, l, h, q, 2 * t);
     double f3 = hn_mfu_flops_per_token(2 * n, l, h, q, t);
@@ -101,7 +104,11 @@ static void test_flops_terms(void **state)
     double attention = f2 - f1;
     assert_near(f1 - 6 * n, attention, 1);
     assert_near(f3 - f1, 6 * n, 1);
-    /* The attention term is symmetric in L, H, Q and T. */
+    /* The attention term is 12 L H Q T (PaLM appendix B): 12 * 48 * 32 * 128 * 4096. */
+    assert_near(attention, 9663676416.0, 1);
+    /* It is symmetric in L, H, Q and T: L and H swapped, Q and T swapped, both at once. */
+    assert_near(hn_mfu_flops_per_token(n, h, l, q, t), f1, 1);
+    assert_near(hn_mfu_flops_per_token(n, l, h, (double)t, (unsigned)q), f1, 1);
     assert_near(hn_mfu_flops_per_token(n, h, l, (double)t, (unsigned)q), f1, 1);
 }
 

@@ -60,11 +60,14 @@ function fail(what) {
     console.log(`FAIL: ${what}`);
     failed++;
 }
-/** Passes when fn() resolves truthy; a thrown error (e.g. a timeout) fails with its message. */
+/**
+ * Passes only when fn() resolves truthy (null, undefined, 0 and '' fail too); a thrown error
+ * (e.g. a timeout) fails with its message.
+ */
 async function check(what, fn) {
     try {
         const r = await fn();
-        if (r === false)
+        if (!r)
             fail(what);
         else
             ok(what);
@@ -255,10 +258,16 @@ try {
     await check('the job shows the plan to drain n2 at the next checkpoint', () =>
         page.waitForFunction((sel) => /drain n2 at the next checkpoint/.test(
             document.querySelector(`${sel} .plan`).textContent), card, {timeout: 10000}));
+    // ratioColor (web/jobs.js) goes from grey rgb(56, 62, 70) at ratio 1.0 to red
+    // rgb(248, 81, 73) at 1.3: from 1.2 on the red channel is at least 184 and green and blue
+    // stay under 90, which neither the grey of a normal rank nor an empty style passes.
     await check('rank 5\'s heat-map cell is red (ratio ≥ 1.2)', () =>
         page.waitForFunction((sel) => {
             const c = document.querySelector(`${sel} i.rank[data-rank="5"]`);
-            return c && parseFloat(c.dataset.ratio) >= 1.2 && c.style.backgroundColor !== '';
+            if (!c || !(parseFloat(c.dataset.ratio) >= 1.2))
+                return false;
+            const m = /^rgb\((\d+), (\d+), (\d+)\)$/.exec(c.style.backgroundColor);
+            return m !== null && Number(m[1]) >= 180 && Number(m[2]) < 90 && Number(m[3]) < 90;
         }, card, {timeout: 10000}));
     await check('the events list shows the straggler event', () =>
         page.waitForFunction(() => Array.from(

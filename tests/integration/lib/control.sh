@@ -52,14 +52,20 @@ agent_start() {
     HN_PIDS+=($!)
 }
 
-# fleet_start: an agent on each of n1..n4; checks that all four report, resumes them in houston
-# (quarantined until then) and checks that their step sockets are up.
-fleet_start() {
+# fleet_up: an agent on each of n1..n4; checks that all four report and resumes them in houston
+# (quarantined until then).
+fleet_up() {
     local n
     for n in n1 n2 n3 n4; do agent_start $n; done
     check "all four agents report" wait_for 20 bash -c \
         "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
     for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
+}
+
+# fleet_start: fleet_up, then checks that the agents' step sockets are up (for tests whose
+# trainers report steps).
+fleet_start() {
+    fleet_up
     check "step sockets are up" wait_for 10 bash -c \
         "[ -S $work/n1/step.sock ] && [ -S $work/n4/step.sock ]"
 }
