@@ -8,6 +8,7 @@
  * 100 ms step. Run by bench/step/run.sh (make bench); by hand: bench_step [REPORTS].
  */
 #include "common/dgram.h"
+#include "common/util.h"
 #include "houston/step.h"
 
 #include <arpa/inet.h>
@@ -155,9 +156,12 @@ static struct result run_statsd(unsigned n)
 
 int main(int argc, char **argv)
 {
-    unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 200000;
-    if (n < 1000)
-        n = 1000;
+    uint64_t want = 200000;
+    if (argc > 1 && (hn_parse_u64(argv[1], 10, &want) != 0 || want > 100000000)) {
+        fprintf(stderr, "usage: bench_step [REPORTS (1000..100000000, default 200000)]\n");
+        return 2;
+    }
+    unsigned n = want < 1000 ? 1000 : (unsigned)want;
     char path[108];
     snprintf(path, sizeof(path), "/tmp/houston-bench-step.%d.sock", (int)getpid());
     /* Warm-up of both paths, then three alternating rounds; the best round of each counts

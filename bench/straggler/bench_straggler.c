@@ -69,7 +69,8 @@
 /* ---- counting heap calls (the detector must not allocate after hn_strag_new) ---- */
 
 static unsigned long heap_calls, heap_in_steps;
-static int counting;
+static int counting, sizing;
+static size_t heap_bytes; /* allocated while sizing: houston's state (state_bytes) */
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t s);
@@ -81,11 +82,13 @@ void *__wrap_realloc(void *p, size_t n);
 void *__wrap_malloc(size_t n)
 {
     heap_calls += (unsigned long)counting;
+    heap_bytes += sizing ? n : 0;
     return __real_malloc(n);
 }
 void *__wrap_calloc(size_t n, size_t s)
 {
     heap_calls += (unsigned long)counting;
+    heap_bytes += sizing ? n * s : 0;
     return __real_calloc(n, s);
 }
 void *__wrap_realloc(void *p, size_t n)
@@ -956,6 +959,13 @@ int main(int argc, char **argv)
     }
 
     measure_cpu(&cfg, seed, sc);
+    /* houston's memory per rank at BIG_RANKS: what hn_strag_new allocates (it allocates
+     * nothing later). */
+    sizing = 1;
+    void *big = hn_strag_new(&cfg, BIG_RANKS);
+    sizing = 0;
+    hn_strag_free(big);
+    printf("houston_state_bytes_per_rank=%.0f\n", (double)heap_bytes / BIG_RANKS);
     print_summary(sc, jobs, rank_steps);
     print_tables(sc, rank_steps);
     for (size_t d = 0; d < NDET; d++) {

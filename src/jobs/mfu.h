@@ -1,8 +1,7 @@
 /*
  * mfu.h - model FLOPs utilisation (MFU) arithmetic: FLOPs per token of a transformer, the model
  * FLOP/s a job achieves, that rate as a fraction of the accelerators' dense peak, and the number
- * syntax (540B, 238.3k) the `houston mfu` verb, the controller's job ledger and the simulator
- * read.
+ * syntax (540B, 238.3k) the `houston mfu` verb reads.
  *
  * MFU is defined as in the PaLM paper (Chowdhery et al. 2022, "PaLM: Scaling Language Modeling
  * with Pathways", section 4.1 and appendix B): the FLOP/s the model's own arithmetic needs at the

@@ -56,7 +56,7 @@
  *
  * Contract. Deterministic (the same rows give the same detections, on any machine), no clock,
  * no I/O, no allocation after hn_strag_new(): the state is sized by the rank count at creation
- * (about 340 bytes a rank, written once there so that no page fault comes later) and stays
+ * (about 350 bytes a rank, written once there so that no page fault comes later) and stays
  * flat however long the job runs (smoothed estimates and 16-entry rings, no growing arrays).
  * One step costs O(ranks): one selection over the ranks and a constant amount of work per
  * rank, most of it in one loop that runs on vectors of ranks (the quick path; reports that

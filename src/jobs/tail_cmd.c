@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -274,8 +273,8 @@ static void report(struct tail *t, const struct hn_trainlog_rec *r)
     s.seconds = r->elapsed_ms / 1000.0;
     s.tokens = step_tokens(t, r);
     s.tflops = r->tflops; /* NaN when not printed: not sent */
-    t->st.reported++;
     if (!t->o->print) {
+        t->st.reported++;
         int tries = 0;
         while (hn_step_report(t->client, &s) != 0) {
             if (hn_step_last_errno(t->client) != EAGAIN || ++tries > FULL_RETRIES ||
@@ -289,10 +288,10 @@ static void report(struct tail *t, const struct hn_trainlog_rec *r)
     }
     char buf[HN_STEP_DGRAM_MAX];
     if (hn_step_format(t->client, &s, buf, sizeof(buf)) < 0) {
-        t->st.reported--;
         t->st.malformed++;
         return;
     }
+    t->st.reported++;
     printf("%s\n", buf);
     fflush(stdout);
 }
