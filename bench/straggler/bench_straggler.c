@@ -2,12 +2,13 @@
  * bench_straggler.c - the straggler detector (src/jobs/straggler.c) against two published
  * baselines on synthetic per-rank step times with known truth, in the same run.
  *
- * usage: bench_straggler [--quick | --cpu-only] [--seed N] [--shift S] [--h H] [--big-shift S]
- *                        [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] [--alpha A]
- *                        [--floor F] [--warmup N]
+ * usage: bench_straggler [--quick | --cpu-only] [--misses] [--seed N] [--shift S] [--h H]
+ *                        [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU]
+ *                        [--min-steps N] [--alpha A] [--floor F] [--warmup N]
  *
- * (--quick: a tenth of the jobs; --cpu-only: only the CPU measurement; the other flags override
- * the detector's defaults, for tuning.)
+ * (--quick: a tenth of the jobs; --cpu-only: only the CPU measurement; --misses: houston's
+ * in-goal misses and false alarms on stderr, one line each with their circumstances; the other
+ * flags override the detector's defaults, for tuning.)
  *
  * The generator (job_init, job_row) makes jobs of 8 to 16,384 ranks. Each rank's compute time per
  * step is a nominal time times: a constant heterogeneity offset (normal, sd 3%, clipped at +-10%,
@@ -65,6 +66,8 @@
 #define BIG_RANKS    16384
 #define CPU_STEPS    300 /* steps timed at BIG_RANKS */
 #define CPU_ROUNDS   5   /* rounds of all detectors in turn; each one's fastest counts */
+
+static int list_misses; /* --misses */
 
 /* ---- counting heap calls (the detector must not allocate after hn_strag_new) ---- */
 
@@ -181,6 +184,7 @@ struct episode {
 };
 
 struct job {
+    uint64_t seed; /* job_init's */
     unsigned ranks;
     uint64_t steps;
     double sigma;
@@ -214,6 +218,7 @@ static int rank_taken(const struct job *j, unsigned r0, unsigned n)
 static void job_init(struct job *j, unsigned ranks, uint64_t steps, uint64_t seed)
 {
     memset(j, 0, sizeof(*j));
+    j->seed = seed;
     j->ranks = ranks;
     j->steps = steps;
     rng_seed(&j->g, seed);
@@ -367,7 +372,7 @@ struct score {
 /* Per job: which rank-episodes were already detected. */
 struct job_score {
     const struct job *j;
-    unsigned char *hit; /* [MAX_EPIS * 8] */
+    unsigned *hit; /* [MAX_EPIS * 8]: steps to detect + 1, 0 while not detected */
 };
 
 static const unsigned goal_steps[3] = {0, 10, 5}; /* 2-5%: no goal */
@@ -388,12 +393,12 @@ static void alarm_at(struct score *sc, struct job_score *js, unsigned rank, uint
             continue;
         if (step < p->onset || step > p->end + GRACE)
             continue;
-        unsigned char *hit = &js->hit[e * 8 + (rank - p->rank0)];
+        unsigned *hit = &js->hit[e * 8 + (rank - p->rank0)];
         if (*hit) {
             sc->repeats++;
             return;
         }
-        *hit = 1;
+        *hit = (unsigned)(step - p->onset) + 1;
         double delay = (double)(step - p->onset);
         sc->detected[p->bucket]++;
         da_push(&sc->delay[p->bucket], delay);
@@ -406,6 +411,9 @@ static void alarm_at(struct score *sc, struct job_score *js, unsigned rank, uint
         return;
     }
     sc->false_alarms++;
+    if (list_misses && strcmp(sc->name, "houston") == 0)
+        fprintf(stderr, "false_alarm job_seed=%llu ranks=%u sigma=%.4f rank=%u step=%llu\n",
+                (unsigned long long)j->seed, j->ranks, j->sigma, rank, (unsigned long long)step);
 }
 
 /* ---- the detectors behind one interface ---- */
@@ -613,6 +621,10 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
             *quick = 2;
             continue;
         }
+        if (strcmp(a, "--misses") == 0) {
+            list_misses = 1;
+            continue;
+        }
         if (!v)
             goto bad;
         i++;
@@ -650,10 +662,59 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
     }
     return 0;
 bad:
-    fprintf(stderr, "usage: bench_straggler [--quick | --cpu-only] [--seed N] [--shift S] [--h H] "
-                    "[--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] "
-                    "[--alpha A] [--floor F] [--warmup N]\n");
+    fprintf(stderr,
+            "usage: bench_straggler [--quick | --cpu-only] [--misses] [--seed N] [--shift S] "
+            "[--h H] [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] "
+            "[--alpha A] [--floor F] [--warmup N]\n");
     return -1;
+}
+
+/* Whether step t lies in [a, b]. */
+static int step_within(uint64_t t, uint64_t a, uint64_t b)
+{
+    return t >= a && t <= b;
+}
+
+/* --misses: one line on stderr per rank of a 5-10% or >=10% episode that houston did not find
+ * within its goal, with what else happened to the job and the rank around the onset (a
+ * checkpoint stall, a GC pause of the rank, a whole-job slowdown starting or ending, another
+ * episode starting), so that the misses can be told apart. */
+static void print_misses(const struct job *j, const struct job_score *js)
+{
+    for (unsigned e = 0; e < j->nepi; e++) {
+        const struct episode *p = &j->epi[e];
+        unsigned goal = goal_steps[p->bucket];
+        if (!goal)
+            continue;
+        uint64_t a = p->onset, b = p->onset + goal;
+        int ckpt = 0, js_edge = 0, other = 0;
+        for (uint64_t t = a; t <= b; t++)
+            ckpt |= t % j->ckpt_period == 0;
+        if (j->has_jobslow)
+            js_edge = step_within(j->js_onset, a - 10, b) || step_within(j->js_end + 1, a - 10, b);
+        for (unsigned f = 0; f < j->nepi; f++)
+            other |= f != e && step_within(j->epi[f].onset, a - 10, b);
+        for (unsigned i = 0; i < p->nranks; i++) {
+            unsigned hit = js->hit[e * 8 + i], r = p->rank0 + i;
+            if (hit && hit - 1 <= goal)
+                continue;
+            int gc = 0;
+            for (uint64_t t = a; t <= b; t++)
+                gc |= (t + j->gc_phase[r]) % j->gc_period[r] == 0;
+            char delay[24];
+            if (hit)
+                snprintf(delay, sizeof(delay), "%u", hit - 1);
+            else
+                snprintf(delay, sizeof(delay), "never");
+            fprintf(stderr,
+                    "miss job_seed=%llu ranks=%u sigma=%.4f rank=%u of %u onset=%llu len=%llu "
+                    "slowdown=%.4f delay=%s gc=%d ckpt=%d jobslow_edge=%d other_onset=%d "
+                    "het=%.3f\n",
+                    (unsigned long long)j->seed, j->ranks, j->sigma, r, p->nranks,
+                    (unsigned long long)p->onset, (unsigned long long)(p->end - p->onset + 1),
+                    p->slowdown, delay, gc, ckpt, js_edge, other, j->het[r]);
+        }
+    }
 }
 
 static void run_job(const struct mix *m, uint64_t seed, const struct hn_strag_config *cfg,
@@ -667,7 +728,7 @@ static void run_job(const struct mix *m, uint64_t seed, const struct hn_strag_co
     for (size_t d = 0; d < NDET; d++) {
         st[d] = detectors[d].open(m->ranks, cfg);
         js[d].j = &j;
-        js[d].hit = xcalloc(HIT_SLOTS, 1);
+        js[d].hit = xcalloc(HIT_SLOTS, sizeof(unsigned));
     }
     for (unsigned e = 0; e < j.nepi; e++) {
         for (size_t d = 0; d < NDET; d++) {
@@ -683,6 +744,8 @@ static void run_job(const struct mix *m, uint64_t seed, const struct hn_strag_co
             detectors[d].step(st[d], t, x, &sc[d], &js[d]);
     }
     *rank_steps += (double)m->ranks * (double)m->steps;
+    if (list_misses)
+        print_misses(&j, &js[0]);
     for (size_t d = 0; d < NDET; d++) {
         detectors[d].close(st[d]);
         free(js[d].hit);
@@ -713,7 +776,7 @@ static void measure_cpu(const struct hn_strag_config *cfg, uint64_t seed, struct
             struct score scratch;
             memset(&scratch, 0, sizeof(scratch));
             scratch.name = "cpu";
-            struct job_score js = {.j = &j, .hit = xcalloc(HIT_SLOTS, 1)};
+            struct job_score js = {.j = &j, .hit = xcalloc(HIT_SLOTS, sizeof(unsigned))};
             void *st = detectors[d].open(BIG_RANKS, cfg);
             double c0 = cpu_s();
             for (uint64_t t = 0; t < CPU_STEPS; t++)

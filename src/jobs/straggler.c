@@ -44,6 +44,8 @@
 #define DISPERSION_SAMPLE 256
 /* This step's spread counts when it is this many times the typical noise. */
 #define DISPERSION_MARGIN 1.5
+/* Fewest peers whose median is the step's reference (step_reference). */
+#define MIN_PEERS 3
 /* Fewest warm ranks whose spread is worth a cross-rank MAD. */
 #define MIN_DISPERSION_RANKS 5
 /* A report further out than this many noise units moves the noise estimate no further. */
@@ -327,7 +329,9 @@ struct hn_strag {
     struct hn_strag_detection *queue;
     size_t qcap, qhead, qlen;
     struct hn_strag_stats stats;
-    double pool;         /* the typical warm rank's noise (pool_noise) */
+    double pool;         /* the typical warm rank's noise (pool_typical) */
+    double gauge;        /* the typical peer's baseline (pool_typical); 0: none yet */
+    double *norm;        /* [ranks] this step's reports over their baselines (step_reference) */
     double widen;        /* wander() of the typical warm rank's autocorrelation */
     unsigned warm_ranks; /* ranks past warm-up */
     int no_quick;        /* hn_strag_set_quick(s, 0): every report takes the full path */
@@ -345,7 +349,7 @@ void hn_strag_config_default(struct hn_strag_config *cfg)
     cfg->noise_floor = 0.005;
     cfg->shift = 2;
     cfg->tail_dof = 4;
-    cfg->cusum_h = 11.5;
+    cfg->cusum_h = 12.5;
     cfg->min_steps = 3;
     cfg->min_slowdown = 0.025;
     cfg->transient_min = 0.5;
@@ -869,6 +873,7 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
     s->ring = zalloc((size_t)HN_STRAG_RING * ranks, sizeof(float));
     s->scratch = zalloc(ranks, sizeof(*s->scratch));
     s->band = zalloc(ranks, sizeof(*s->band));
+    s->norm = zalloc(ranks, sizeof(*s->norm));
     s->qcap = 2 * (size_t)ranks + 64;
     if (s->qcap > HN_STRAG_MAX_QUEUE)
         s->qcap = HN_STRAG_MAX_QUEUE;
@@ -882,6 +887,7 @@ void hn_strag_free(struct hn_strag *s)
         return;
     free(s->queue);
     free(s->scratch);
+    free(s->norm);
     free(s->band);
     free(s->rank);
     struct hot *h = &s->hot;
@@ -1010,12 +1016,20 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     return 0;
 }
 
-/* The typical rank's noise and wander: medians of the warm ranks' own estimates. Sixteen
- * reports (the warm-up) or a 1/64 EWMA estimate a scale to within 10-25%; a rank whose
+/* True for a rank that is a peer of the others in step_reference: past its warm-up, so that it
+ * has a baseline, and not inside a persistent episode, whose slowdown is known. */
+static inline int is_peer(uint32_t mode)
+{
+    return (mode != MODE_WARMUP) & (mode != MODE_FULL);
+}
+
+/* The typical rank's noise, wander and baseline: medians of the warm ranks' own estimates.
+ * Sixteen reports (the warm-up) or a 1/64 EWMA estimate a scale to within 10-25%; a rank whose
  * estimate came out low would see ordinary noise as a slowdown, so no rank is taken to be
  * quieter than s->pool. An autocorrelation needs even more reports, so every rank uses the
- * typical one (s->widen). Recounted every POOL_EVERY steps and whenever ranks warm up. */
-static void pool_noise(struct hn_strag *s)
+ * typical one (s->widen). The typical peer's baseline is step_reference's gauge. Recounted
+ * every POOL_EVERY steps and whenever ranks warm up. */
+static void pool_typical(struct hn_strag *s)
 {
     /* A typical value needs no more than POOL_SAMPLE ranks; large jobs use every k-th. */
     unsigned stride = s->ranks > POOL_SAMPLE ? s->ranks / POOL_SAMPLE : 1;
@@ -1032,6 +1046,12 @@ static void pool_noise(struct hn_strag *s)
             s->scratch[n++] = autocorr(s->hot.c0[r], s->hot.c1[r]);
     }
     s->widen = wander(n ? hn_median(s->scratch, n) : 0);
+    n = 0;
+    for (unsigned r = 0; r < s->ranks; r += stride) {
+        if (is_peer(s->hot.mode[r]))
+            s->scratch[n++] = s->hot.base[r];
+    }
+    s->gauge = n ? hn_median(s->scratch, n) : 0;
 }
 
 /* True for a report: a finite positive number (false for NaN). */
@@ -1146,18 +1166,71 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
     return n ? hn_median(s->scratch, n) : NAN;
 }
 
-/* This step's spread of the excess across warm ranks, 1.4826 x its MAD: a robust scale that
- * rises when everyone scatters at once (a checkpoint written at different speeds). A scale
- * needs no more than DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
+/* This step's spread of the excess across the peers (is_peer), 1.4826 x its MAD: a robust
+ * scale that rises when everyone scatters at once (a checkpoint written at different speeds).
+ * Ranks inside an episode are left out, as their excess is known to be large: three of eight
+ * would otherwise make every step look scattered. A scale needs no more than
+ * DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
 static double dispersion(struct hn_strag *s, const double *seconds, double m)
 {
     unsigned stride = s->ranks > DISPERSION_SAMPLE ? s->ranks / DISPERSION_SAMPLE : 1;
     size_t n = 0;
     for (unsigned r = 0; r < s->ranks; r += stride) {
-        if (reported(seconds[r]) && s->hot.mode[r] != MODE_WARMUP)
+        if (reported(seconds[r]) && is_peer(s->hot.mode[r]))
             s->scratch[n++] = fabs(seconds[r] / m / s->hot.base[r] - 1);
     }
     return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * hn_median(s->scratch, n) : 0;
+}
+
+/* Each report over its rank's baseline, x / base, for the peers (is_peer), NaN for the other
+ * ranks; the reports counted. One pass that runs on vectors of ranks. */
+static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
+                                         const float *restrict base, const uint32_t *restrict mode,
+                                         double *restrict out, size_t *reports)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < ranks; r++) {
+        int rep = (x[r] > 0) & (x[r] < INFINITY);
+        n += (size_t)rep;
+        out[r] = rep & is_peer(mode[r]) ? x[r] / (double)base[r] : NAN;
+    }
+    *reports = n;
+}
+
+/*
+ * The step's reference time m_t, which every rank's report is divided by; count gets the
+ * reports. Until ranks have baselines it is the median of the reports. Then it is the median
+ * of the peers' reports each over its own baseline (what the step would have taken on the
+ * typical rank, by each peer), times the typical baseline s->gauge:
+ *
+ * - Ranks differ for good by a few percent, as much as the jitter. The median of the raw
+ *   reports of a small job is then mostly the report of the same few middle ranks, nearly
+ *   as noisy as one report; over the ranks' own normals it is the median of n comparable
+ *   values, about 1.25 / sqrt(n) as noisy (the sample median's standard error for normal
+ *   data). The noise of the reference is in every rank's ratio, so in 8- to 64-rank jobs it
+ *   cost detections (docs/straggler.md has the figures).
+ * - Ranks inside a persistent episode are left out: their slowdown is known, and three slow
+ *   ranks of eight and a GC pause on a fourth would otherwise move the median of eight.
+ * - Dividing by the gauge holds the typical baseline at 1, where the raw median put it: a
+ *   typical baseline above 1 makes the typical excess negative, and the baselines follow it
+ *   back. Without it nothing would hold their level (x / base / median does not depend on
+ *   it), the baselines would follow the right-skewed reports upwards together, and one frozen
+ *   during an episode would be stale against the others when the episode ends.
+ *
+ * With fewer peers than half the reports (or than 3), the median of the reports again.
+ */
+static double step_reference(struct hn_strag *s, const double *seconds, size_t *count)
+{
+    if (s->gauge > 0) {
+        size_t reports, peers;
+        normalise(s->ranks, seconds, s->hot.base, s->hot.mode, s->norm, &reports);
+        double mu = step_median(s, s->norm, &peers);
+        if (peers >= MIN_PEERS && 2 * peers >= reports) {
+            *count = reports;
+            return mu * s->gauge;
+        }
+    }
+    return step_median(s, seconds, count);
 }
 
 /*
@@ -1338,7 +1411,7 @@ int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
     s->last_step = step;
 
     size_t n;
-    double m = step_median(s, seconds, &n);
+    double m = step_reference(s, seconds, &n);
     if (n < s->need) { /* need >= 1 */
         s->stats.skipped++;
         return 0;
@@ -1348,7 +1421,7 @@ int hn_strag_step(struct hn_strag *s, uint64_t step, const double *seconds)
     int found = job_update(s, step, m);
 
     if (s->warm_ranks != s->pool_ranks || s->stats.steps % POOL_EVERY == 0)
-        pool_noise(s);
+        pool_typical(s);
     double peers = dmax(dispersion(s, seconds, m) / DISPERSION_MARGIN, s->pool);
     double inv_m = 1 / m;
     quick_pass(s, step, seconds, inv_m, peers);

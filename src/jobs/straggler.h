@@ -95,7 +95,7 @@ struct hn_strag_config {
     double noise_floor;      /* smallest relative noise assumed [0.005] */
     double shift;            /* the slowdown the evidence is tuned to, noise units [2] */
     double tail_dof;         /* degrees of freedom of the t noise model [4] */
-    double cusum_h;          /* CUSUM decision threshold, in log-likelihood [11.5] */
+    double cusum_h;          /* CUSUM decision threshold, in log-likelihood [12.5] */
     unsigned min_steps;      /* reports since onset before a persistent detection [3] */
     double min_slowdown;     /* smallest slowdown reported as persistent [0.025] */
     double transient_min;    /* smallest one-report slowdown that counts as a spike [0.5] */

@@ -85,7 +85,7 @@ void hn_usage_straggler(FILE *out)
             "  --verbose            a summary line on stderr (rows, ranks, steps)\n"
             "detector (defaults in brackets):\n"
             "  --warmup N           reports per rank that learn its baseline [16], 3..16\n"
-            "  --threshold H        evidence (log-likelihood ratio) that fires [11.5]\n"
+            "  --threshold H        evidence (log-likelihood ratio) that fires [12.5]\n"
             "  --big-threshold H    the same for the CUSUM tuned to large slowdowns [19]\n"
             "  --min-slowdown F     smallest persistent slowdown reported [0.025]\n"
             "  --transient-min F    smallest one-step slowdown reported as transient [0.5]\n"

@@ -474,6 +474,65 @@ static void test_large_job(void **state)
     hn_strag_free(s);
 }
 
+/* An 8-rank job in which three ranks became 30% slower for good, and later a fourth 12% slower
+ * while a fifth has two GC pauses: five of eight ranks are slow on those steps, and the median of
+ * the reports would be a slow rank's report. The step's reference is the median of the other
+ * ranks over their own normals (step_reference), so the fourth is found within 5 steps too,
+ * with its onset; no other rank is reported as persistent, and the baselines stay where the
+ * ranks' offsets put them (the gauge), 1200 steps of right-skewed reports later. */
+static void test_small_job_reference(void **state)
+{
+    (void)state;
+    enum { RANKS = 8, STEPS = 1600 };
+    static const double het[RANKS] = {1.00, 0.97, 1.03, 0.99, 1.02, 0.96, 1.04, 1.01};
+    struct hn_strag *s = hn_strag_new(NULL, RANKS);
+    assert_non_null(s);
+    struct gen g = {.x = 11};
+    unsigned persistent[RANKS] = {0};
+    uint64_t onset[RANKS] = {0}, detect[RANKS] = {0};
+    for (uint64_t t = 0; t < STEPS; t++) {
+        double x[RANKS];
+        for (unsigned r = 0; r < RANKS; r++) {
+            x[r] = het[r] * (1 + 0.015 * gen_gauss(&g));
+            if (gen_unif(&g) < 0.02) /* a right tail */
+                x[r] *= 1 - 0.06 * log(gen_unif(&g));
+            if (r < 3 && t >= 200)
+                x[r] *= 1.30;
+            if (r == 3 && t >= 400)
+                x[r] *= 1.12;
+            if (r == 4 && (t == 401 || t == 403))
+                x[r] *= 2.0;
+        }
+        hn_strag_step(s, t, x);
+        struct hn_strag_detection d;
+        while (hn_strag_poll(s, &d)) {
+            if (d.kind != HN_STRAG_PERSISTENT)
+                continue;
+            assert_true(d.rank < RANKS);
+            persistent[d.rank]++;
+            onset[d.rank] = d.onset_step;
+            detect[d.rank] = d.detect_step;
+        }
+    }
+    for (unsigned r = 0; r < 3; r++) {
+        assert_int_equal(persistent[r], 1);
+        assert_int_equal(onset[r], 200);
+        assert_true(detect[r] - 200 <= 5);
+    }
+    assert_int_equal(persistent[3], 1);
+    assert_int_equal(onset[3], 400);
+    assert_true(detect[3] - 400 <= 5);
+    /* The typical normal rank's ratio to the reference is where the offsets put it: 1.01 / 1.01
+     * for rank 7, the middle of ranks 3-7's offsets (0.99, 1.02, 0.96, 1.04, 1.01). */
+    for (unsigned r = 4; r < RANKS; r++) {
+        assert_int_equal(persistent[r], 0);
+        struct hn_strag_rank_info ri;
+        assert_int_equal(hn_strag_rank_get(s, r, &ri), 0);
+        assert_true(fabs(ri.baseline - het[r] / 1.01) < 0.015);
+    }
+    hn_strag_free(s);
+}
+
 /* A rank that becomes twice as slow is found within a few reports: by the large-shift CUSUM
  * with the defaults (the small-shift evidence falls back for reports that far out), and by the
  * small-shift one, held at its peak, when the large-shift one is off. Two spikes in a row (a
@@ -502,7 +561,9 @@ static void test_large_slowdown_and_spike_runs(void **state)
         assert_int_equal(count_kind(d, n, HN_STRAG_PERSISTENT), 1);
         const struct hn_strag_detection *p = find_kind(d, n, HN_STRAG_PERSISTENT);
         assert_int_equal(p->rank, 5);
-        assert_int_equal(p->onset_step, 600);
+        /* Page's onset is where the statistic last left zero: with the defaults the first slow
+         * report; the small-shift chart alone may have started a report earlier, on noise. */
+        assert_true(p->onset_step <= 600 && 600 - p->onset_step <= (c == 0 ? 0 : 1));
         assert_true(p->detect_step - 600 <= 5);
         assert_true(fabs(p->slowdown - 1.0) < 0.05);
         const struct hn_strag_detection *t = find_kind(d, n, HN_STRAG_TRANSIENT);
@@ -720,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_slow_from_the_start),
         cmocka_unit_test(test_deterministic_and_scale_free),
         cmocka_unit_test(test_large_job),
+        cmocka_unit_test(test_small_job_reference),
         cmocka_unit_test(test_large_slowdown_and_spike_runs),
         cmocka_unit_test(test_quick_path_is_the_full_path),
         cmocka_unit_test(test_sort_ring),
