@@ -330,7 +330,7 @@ struct hn_strag {
     size_t qcap, qhead, qlen;
     struct hn_strag_stats stats;
     double pool;         /* the typical warm rank's noise (pool_typical) */
-    double gauge;        /* the typical peer's baseline (pool_typical); 0: none yet */
+    double gauge;        /* the typical warm rank's baseline (pool_typical); 0: none yet */
     double *norm;        /* [ranks] this step's reports over their baselines (step_reference) */
     double widen;        /* wander() of the typical warm rank's autocorrelation */
     unsigned warm_ranks; /* ranks past warm-up */
@@ -1016,19 +1016,14 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     return 0;
 }
 
-/* True for a rank that is a peer of the others in step_reference: past its warm-up, so that it
- * has a baseline, and not inside a persistent episode, whose slowdown is known. */
-static inline int is_peer(uint32_t mode)
-{
-    return (mode != MODE_WARMUP) & (mode != MODE_FULL);
-}
-
 /* The typical rank's noise, wander and baseline: medians of the warm ranks' own estimates.
  * Sixteen reports (the warm-up) or a 1/64 EWMA estimate a scale to within 10-25%; a rank whose
  * estimate came out low would see ordinary noise as a slowdown, so no rank is taken to be
  * quieter than s->pool. An autocorrelation needs even more reports, so every rank uses the
- * typical one (s->widen). The typical peer's baseline is step_reference's gauge. Recounted
- * every POOL_EVERY steps and whenever ranks warm up. */
+ * typical one (s->widen). The typical baseline is step_reference's gauge; ranks inside an
+ * episode count for it with the baseline they had before (it is frozen), so that it does not
+ * move when a rank of a small job starts or ends an episode. Recounted every POOL_EVERY steps
+ * and whenever ranks warm up. */
 static void pool_typical(struct hn_strag *s)
 {
     /* A typical value needs no more than POOL_SAMPLE ranks; large jobs use every k-th. */
@@ -1048,7 +1043,7 @@ static void pool_typical(struct hn_strag *s)
     s->widen = wander(n ? hn_median(s->scratch, n) : 0);
     n = 0;
     for (unsigned r = 0; r < s->ranks; r += stride) {
-        if (is_peer(s->hot.mode[r]))
+        if (s->hot.mode[r] != MODE_WARMUP)
             s->scratch[n++] = s->hot.base[r];
     }
     s->gauge = n ? hn_median(s->scratch, n) : 0;
@@ -1166,6 +1161,13 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
     return n ? hn_median(s->scratch, n) : NAN;
 }
 
+/* True for a rank that is a peer of the others in step_reference: past its warm-up, so that it
+ * has a baseline, and not inside a persistent episode, whose slowdown is known. */
+static inline int is_peer(uint32_t mode)
+{
+    return (mode != MODE_WARMUP) & (mode != MODE_FULL);
+}
+
 /* This step's spread of the excess across the peers (is_peer), 1.4826 x its MAD: a robust
  * scale that rises when everyone scatters at once (a checkpoint written at different speeds).
  * Ranks inside an episode are left out, as their excess is known to be large: three of eight
@@ -1201,7 +1203,7 @@ static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
  * The step's reference time m_t, which every rank's report is divided by; count gets the
  * reports. Until ranks have baselines it is the median of the reports. Then it is the median
  * of the peers' reports each over its own baseline (what the step would have taken on the
- * typical rank, by each peer), times the typical baseline s->gauge:
+ * typical rank, by each peer), times the typical warm rank's baseline s->gauge:
  *
  * - Ranks differ for good by a few percent, as much as the jitter. The median of the raw
  *   reports of a small job is then mostly the report of the same few middle ranks, nearly
