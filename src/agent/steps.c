@@ -25,7 +25,7 @@
 #define QLEN          1024 /* datagrams the socket queues (common/dgram.h) */
 
 struct series {
-    char job[HN_STEPMSG_JOB_MAX];
+    char job[HN_JOB_ID_SIZE];
     int64_t rank, gpu;
     uint64_t step;
     double seconds;

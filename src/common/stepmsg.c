@@ -63,9 +63,9 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
     char *base = (char *)m + keys[k].off;
     switch (keys[k].kind) {
     case K_JOB:
-        if (!valid_job(v) || strlen(v) >= HN_STEPMSG_JOB_MAX)
+        if (!valid_job(v) || strlen(v) >= HN_JOB_ID_SIZE)
             return -1;
-        hn_strlcpy(base, v, HN_STEPMSG_JOB_MAX);
+        hn_strlcpy(base, v, HN_JOB_ID_SIZE);
         return 0;
     case K_STEP: {
         uint64_t u;

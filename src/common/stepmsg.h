@@ -12,14 +12,18 @@
 #ifndef HN_STEPMSG_H
 #define HN_STEPMSG_H
 
+#include "houston/step.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#define HN_STEPMSG_JOB_MAX 64 /* job id bytes + NUL */
+/* A job id's bytes and its NUL, wherever houston keeps one (agent, controller, ledger, store):
+ * the clients cut ids at HN_STEP_JOB_MAX, and every part takes what they send. */
+#define HN_JOB_ID_SIZE (HN_STEP_JOB_MAX + 1)
 
 /* One step of one rank, as the agent read it. Unknown integers are -1, unknown reals NaN. */
 struct hn_step_msg {
-    char job[HN_STEPMSG_JOB_MAX];
+    char job[HN_JOB_ID_SIZE];
     int64_t rank, local_rank, world, gpu;
     uint64_t step;
     double seconds;

@@ -34,6 +34,7 @@
 #define HN_BRAIN_H
 
 #include "common/fields.h"
+#include "common/stepmsg.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,8 +73,8 @@ struct hn_action {
     uint64_t id;
     enum hn_action_kind kind;
     char node[HN_NAME_MAX];
-    char job[32];     /* HN_ACT_REQUEUE */
-    char reason[256]; /* HN_ACT_DRAIN: starts with "houston:" */
+    char job[HN_JOB_ID_SIZE]; /* HN_ACT_REQUEUE */
+    char reason[256];         /* HN_ACT_DRAIN: starts with "houston:" */
 };
 
 enum hn_out_kind { HN_OUT_FINDING, HN_OUT_TRANSITION, HN_OUT_ACTION, HN_OUT_HELD };
@@ -86,7 +87,7 @@ struct hn_out {
     enum hn_node_state from, to; /* TRANSITION */
     char actor[48];              /* TRANSITION: rule name or "operator:NAME" */
     struct hn_action action;     /* ACTION */
-    char job[32];                /* the job it concerns ("": none): straggler, hang, requeue */
+    char job[HN_JOB_ID_SIZE];    /* the job it concerns ("": none): straggler, hang, requeue */
 };
 
 /* Rule thresholds for one SKU, overriding the fleet-wide ones (NaN: not overridden). */
@@ -225,7 +226,7 @@ const char *hn_loss_cause_name(enum hn_loss_cause c);
 
 /* A job's ledger: what survives a controller restart (control/store.h). */
 struct hn_job_ledger {
-    char id[32];
+    char id[HN_JOB_ID_SIZE];
     unsigned ranks;
     double first_seen, last_report; /* brain time */
     uint64_t step;                  /* highest step reported */

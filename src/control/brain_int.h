@@ -61,7 +61,7 @@ struct node {
     struct hn_finding held_finding;
     double since;
     char reason[192];
-    char jobs[HB_NODE_JOBS][32]; /* the scheduler's jobs on the node (squeue poll) */
+    char jobs[HB_NODE_JOBS][HN_JOB_ID_SIZE]; /* the scheduler's jobs on the node (squeue poll) */
     unsigned njobs;
     int count_fired;
     int silent_fired;

@@ -400,7 +400,7 @@ static int on_ibport(void *ctx, const struct hn_frame_ibport *p)
 static int on_step(void *ctx, const struct hn_frame_step *f)
 {
     struct ingest *in = ctx;
-    char job[32];
+    char job[HN_JOB_ID_SIZE];
     if (f->job.len == 0 || f->job.len >= sizeof(job)) {
         in->c->steps_refused++;
         return 0;

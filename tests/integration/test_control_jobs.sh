@@ -114,4 +114,12 @@ check "controller restarts" control_start "$work/control.conf"
 after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
 check_eq "job A's ledger after the restart" "$before" "$after"
 
+say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
+long=$(printf 'j%.0s' $(seq 63))
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(sys.argv[2].encode(), sys.argv[1])' "$work/n1/step.sock" \
+    "hs1 job=$long rank=0 world=1 step=1 dur=1"
+check "it reaches the controller whole" wait_for 10 bash -c \
+    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[] | select(.id==\"$long\")'"
+
 finish

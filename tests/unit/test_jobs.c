@@ -403,6 +403,18 @@ static void restore_and_bad_reports(void **state)
     assert_int_equal(hn_brain_step(b, 1, 7, &in), -EINVAL);
     in.rank = 1 << 21;
     assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    /* The longest id a client sends (HN_STEP_JOB_MAX bytes, e.g. a UUID-named job outside
+     * Slurm) is kept whole; one byte more cannot come from a client and is refused. */
+    char id[HN_STEP_JOB_MAX + 2];
+    memset(id, 'j', sizeof(id) - 1);
+    id[sizeof(id) - 1] = '\0';
+    in = report(id, 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    id[HN_STEP_JOB_MAX] = '\0';
+    in = report(id, 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), 0);
+    job_view(b, id, &v);
+    assert_string_equal(v.l.id, id);
     hn_brain_free(b);
 }
 
