@@ -3,9 +3,10 @@
  * short; docs/straggler.md the reasons).
  *
  * One `struct series` follows one value through warm-up, baseline, noise, evidence, CUSUM and
- * episodes: each rank's ratio to the peer median, and the peer median itself against its own
- * history for whole-job slowdowns. series_update() is the whole per-report state machine;
- * hn_strag_step() finds the medians and the typical rank's noise and runs it over every rank:
+ * episodes: each rank's ratio to the step's reference (step_reference: the peers' median), and
+ * the reference itself against its own history for whole-job slowdowns. series_update() is the
+ * whole per-report state machine; hn_strag_step() finds the reference and the typical rank's
+ * noise and runs it over every rank:
  * first through quick_kernel, which does what series_update does for the common reports on
  * vectors of ranks (the ranks' running state is kept in arrays for it, struct hot), then
  * through series_update itself, one rank at a time, for the reports it leaves.
@@ -106,7 +107,7 @@ enum event { EV_NONE, EV_WARM, EV_PERSISTENT, EV_TRANSIENT, EV_RECOVERED };
  * its noise of a few percent need nowhere near a double's 16 digits, and in float the loop over
  * ranks runs on twice as many ranks per vector (quick_kernel). */
 struct series {
-    float base;          /* the normal value: ratio to the peer median, or the job's median time */
+    float base;          /* the normal value: ratio to the step's reference, or the job's */
     float s1, s2;        /* the two smoothings behind base (adapt) */
     float noise;         /* relative standard deviation of the value around base */
     float cusum;         /* summed evidence (log-likelihood ratio); 0 when nothing is suspected */

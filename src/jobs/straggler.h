@@ -13,9 +13,12 @@
  * mini-batch time as in the Alibaba PAI traces (tests/fixtures/step-times).
  *
  * Algorithm (docs/straggler.md has the long version, the reasons and the measurements):
- *   1. Peer normalisation. Each step, the median over the reporting ranks m_t is found by
- *      selection (O(ranks)); each rank's ratio q = x / m_t. A whole-job slowdown, a checkpoint
- *      stall or a synchronised pause moves m_t with everyone and cancels out of q.
+ *   1. Peer normalisation. Each step has a reference time m_t, found by selection
+ *      (O(ranks)): the median of the peers' reports each over its own baseline b, times the
+ *      typical baseline (peers: ranks past warm-up and not in an episode; the median of all
+ *      reports until ranks have baselines). Each rank's ratio q = x / m_t. A whole-job
+ *      slowdown, a checkpoint stall or a synchronised pause moves m_t with everyone and cancels
+ *      out of q.
  *   2. Own baseline. A rank's normal ratio b is the median of its first `warmup` reports,
  *      refined by a running mean over as many again (settling: no evidence counts yet), then
  *      followed by Brown's double exponential smoothing with weight `baseline_alpha`, which
@@ -128,7 +131,7 @@ struct hn_strag_detection {
 struct hn_strag_rank_info {
     int warm;        /* baseline learned */
     int slow;        /* inside a persistent (job: job_slowdown) episode */
-    double baseline; /* normal ratio to the peer median (job: normal median step time) */
+    double baseline; /* normal ratio to the step's reference m_t (job: its normal m_t) */
     double noise;    /* relative standard deviation */
     double cusum;    /* current CUSUM statistic (in an episode: the evidence of recovery) */
     uint64_t reports;
