@@ -43,8 +43,10 @@
 #define POOL_SAMPLE 2048
 /* Ranks sampled for this step's spread. */
 #define DISPERSION_SAMPLE 256
-/* This step's spread counts when it is this many times the typical noise. */
+/* This step's spread counts when it is this many times the typical noise... */
 #define DISPERSION_MARGIN 1.5
+/* ...after this many of its standard errors are taken off it (dispersion). */
+#define DISPERSION_SE 1.7
 /* Fewest peers whose median is the step's reference (step_reference). */
 #define MIN_PEERS 3
 /* Fewest warm ranks whose spread is worth a cross-rank MAD. */
@@ -1169,8 +1171,9 @@ static inline int is_peer(uint32_t mode)
     return (mode != MODE_WARMUP) & (mode != MODE_FULL);
 }
 
-/* This step's spread of the excess across the peers (is_peer), 1.4826 x its MAD: a robust
- * scale that rises when everyone scatters at once (a checkpoint written at different speeds).
+/* This step's spread of the excess across the peers (is_peer), 1.4826 x its MAD less its
+ * sampling error: a robust scale that rises when everyone scatters at once (a checkpoint
+ * written at different speeds).
  * Ranks inside an episode are left out, as their excess is known to be large: three of eight
  * would otherwise make every step look scattered. A scale needs no more than
  * DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
@@ -1182,7 +1185,14 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
         if (reported(seconds[r]) && is_peer(s->hot.mode[r]))
             s->scratch[n++] = fabs(seconds[r] / m / s->hot.base[r] - 1);
     }
-    return n >= MIN_DISPERSION_RANKS ? MAD_TO_SIGMA * hn_median(s->scratch, n) : 0;
+    if (n < MIN_DISPERSION_RANKS)
+        return 0;
+    /* A MAD of n values is itself uncertain by about 1.16 / sqrt(n) of itself (its efficiency
+     * for normal data is 37%: Rousseeuw & Croux, "Alternatives to the median absolute
+     * deviation", JASA 88, 1993), so in an 8-rank job one step in several scatters by chance
+     * as much as a checkpoint would. Taken off: the spread that is clearly there. */
+    double spread = MAD_TO_SIGMA * hn_median(s->scratch, n);
+    return spread / (1 + DISPERSION_SE * 1.16 / sqrt((double)n));
 }
 
 /* Each report over its rank's baseline, x / base, for the peers (is_peer), NaN for the other

@@ -533,6 +533,34 @@ static void test_small_job_reference(void **state)
     hn_strag_free(s);
 }
 
+/* Forty steps in which every rank scatters five times as much as usual, independently (a
+ * contended filesystem while the data loaders read, say): no rank is slow, and none is
+ * reported, because the step's own spread across ranks widens everyone's noise for those
+ * steps (dispersion). */
+static void test_everyone_scatters(void **state)
+{
+    (void)state;
+    enum { RANKS = 16 };
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct hn_strag *s = hn_strag_new(NULL, RANKS);
+        assert_non_null(s);
+        struct gen g = {.x = seed * 7919};
+        unsigned found = 0;
+        for (uint64_t t = 0; t < 800; t++) {
+            double x[RANKS];
+            double jitter = t >= 400 && t < 440 ? 0.075 : 0.015;
+            for (unsigned r = 0; r < RANKS; r++)
+                x[r] = (1 + 0.02 * (double)(r % 3)) * (1 + jitter * gen_gauss(&g));
+            hn_strag_step(s, t, x);
+            struct hn_strag_detection d;
+            while (hn_strag_poll(s, &d))
+                found += d.kind == HN_STRAG_PERSISTENT;
+        }
+        assert_int_equal(found, 0);
+        hn_strag_free(s);
+    }
+}
+
 /* A rank that becomes twice as slow is found within a few reports: by the large-shift CUSUM
  * with the defaults (the small-shift evidence falls back for reports that far out), and by the
  * small-shift one, held at its peak, when the large-shift one is off. Two spikes in a row (a
@@ -782,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_and_scale_free),
         cmocka_unit_test(test_large_job),
         cmocka_unit_test(test_small_job_reference),
+        cmocka_unit_test(test_everyone_scatters),
         cmocka_unit_test(test_large_slowdown_and_spike_runs),
         cmocka_unit_test(test_quick_path_is_the_full_path),
         cmocka_unit_test(test_sort_ring),
