@@ -3,7 +3,7 @@
  * short; docs/straggler.md the reasons).
  *
  * One `struct series` follows one value through warm-up, baseline, noise, evidence, CUSUM and
- * episodes: each rank's ratio to the step's reference (step_reference: the peers' median), and
+ * episodes: each rank's ratio to the step's reference (step_reference: the ranks' median), and
  * the reference itself against its own history for whole-job slowdowns. series_update() is the
  * whole per-report state machine; hn_strag_step() finds the reference and the typical rank's
  * noise and runs it over every rank:
@@ -47,8 +47,8 @@
 #define DISPERSION_MARGIN 1.5
 /* ...after this many of its standard errors are taken off it (dispersion). */
 #define DISPERSION_SE 1.7
-/* Fewest peers whose median is the step's reference (step_reference). */
-#define MIN_PEERS 3
+/* Fewest warm ranks whose median is the step's reference (step_reference). */
+#define MIN_WARM 3
 /* Fewest warm ranks whose spread is worth a cross-rank MAD. */
 #define MIN_DISPERSION_RANKS 5
 /* A report further out than this many noise units moves the noise estimate no further. */
@@ -334,7 +334,8 @@ struct hn_strag {
     struct hn_strag_stats stats;
     double pool;         /* the typical warm rank's noise (pool_typical) */
     double gauge;        /* the typical warm rank's baseline (pool_typical); 0: none yet */
-    double *norm;        /* [ranks] this step's reports over their baselines (step_reference) */
+    double *norm;        /* [ranks] this step's reports over their normals (step_reference) */
+    float *known;        /* [ranks] 1 + the slowdown of the rank's episode now, 1 outside one */
     double widen;        /* wander() of the typical warm rank's autocorrelation */
     unsigned warm_ranks; /* ranks past warm-up */
     int no_quick;        /* hn_strag_set_quick(s, 0): every report takes the full path */
@@ -877,6 +878,9 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
     s->scratch = zalloc(ranks, sizeof(*s->scratch));
     s->band = zalloc(ranks, sizeof(*s->band));
     s->norm = zalloc(ranks, sizeof(*s->norm));
+    s->known = zalloc(ranks, sizeof(*s->known));
+    for (unsigned r = 0; r < ranks; r++)
+        s->known[r] = 1;
     s->qcap = 2 * (size_t)ranks + 64;
     if (s->qcap > HN_STRAG_MAX_QUEUE)
         s->qcap = HN_STRAG_MAX_QUEUE;
@@ -891,6 +895,7 @@ void hn_strag_free(struct hn_strag *s)
     free(s->queue);
     free(s->scratch);
     free(s->norm);
+    free(s->known);
     free(s->band);
     free(s->rank);
     struct hot *h = &s->hot;
@@ -922,7 +927,7 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
     d->detect_step = step;
     d->noise = ser->noise;
     d->score = k == HN_STRAG_TRANSIENT || k == HN_STRAG_FROM_START ? 0 : ser->score;
-    /* For a rank, vs_peers is the ratio to the peer median; for the job, the excess over the
+    /* For a rank, vs_peers is the ratio to the step's reference; for the job, the excess over the
      * job's own normal, which is what slowdown already says. */
     double base = rank == HN_STRAG_ALL_RANKS ? 1 : ser->base;
     switch (k) {
@@ -957,7 +962,7 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
     return 1;
 }
 
-/* The whole job: the peer median against its own history. */
+/* The whole job: the step's reference against its own history. */
 static int job_update(struct hn_strag *s, uint64_t step, double m)
 {
     double widen = s->job.phase == PH_WARMUP ? 1 : wander(autocorr(s->job.c0, s->job.c1));
@@ -997,6 +1002,14 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
 #define HOT_OUT(type, field, array) h->array[r] = ser->field;
     HOT_FIELDS(HOT_OUT)
     h->mode[r] = mode_of(ser);
+    /* A rank inside an episode counts in the step's reference at its normal speed: its report
+     * over 1 + its slowdown now, the median excess of its last (up to 16) reports. */
+    if (ser->phase == PH_SLOW) {
+        unsigned n = ser->since_onset < HN_STRAG_RING ? ser->since_onset : HN_STRAG_RING;
+        s->known[r] = (float)(1 + dmax(0, ring_median(&rv, n)));
+    } else if (was_slow) {
+        s->known[r] = 1;
+    }
     switch (ev) {
     case EV_WARM:
         s->warm_ranks++;
@@ -1015,7 +1028,6 @@ static int rank_update(struct hn_strag *s, unsigned r, uint64_t step, double q, 
     case EV_NONE:
         break;
     }
-    (void)was_slow;
     return 0;
 }
 
@@ -1164,26 +1176,18 @@ static double step_median(struct hn_strag *s, const double *seconds, size_t *cou
     return n ? hn_median(s->scratch, n) : NAN;
 }
 
-/* True for a rank that is a peer of the others in step_reference: past its warm-up, so that it
- * has a baseline, and not inside a persistent episode, whose slowdown is known. */
-static inline int is_peer(uint32_t mode)
-{
-    return (mode != MODE_WARMUP) & (mode != MODE_FULL);
-}
-
-/* This step's spread of the excess across the peers (is_peer), 1.4826 x its MAD less its
- * sampling error: a robust scale that rises when everyone scatters at once (a checkpoint
- * written at different speeds).
- * Ranks inside an episode are left out, as their excess is known to be large: three of eight
- * would otherwise make every step look scattered. A scale needs no more than
- * DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
+/* This step's spread of the excess across the warm ranks, 1.4826 x its MAD less its sampling
+ * error: a robust scale that rises when everyone scatters at once (a checkpoint written at
+ * different speeds). A rank inside an episode counts at its normal speed (s->known), as its
+ * excess is known to be large: three of eight would otherwise make every step look scattered.
+ * A scale needs no more than DISPERSION_SAMPLE ranks, so large jobs use every k-th rank. */
 static double dispersion(struct hn_strag *s, const double *seconds, double m)
 {
     unsigned stride = s->ranks > DISPERSION_SAMPLE ? s->ranks / DISPERSION_SAMPLE : 1;
     size_t n = 0;
     for (unsigned r = 0; r < s->ranks; r += stride) {
-        if (reported(seconds[r]) && is_peer(s->hot.mode[r]))
-            s->scratch[n++] = fabs(seconds[r] / m / s->hot.base[r] - 1);
+        if (reported(seconds[r]) && s->hot.mode[r] != MODE_WARMUP)
+            s->scratch[n++] = fabs(seconds[r] / m / (s->hot.base[r] * s->known[r]) - 1);
     }
     if (n < MIN_DISPERSION_RANKS)
         return 0;
@@ -1195,17 +1199,18 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
     return spread / (1 + DISPERSION_SE * 1.16 / sqrt((double)n));
 }
 
-/* Each report over its rank's baseline, x / base, for the peers (is_peer), NaN for the other
- * ranks; the reports counted. One pass that runs on vectors of ranks. */
+/* Each report of a warm rank over its normal, x / (base * known), NaN for the other ranks;
+ * the reports counted. One pass that runs on vectors of ranks. */
 static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
-                                         const float *restrict base, const uint32_t *restrict mode,
-                                         double *restrict out, size_t *reports)
+                                         const float *restrict base, const float *restrict known,
+                                         const uint32_t *restrict mode, double *restrict out,
+                                         size_t *reports)
 {
     size_t n = 0;
     for (size_t r = 0; r < ranks; r++) {
         int rep = (x[r] > 0) & (x[r] < INFINITY);
         n += (size_t)rep;
-        out[r] = rep & is_peer(mode[r]) ? x[r] / (double)base[r] : NAN;
+        out[r] = rep & (mode[r] != MODE_WARMUP) ? x[r] / ((double)base[r] * known[r]) : NAN;
     }
     *reports = n;
 }
@@ -1213,8 +1218,8 @@ static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
 /*
  * The step's reference time m_t, which every rank's report is divided by; count gets the
  * reports. Until ranks have baselines it is the median of the reports. Then it is the median
- * of the peers' reports each over its own baseline (what the step would have taken on the
- * typical rank, by each peer), times the typical warm rank's baseline s->gauge:
+ * of the warm ranks' reports each over its own normal (what the step would have taken on the
+ * typical rank, by each rank), times the typical baseline s->gauge:
  *
  * - Ranks differ for good by a few percent, as much as the jitter. The median of the raw
  *   reports of a small job is then mostly the report of the same few middle ranks, nearly
@@ -1222,23 +1227,28 @@ static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
  *   values, about 1.25 / sqrt(n) as noisy (the sample median's standard error for normal
  *   data). The noise of the reference is in every rank's ratio, so in 8- to 64-rank jobs it
  *   cost detections (docs/straggler.md has the figures).
- * - Ranks inside a persistent episode are left out: their slowdown is known, and three slow
- *   ranks of eight and a GC pause on a fourth would otherwise move the median of eight.
+ * - A rank inside a persistent episode counts at its normal speed: its report over its
+ *   baseline and over 1 + its slowdown now (s->known, rank_update). Three slow ranks of
+ *   eight and a GC pause on a fourth would otherwise move the median of eight to a slow
+ *   rank's report. (Leaving them out instead makes the reference jump whenever a rank
+ *   enters or leaves an episode, and flip between two medians when half the ranks are in
+ *   one.)
  * - Dividing by the gauge holds the typical baseline at 1, where the raw median put it: a
  *   typical baseline above 1 makes the typical excess negative, and the baselines follow it
  *   back. Without it nothing would hold their level (x / base / median does not depend on
  *   it), the baselines would follow the right-skewed reports upwards together, and one frozen
  *   during an episode would be stale against the others when the episode ends.
  *
- * With fewer peers than half the reports (or than 3), the median of the reports again.
+ * While fewer than half the reporting ranks (or than 3) are warm, the median of the reports.
+ * That changes only as ranks warm up, once each.
  */
 static double step_reference(struct hn_strag *s, const double *seconds, size_t *count)
 {
     if (s->gauge > 0) {
-        size_t reports, peers;
-        normalise(s->ranks, seconds, s->hot.base, s->hot.mode, s->norm, &reports);
-        double mu = step_median(s, s->norm, &peers);
-        if (peers >= MIN_PEERS && 2 * peers >= reports) {
+        size_t reports, warm;
+        normalise(s->ranks, seconds, s->hot.base, s->known, s->hot.mode, s->norm, &reports);
+        double mu = step_median(s, s->norm, &warm);
+        if (warm >= MIN_WARM && 2 * warm >= reports) {
             *count = reports;
             return mu * s->gauge;
         }
