@@ -12,14 +12,10 @@
 #ifndef HN_STEPMSG_H
 #define HN_STEPMSG_H
 
-#include "houston/step.h"
+#include "common/jobid.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* A job id's bytes and its NUL, wherever houston keeps one (agent, controller, ledger, store):
- * the clients cut ids at HN_STEP_JOB_MAX, and every part takes what they send. */
-#define HN_JOB_ID_SIZE (HN_STEP_JOB_MAX + 1)
 
 /* One step of one rank, as the agent read it. Unknown integers are -1, unknown reals NaN. */
 struct hn_step_msg {

@@ -34,7 +34,7 @@
 #define HN_BRAIN_H
 
 #include "common/fields.h"
-#include "common/stepmsg.h"
+#include "common/jobid.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,13 +57,17 @@ enum hn_node_state {
 enum hn_severity { HN_SEV_INFO, HN_SEV_WARN, HN_SEV_SUSPECT, HN_SEV_FATAL };
 
 #define HN_NAME_MAX 64
+/* A finding's text for people, and a node's reason taken from it: room for a job id and a node
+ * name of the longest sizes in the longest text (hang). */
+#define HN_DETAIL_MAX 256
 
 /* A rule's verdict and its evidence. */
 struct hn_finding {
     char rule[32]; /* e.g. "xid", "dbe_new", "row_remap_failure", "laggard" */
     enum hn_severity severity;
-    int gpu;            /* -1: the node as a whole */
-    char detail[192];   /* for people: "xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)" */
+    int gpu; /* -1: the node as a whole */
+    /* for people: "xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)" */
+    char detail[HN_DETAIL_MAX];
     char evidence[320]; /* the samples and thresholds: "value=2 previous=0 limit=new" */
 };
 
@@ -74,7 +78,7 @@ struct hn_action {
     enum hn_action_kind kind;
     char node[HN_NAME_MAX];
     char job[HN_JOB_ID_SIZE]; /* HN_ACT_REQUEUE */
-    char reason[256];         /* HN_ACT_DRAIN: starts with "houston:" */
+    char reason[272];         /* HN_ACT_DRAIN: "houston: " and a finding's detail */
 };
 
 enum hn_out_kind { HN_OUT_FINDING, HN_OUT_TRANSITION, HN_OUT_ACTION, HN_OUT_HELD };
@@ -167,10 +171,10 @@ struct hn_node_view {
     const char *name, *rack, *sku;
     enum hn_node_state state;
     unsigned gpus_expected, gpus_seen;
-    int drained_by_houston; /* houston set the scheduler's drain */
-    int held;               /* a removal waits for an operator */
-    double since;           /* time of the last transition */
-    char reason[192];       /* detail of the finding that caused the last transition */
+    int drained_by_houston;     /* houston set the scheduler's drain */
+    int held;                   /* a removal waits for an operator */
+    double since;               /* time of the last transition */
+    char reason[HN_DETAIL_MAX]; /* detail of the finding that caused the last transition */
 };
 int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out);
 

@@ -60,7 +60,7 @@ struct node {
     int held;
     struct hn_finding held_finding;
     double since;
-    char reason[192];
+    char reason[HN_DETAIL_MAX];
     char jobs[HB_NODE_JOBS][HN_JOB_ID_SIZE]; /* the scheduler's jobs on the node (squeue poll) */
     unsigned njobs;
     int count_fired;

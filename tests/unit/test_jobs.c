@@ -24,7 +24,9 @@ static struct hn_sku_table *skus;
 
 /* `nodes` ready nodes of 4 H100s, one rack; every automatic removal allowed; at most
  * `per_node` ranks per node of a job (0: the default). */
-static struct hn_brain *fleet_cap(int nodes, unsigned per_node)
+/* A fleet of nodes called name[0..nodes) (NULL: n1, n2, ...), per_node ranks each at most (0:
+ * the default). */
+static struct hn_brain *fleet_named(int nodes, unsigned per_node, const char *const *name)
 {
     struct hn_brain_config cfg;
     hn_brain_config_default(&cfg);
@@ -37,11 +39,17 @@ static struct hn_brain *fleet_cap(int nodes, unsigned per_node)
         cfg.ranks_per_node_max = per_node;
     struct hn_brain *b = hn_brain_new(&cfg);
     for (int i = 0; i < nodes; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "n%d", i + 1);
-        assert_int_equal(hn_brain_add_node(b, name, "r1", "H100", 4, HN_NODE_READY), i);
+        char n[16];
+        snprintf(n, sizeof(n), "n%d", i + 1);
+        assert_int_equal(hn_brain_add_node(b, name ? name[i] : n, "r1", "H100", 4, HN_NODE_READY),
+                         i);
     }
     return b;
+}
+
+static struct hn_brain *fleet_cap(int nodes, unsigned per_node)
+{
+    return fleet_named(nodes, per_node, NULL);
 }
 
 static struct hn_brain *fleet(int nodes)
@@ -270,32 +278,32 @@ static void healthy_job_raises_nothing(void **state)
     hn_brain_free(b);
 }
 
-static void hang_drains_the_node_whose_ranks_stopped(void **state)
+/* Job `job` on nodes name[0] and name[1] (NULL: n1, n2), whose ranks on the second stop. */
+static void hang_case(const char *job, const char *const *name)
 {
-    (void)state;
-    struct hn_brain *b = fleet(2);
+    struct hn_brain *b = fleet_named(2, 0, name);
     double t = 0;
     for (uint64_t s = 1; s <= 20; s++, t += 2) {
-        hn_brain_node_job(b, t, 0, "h1");
-        hn_brain_node_job(b, t, 1, "h1");
-        step_all(b, t, "h1", 8, s, 2.0, NULL, 10);
+        hn_brain_node_job(b, t, 0, job);
+        hn_brain_node_job(b, t, 1, job);
+        step_all(b, t, job, 8, s, 2.0, NULL, 10);
         hn_brain_tick(b, t);
     }
     /* Step 21: only n1's ranks report; n2's ranks never finish it. */
     for (int r = 0; r < 4; r++) {
-        struct hn_step_in in = report("h1", r, 8, 21, 2.0);
+        struct hn_step_in in = report(job, r, 8, 21, 2.0);
         assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
     }
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     /* 2 s steps: the limit is max(hang_min 120 s, 10 x 2 s) = 120 s. */
     for (double k = 10; k <= 110; k += 10) {
-        hn_brain_node_job(b, t + k, 0, "h1");
-        hn_brain_node_job(b, t + k, 1, "h1");
+        hn_brain_node_job(b, t + k, 0, job);
+        hn_brain_node_job(b, t + k, 1, job);
         hn_brain_tick(b, t + k);
     }
     assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
-    hn_brain_node_job(b, t + 130, 0, "h1");
-    hn_brain_node_job(b, t + 130, 1, "h1");
+    hn_brain_node_job(b, t + 130, 0, job);
+    hn_brain_node_job(b, t + 130, 1, job);
     hn_brain_tick(b, t + 130);
     struct hn_out o;
     struct hn_out first = {0};
@@ -307,17 +315,38 @@ static void hang_drains_the_node_whose_ranks_stopped(void **state)
         requeues += o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
     }
     assert_int_equal(hangs, 1);
-    assert_string_equal(first.node, "n2");
-    assert_string_equal(first.job, "h1");
+    assert_string_equal(first.node, name ? name[1] : "n2");
+    /* the whole text, however long the job id and node name (the longest a client and the
+     * configuration allow) */
+    char want[256];
+    snprintf(want, sizeof(want), "; ranks behind on %s", first.node);
+    size_t dl = strlen(first.finding.detail), wl = strlen(want);
+    assert_true(dl > wl && strcmp(first.finding.detail + dl - wl, want) == 0);
+    assert_string_equal(first.job, job);
     assert_int_equal(drains, 1);
     assert_int_equal(requeues, 1);
     struct hn_job_view v;
-    job_view(b, "h1", &v);
+    job_view(b, job, &v);
     assert_int_equal(v.l.interruptions, 1);
     /* Lost to the hang: the 20 s since checkpoint 10 (steps 11-21 less one not yet
      * counted) at least. */
     assert_true(v.l.lost_s[HN_LOSS_HANG] >= 20);
     hn_brain_free(b);
+}
+
+static void hang_drains_the_node_whose_ranks_stopped(void **state)
+{
+    (void)state;
+    hang_case("h1", NULL);
+    char job[HN_STEP_JOB_MAX + 1], n1[HN_NAME_MAX], n2[HN_NAME_MAX];
+    memset(job, 'j', sizeof(job) - 1);
+    job[sizeof(job) - 1] = '\0';
+    memset(n1, 'a', sizeof(n1) - 1);
+    n1[sizeof(n1) - 1] = '\0';
+    memcpy(n2, n1, sizeof(n2));
+    n2[0] = 'b';
+    const char *const names[] = {n1, n2};
+    hang_case(job, names);
 }
 
 static void job_that_ends_is_not_a_hang(void **state)
