@@ -25,7 +25,7 @@
  *      tracks a linear drift without lag, fed winsorised ratios and frozen while the rank
  *      looks suspicious. Constant heterogeneity (one rank 9% slower than another for the
  *      whole job, Alibaba job 2) is the rank's normal and never flagged. A rank already
- *      `from_start_min` or more slower than the peer median when its warm-up ends is reported
+ *      `from_start_min` or more slower than the reference when its warm-up ends is reported
  *      once as from_start; smaller offsets are normal heterogeneity.
  *   3. Evidence. The excess d = q / b - 1 is standardised by the rank's noise, taken as the
  *      largest of its own robust estimate, the typical rank's (the median over ranks, so that
@@ -59,7 +59,7 @@
  *
  * Contract. Deterministic (the same rows give the same detections, on any machine), no clock,
  * no I/O, no allocation after hn_strag_new(): the state is sized by the rank count at creation
- * (about 350 bytes a rank, written once there so that no page fault comes later) and stays
+ * (about 370 bytes a rank, written once there so that no page fault comes later) and stays
  * flat however long the job runs (smoothed estimates and 16-entry rings, no growing arrays).
  * One step costs O(ranks): one selection over the ranks and a constant amount of work per
  * rank, most of it in one loop that runs on vectors of ranks (the quick path; reports that
@@ -120,7 +120,7 @@ struct hn_strag_detection {
                            * since onset for persistent and job_slowdown, the mean over the
                            * episode for recovered, the peak for transient, vs the peers for
                            * from_start */
-    double vs_peers;      /* median excess over the peer median (job: over the job's normal) */
+    double vs_peers;      /* median excess over the step's reference (job: over its normal) */
     double peak;          /* largest one-step excess in the episode */
     double noise;         /* the rank's relative noise (standard deviation) at detection */
     double score;         /* the CUSUM (log-likelihood ratio) that fired the persistent or

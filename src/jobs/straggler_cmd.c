@@ -93,11 +93,11 @@ void hn_usage_straggler(FILE *out)
             "  --job-min-slowdown F smallest whole-job slowdown reported [0.1]\n"
             "  --quorum F           fraction of ranks a step needs to count [0.5]\n\n"
             "Prints one JSON object per line and detection, nothing for a healthy job:\n"
-            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8050,\n"
-            "   \"kind\":\"persistent\",\"vs_peers\":0.7415,\"peak\":1.4358,\"noise\":0.0366,\n"
-            "   \"score\":27.43}\n"
+            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8196,\n"
+            "   \"kind\":\"persistent\",\"vs_peers\":0.7575,\"peak\":1.4721,\"noise\":0.0342,\n"
+            "   \"score\":27.16}\n"
             "slowdown is relative to the rank's own normal (0.30 = 30%% slower); vs_peers to\n"
-            "the peer median; transient and recovered add end_step; job-level lines have\n"
+            "the typical rank; transient and recovered add end_step; job-level lines have\n"
             "\"rank\":\"all\". Malformed rows are skipped and counted on stderr. Exit 0 when\n"
             "the input was read, 2 for bad usage or unreadable input.\n");
 }
