@@ -173,13 +173,26 @@ static double typical_step(const struct job *j)
  * hn_control_flush (after every frame and tick), but an eviction during ingest happens inside
  * hn_brain_step, before that frame's flush, so what the frame changed in the evicted job's
  * ledger is lost (usually nothing: ended jobs go first). */
+/* Whether job a goes before job v when the table is full: an ended job first, then one the
+ * scheduler never listed (a made-up id from the step socket, which anyone on a node can write
+ * to, or a job outside the scheduler), then the one that reported least recently. So a flood
+ * of made-up ids evicts its own jobs, not running ones the scheduler lists. */
+static int evict_before(const struct job *a, const struct job *v)
+{
+    if (a->l.ended != v->l.ended)
+        return a->l.ended;
+    int a_listed = a->sched_seen > 0, v_listed = v->sched_seen > 0;
+    if (a_listed != v_listed)
+        return !a_listed;
+    return a->l.last_report < v->l.last_report;
+}
+
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
     if (js->n == JOBS_MAX) {
         size_t victim = 0;
         for (size_t i = 1; i < js->n; i++) {
-            const struct job *a = js->v[i], *v = js->v[victim];
-            if (a->l.ended != v->l.ended ? a->l.ended : a->l.last_report < v->l.last_report)
+            if (evict_before(js->v[i], js->v[victim]))
                 victim = i;
         }
         job_free(js->v[victim]);
@@ -275,6 +288,9 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
     unsigned sched = 0;
     for (size_t i = 0; i < b->nnodes; i++)
         sched += (unsigned)hb_node_runs(&b->nodes[i], j->l.id);
+    /* A job the last poll listed before its first report came is listed (evict_before). */
+    if (sched > 0 && j->sched_seen < b->jobs->sched_poll)
+        j->sched_seen = b->jobs->sched_poll;
     uint64_t cap = (uint64_t)ranks_per_node(b) * (sched > j->nreporters ? sched : j->nreporters);
     j->cap = cap < RANKS_MAX ? (unsigned)cap : RANKS_MAX;
     j->cap_sched = sched;

@@ -495,6 +495,25 @@ static void made_up_world_allocates_at_most_the_cap(void **state)
     assert_int_equal(hn_brain_step(b, 13, 1, &in), 0);
     assert_int_equal(job_ranks(b, "f255"), 128);
     hn_brain_free(b);
+
+    /* A job the scheduler lists outlives a flood of made-up ids that report after it: they
+     * evict each other (and a job nobody lists, "unlisted", goes with them). */
+    b = fleet(2);
+    hn_brain_node_job(b, 1, 0, "real");
+    in = report("real", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 2, 0, &in), 0);
+    in = report("unlisted", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 2, 1, &in), 0);
+    for (int k = 0; k < 1000; k++) {
+        char id[16];
+        snprintf(id, sizeof(id), "g%d", k);
+        in = report(id, 0, 1, 1, 1.0);
+        assert_int_equal(hn_brain_step(b, 3 + k, 1, &in), 0);
+    }
+    assert_true(hn_brain_find_job(b, "real") >= 0);
+    assert_true(hn_brain_find_job(b, "unlisted") < 0);
+    assert_true(hn_brain_find_job(b, "g999") >= 0);
+    hn_brain_free(b);
 }
 
 static void rank_beyond_the_cap_is_refused(void **state)
