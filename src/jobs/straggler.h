@@ -14,9 +14,9 @@
  *
  * Algorithm (docs/straggler.md has the long version, the reasons and the measurements):
  *   1. Peer normalisation. Each step has a reference time m_t, found by selection
- *      (O(ranks)): the median of the peers' reports each over its own baseline b, times the
- *      typical baseline (peers: ranks past warm-up and not in an episode; the median of all
- *      reports until ranks have baselines). Each rank's ratio q = x / m_t. A whole-job
+ *      (O(ranks)): the median of the warm ranks' reports each over its own normal (baseline
+ *      b, times 1 + its slowdown inside an episode), times the typical baseline (the median of
+ *      all reports until ranks have baselines). Each rank's ratio q = x / m_t. A whole-job
  *      slowdown, a checkpoint stall or a synchronised pause moves m_t with everyone and cancels
  *      out of q.
  *   2. Own baseline. A rank's normal ratio b is the median of its first `warmup` reports,
