@@ -168,11 +168,6 @@ static double typical_step(const struct job *j)
     return nanmedian_small(j->recent, j->nrecent);
 }
 
-/* A new job; when the table is full the ended job (else any job) reported longest ago goes,
- * with whatever of its ledger is not saved yet. The store holds the ledger as of the last
- * hn_control_flush (after every frame and tick), but an eviction during ingest happens inside
- * hn_brain_step, before that frame's flush, so what the frame changed in the evicted job's
- * ledger is lost (usually nothing: ended jobs go first). */
 /* Whether job a goes before job v when the table is full: an ended job first, then one the
  * scheduler never listed (a made-up id from the step socket, which anyone on a node can write
  * to, or a job outside the scheduler), then the one that reported least recently. So a flood
@@ -187,6 +182,11 @@ static int evict_before(const struct job *a, const struct job *v)
     return a->l.last_report < v->l.last_report;
 }
 
+/* A new job; when the table is full the first job by evict_before goes, with whatever of its
+ * ledger is not saved yet. The store holds the ledger as of the last hn_control_flush (after
+ * every frame and tick), but an eviction during ingest happens inside hn_brain_step, before
+ * that frame's flush, so what the frame changed in the evicted job's ledger is lost (usually
+ * nothing: ended jobs go first). */
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
     if (js->n == JOBS_MAX) {

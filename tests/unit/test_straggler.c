@@ -86,17 +86,16 @@ static void job_row(const struct job *j, struct gen *g, uint64_t t, double *x)
     }
 }
 
-/* Runs job j through a detector with cfg (NULL: defaults) and collects its detections. */
-static size_t run_job(const struct job *j, const struct hn_strag_config *cfg,
-                      struct hn_strag_detection *out, size_t max, struct hn_strag_stats *stats)
+/* Feeds steps 0..steps-1 to s, each row made by row(ctx, t, x) into x[0..ranks), and collects
+ * the detections in out[0..max). */
+static size_t feed(struct hn_strag *s, unsigned ranks, uint64_t steps,
+                   void (*row)(void *ctx, uint64_t t, double *x), void *ctx,
+                   struct hn_strag_detection *out, size_t max)
 {
-    struct hn_strag *s = hn_strag_new(cfg, j->ranks);
-    assert_non_null(s);
-    double *x = xcalloc(j->ranks, sizeof(double));
-    struct gen g = {.x = j->seed};
+    double *x = xcalloc(ranks, sizeof(double));
     size_t n = 0;
-    for (uint64_t t = 0; t < j->steps; t++) {
-        job_row(j, &g, t, x);
+    for (uint64_t t = 0; t < steps; t++) {
+        row(ctx, t, x);
         int found = hn_strag_step(s, t, x);
         assert_true(found >= 0);
         struct hn_strag_detection d;
@@ -108,9 +107,31 @@ static size_t run_job(const struct job *j, const struct hn_strag_config *cfg,
         }
         assert_int_equal(polled, found);
     }
+    free(x);
+    return n;
+}
+
+struct job_feed {
+    const struct job *j;
+    struct gen g;
+};
+
+static void job_feed_row(void *ctx, uint64_t t, double *x)
+{
+    struct job_feed *f = ctx;
+    job_row(f->j, &f->g, t, x);
+}
+
+/* Runs job j through a detector with cfg (NULL: defaults) and collects its detections. */
+static size_t run_job(const struct job *j, const struct hn_strag_config *cfg,
+                      struct hn_strag_detection *out, size_t max, struct hn_strag_stats *stats)
+{
+    struct hn_strag *s = hn_strag_new(cfg, j->ranks);
+    assert_non_null(s);
+    struct job_feed f = {j, {.x = j->seed}};
+    size_t n = feed(s, j->ranks, j->steps, job_feed_row, &f, out, max);
     if (stats)
         hn_strag_stats_get(s, stats);
-    free(x);
     hn_strag_free(s);
     return n;
 }
@@ -480,41 +501,46 @@ static void test_large_job(void **state)
  * ranks over their own normals (step_reference), so the fourth is found within 5 steps too,
  * with its onset; no other rank is reported as persistent, and the baselines stay where the
  * ranks' offsets put them (the gauge), 1200 steps of right-skewed reports later. */
+static const double small_het[8] = {1.00, 0.97, 1.03, 0.99, 1.02, 0.96, 1.04, 1.01};
+
+static void small_job_row(void *ctx, uint64_t t, double *x)
+{
+    struct gen *g = ctx;
+    for (unsigned r = 0; r < 8; r++) {
+        x[r] = small_het[r] * (1 + 0.015 * gen_gauss(g));
+        if (gen_unif(g) < 0.02) /* a right tail */
+            x[r] *= 1 - 0.06 * log(gen_unif(g));
+        if (r < 3 && t >= 200)
+            x[r] *= 1.30;
+        if (r == 3 && t >= 400)
+            x[r] *= 1.12;
+        if (r == 4 && (t == 401 || t == 403))
+            x[r] *= 2.0;
+    }
+}
+
 static void test_small_job_reference(void **state)
 {
     (void)state;
-    enum { RANKS = 8, STEPS = 1600 };
-    static const double het[RANKS] = {1.00, 0.97, 1.03, 0.99, 1.02, 0.96, 1.04, 1.01};
+    enum { RANKS = 8, STEPS = 1600, MAX = 256 };
+    const double *het = small_het;
     struct hn_strag *s = hn_strag_new(NULL, RANKS);
     assert_non_null(s);
     struct gen g = {.x = 11};
+    struct hn_strag_detection det[MAX];
+    size_t nd = feed(s, RANKS, STEPS, small_job_row, &g, det, MAX);
     unsigned persistent[RANKS] = {0};
     uint64_t onset[RANKS] = {0}, detect[RANKS] = {0};
-    for (uint64_t t = 0; t < STEPS; t++) {
-        double x[RANKS];
-        for (unsigned r = 0; r < RANKS; r++) {
-            x[r] = het[r] * (1 + 0.015 * gen_gauss(&g));
-            if (gen_unif(&g) < 0.02) /* a right tail */
-                x[r] *= 1 - 0.06 * log(gen_unif(&g));
-            if (r < 3 && t >= 200)
-                x[r] *= 1.30;
-            if (r == 3 && t >= 400)
-                x[r] *= 1.12;
-            if (r == 4 && (t == 401 || t == 403))
-                x[r] *= 2.0;
-        }
-        hn_strag_step(s, t, x);
-        struct hn_strag_detection d;
-        while (hn_strag_poll(s, &d)) {
-            /* nothing recovers, and the job as a whole did not slow down */
-            assert_true(d.kind == HN_STRAG_PERSISTENT || d.kind == HN_STRAG_TRANSIENT);
-            if (d.kind != HN_STRAG_PERSISTENT)
-                continue;
-            assert_true(d.rank < RANKS);
-            persistent[d.rank]++;
-            onset[d.rank] = d.onset_step;
-            detect[d.rank] = d.detect_step;
-        }
+    for (size_t i = 0; i < nd; i++) {
+        const struct hn_strag_detection *d = &det[i];
+        /* nothing recovers, and the job as a whole did not slow down */
+        assert_true(d->kind == HN_STRAG_PERSISTENT || d->kind == HN_STRAG_TRANSIENT);
+        if (d->kind != HN_STRAG_PERSISTENT)
+            continue;
+        assert_true(d->rank < RANKS);
+        persistent[d->rank]++;
+        onset[d->rank] = d->onset_step;
+        detect[d->rank] = d->detect_step;
     }
     for (unsigned r = 0; r < 3; r++) {
         assert_int_equal(persistent[r], 1);
@@ -539,31 +565,34 @@ static void test_small_job_reference(void **state)
 /* Five ranks of eight become 30% slower, three and then two more: each is found once, and
  * none flips back and forth, though the slow ranks are now the majority (the step's reference
  * counts them at their normal speed rather than leaving them out). */
+static void most_slow_row(void *ctx, uint64_t t, double *x)
+{
+    struct gen *g = ctx;
+    for (unsigned r = 0; r < 8; r++) {
+        x[r] = (1 + 0.02 * (double)(r % 4)) * (1 + 0.015 * gen_gauss(g));
+        if ((r < 3 && t >= 200) || (r >= 3 && r < 5 && t >= 400))
+            x[r] *= 1.30;
+    }
+}
+
 static void test_most_of_the_job_slow(void **state)
 {
     (void)state;
-    enum { RANKS = 8 };
+    enum { RANKS = 8, MAX = 256 };
     for (uint64_t seed = 1; seed <= 6; seed++) {
         struct hn_strag *s = hn_strag_new(NULL, RANKS);
         assert_non_null(s);
         struct gen g = {.x = seed * 104729};
+        struct hn_strag_detection det[MAX];
+        size_t nd = feed(s, RANKS, 1000, most_slow_row, &g, det, MAX);
         unsigned persistent[RANKS] = {0}, other = 0;
-        for (uint64_t t = 0; t < 1000; t++) {
-            double x[RANKS];
-            for (unsigned r = 0; r < RANKS; r++) {
-                x[r] = (1 + 0.02 * (double)(r % 4)) * (1 + 0.015 * gen_gauss(&g));
-                if ((r < 3 && t >= 200) || (r >= 3 && r < 5 && t >= 400))
-                    x[r] *= 1.30;
-            }
-            hn_strag_step(s, t, x);
-            struct hn_strag_detection d;
-            while (hn_strag_poll(s, &d)) {
-                if (d.kind == HN_STRAG_PERSISTENT && d.rank < RANKS) {
-                    persistent[d.rank]++;
-                    assert_int_equal(d.onset_step, d.rank < 3 ? 200 : 400);
-                } else if (d.kind != HN_STRAG_TRANSIENT) {
-                    other++;
-                }
+        for (size_t i = 0; i < nd; i++) {
+            const struct hn_strag_detection *d = &det[i];
+            if (d->kind == HN_STRAG_PERSISTENT && d->rank < RANKS) {
+                persistent[d->rank]++;
+                assert_int_equal(d->onset_step, d->rank < 3 ? 200 : 400);
+            } else if (d->kind != HN_STRAG_TRANSIENT) {
+                other++;
             }
         }
         for (unsigned r = 0; r < RANKS; r++)
@@ -577,26 +606,25 @@ static void test_most_of_the_job_slow(void **state)
  * contended filesystem while the data loaders read, say): no rank is slow, and none is
  * reported, because the step's own spread across ranks widens everyone's noise for those
  * steps (dispersion). */
+static void scatter_row(void *ctx, uint64_t t, double *x)
+{
+    struct gen *g = ctx;
+    double jitter = t >= 400 && t < 440 ? 0.075 : 0.015;
+    for (unsigned r = 0; r < 16; r++)
+        x[r] = (1 + 0.02 * (double)(r % 3)) * (1 + jitter * gen_gauss(g));
+}
+
 static void test_everyone_scatters(void **state)
 {
     (void)state;
-    enum { RANKS = 16 };
+    enum { RANKS = 16, MAX = 256 };
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct hn_strag *s = hn_strag_new(NULL, RANKS);
         assert_non_null(s);
         struct gen g = {.x = seed * 7919};
-        unsigned found = 0;
-        for (uint64_t t = 0; t < 800; t++) {
-            double x[RANKS];
-            double jitter = t >= 400 && t < 440 ? 0.075 : 0.015;
-            for (unsigned r = 0; r < RANKS; r++)
-                x[r] = (1 + 0.02 * (double)(r % 3)) * (1 + jitter * gen_gauss(&g));
-            hn_strag_step(s, t, x);
-            struct hn_strag_detection d;
-            while (hn_strag_poll(s, &d))
-                found += d.kind == HN_STRAG_PERSISTENT;
-        }
-        assert_int_equal(found, 0);
+        struct hn_strag_detection det[MAX];
+        size_t nd = feed(s, RANKS, 800, scatter_row, &g, det, MAX);
+        assert_int_equal(count_kind(det, nd, HN_STRAG_PERSISTENT), 0);
         hn_strag_free(s);
     }
 }
