@@ -279,6 +279,7 @@ static void build_steps(struct hn_frame_writer *w, const void *steps, unsigned n
             .checkpoint = m->checkpoint >= 0 ? (uint64_t)m->checkpoint : HN_FRAME_NO_U64,
             .tflops = m->tflops,
             .flops_per_token = m->flops_per_token,
+            .uid = r[i].uid,
         };
         hn_frame_step(w, &f);
     }

@@ -2,6 +2,7 @@
 
 #include "agent/config.h"
 #include "common/dgram.h"
+#include "common/frame.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -49,9 +50,9 @@ struct steps {
     struct series series[SERIES_MAX];
 };
 
-static void receive_one(struct steps *st, const char *buf, size_t n)
+static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t uid)
 {
-    struct hn_steps_report r;
+    struct hn_steps_report r = {.uid = uid};
     char err[160];
     int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
     r.time_ns = hn_wall_ns();
@@ -69,10 +70,30 @@ static void receive_one(struct steps *st, const char *buf, size_t n)
     pthread_mutex_unlock(&st->lock);
 }
 
+/* The sender's user id from a datagram's SCM_CREDENTIALS, which the kernel attaches to every
+ * datagram on a socket with SO_PASSCRED whether or not the sender sent any, and which a sender
+ * can set to another uid only with CAP_SETUID (unix(7)); HN_FRAME_NO_U32 without one. */
+static uint32_t sender_uid(struct msghdr *mh)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred cred;
+            memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+            return (uint32_t)cred.uid;
+        }
+    }
+    return HN_FRAME_NO_U32;
+}
+
 static void *receiver(void *arg)
 {
     struct steps *st = arg;
     char buf[DGRAM_BUF];
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+    } control;
     struct pollfd pf[2] = {{st->fd, POLLIN, 0}, {st->stop_fd, POLLIN, 0}};
     for (;;) {
         if (poll(pf, 2, -1) < 0) {
@@ -85,10 +106,16 @@ static void *receiver(void *arg)
             return NULL;
         /* Drain what is there; MSG_TRUNC gives an oversized datagram's real length. */
         for (;;) {
-            ssize_t n = recv(st->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+            struct iovec iov = {buf, sizeof(buf)};
+            struct msghdr mh = {.msg_iov = &iov,
+                                .msg_iovlen = 1,
+                                .msg_control = control.bytes,
+                                .msg_controllen = sizeof(control.bytes)};
+            ssize_t n = recvmsg(st->fd, &mh, MSG_DONTWAIT | MSG_TRUNC);
             if (n < 0)
                 break;
-            receive_one(st, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf));
+            receive_one(st, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf),
+                        sender_uid(&mh));
         }
     }
 }
@@ -163,6 +190,12 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
         hn_warn("steps: chmod %s: %s", cfg->step_socket, strerror(errno));
     int rcvbuf = 4 << 20;
     (void)setsockopt(st->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    /* Each datagram comes with its sender's uid, which the controller checks against the
+     * job's owner (docs/steps.md, "Who may report"). */
+    int one = 1;
+    if (setsockopt(st->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+        hn_warn("steps: SO_PASSCRED on %s: %s; reports go out without their sender's uid",
+                cfg->step_socket, strerror(errno));
     st->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (st->stop_fd < 0) {
         rc = -errno;

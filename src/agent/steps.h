@@ -5,7 +5,8 @@
  * init binds a Unix datagram socket at --step-socket (default /run/houston/step.sock, mode
  * 0666 so any user's job can report; the directory is created) and starts a receiver thread.
  * A socket file left by a dead agent is replaced; one that a live agent answers on is not.
- * The thread parses each datagram (common/stepmsg.h) and appends it to a bounded queue;
+ * The thread parses each datagram (common/stepmsg.h), notes its sender's uid (SO_PASSCRED: the
+ * kernel's word, not the sender's) and appends it to a bounded queue;
  * collect moves the queue into the cycle's batch, which the push turns into STEP records.
  * Malformed datagrams and reports beyond the queue are counted, never fatal.
  *
@@ -25,6 +26,7 @@
 struct hn_steps_report {
     struct hn_step_msg msg;
     uint64_t time_ns; /* when the agent received it */
+    uint32_t uid;     /* the sender's user id (SO_PASSCRED); HN_FRAME_NO_U32: unknown */
 };
 
 /* The reports the last collect took, oldest first; borrowed until the next collect. Collect

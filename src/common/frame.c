@@ -329,6 +329,7 @@ void hn_frame_step(struct hn_frame_writer *w, const struct hn_frame_step *s)
     rec_put(&r, s->checkpoint, 8);
     rec_put(&r, f64_bits(s->tflops), 8);
     rec_put(&r, f64_bits(s->flops_per_token), 8);
+    rec_put(&r, s->uid, 4);
     rec_emit(w, &r);
 }
 
@@ -536,6 +537,8 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         r->u.step.checkpoint = take(&c, 8);
         r->u.step.tflops = take_f64(&c);
         r->u.step.flops_per_token = take_f64(&c);
+        /* Appended later: an older agent's STEP ends before it. */
+        r->u.step.uid = c.end - c.pos >= 4 ? (uint32_t)take(&c, 4) : HN_FRAME_NO_U32;
         break;
     default:
         break; /* unknown: skipped */

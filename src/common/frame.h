@@ -26,7 +26,7 @@
  *   STEP    job str | rank u32 | local_rank u32 | world u32 | gpu u16 | step u64 |
  *           time_ns u64 | seconds f64 | tokens f64 | forward f64 | backward f64 |
  *           optimizer f64 | comm f64 | checkpoint u64 | tflops f64 |
- *           flops_per_token f64
+ *           flops_per_token f64 [| uid u32]
  *                                                     one training step of one rank
  *                                                     (docs/steps.md); u32 0xffffffff and
  *                                                     u64 all-ones: unknown; f64 NaN: unknown
@@ -39,8 +39,10 @@
  * per-GPU arrays with it. SAMPLES and LINK lengths must equal their n exactly. A NODE, GPU,
  * XID, IBPORT, STEP or END payload shorter than its fields, or a length past the end of the frame,
  * makes the frame invalid, while bytes after their last field are ignored (room for fields
- * appended later). Unknown record types are skipped (newer agents talk to older controllers);
- * unknown field ids and Xid kinds reach the sink unchanged, for it to ignore.
+ * appended later). Fields in brackets were appended in a later release and may be missing (an
+ * older writer): STEP's uid then reads as HN_FRAME_NO_U32. Unknown record types are skipped (newer
+ * agents talk to older controllers); unknown field ids and Xid kinds reach the sink unchanged, for
+ * it to ignore.
  *
  * Writing: struct hn_frame_writer appends to a caller's hn_buf (capped), so an agent reuses one
  * buffer per cycle; it allocates nothing but that buffer's growth. Reading: hn_frame_decode()
@@ -124,6 +126,8 @@ struct hn_frame_step {
     double seconds, tokens, forward_s, backward_s, optimizer_s, comm_s; /* NaN: unknown */
     uint64_t checkpoint;                                                /* HN_FRAME_NO_U64 */
     double tflops, flops_per_token;
+    uint32_t uid; /* the sending process's user id, as the agent's kernel gave it (SO_PASSCRED);
+                   * HN_FRAME_NO_U32: unknown (an older agent) */
 };
 
 /* Callbacks for hn_frame_decode(); any may be NULL. header comes first, then one call per

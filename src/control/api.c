@@ -531,9 +531,11 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
         hn_expo_label(labels, sizeof(labels), &len, "result", results[k]);
         hn_expo_sample(&e, "houston_control_frames_total", labels, (double)frames[k]);
     }
-    hn_expo_family(&e, "houston_control_step_reports_total",
-                   "Step reports in accepted frames, by result (refused: no job id, bad values).",
-                   HN_COUNTER);
+    hn_expo_family(
+        &e, "houston_control_step_reports_total",
+        "Step reports in accepted frames, by result (refused: no job id, bad values, rank "
+        "beyond the cap; not_owner: sent by a user other than the job's owner or root).",
+        HN_COUNTER);
     len = 0;
     labels[0] = '\0';
     hn_expo_label(labels, sizeof(labels), &len, "result", "accepted");
@@ -542,6 +544,16 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     labels[0] = '\0';
     hn_expo_label(labels, sizeof(labels), &len, "result", "refused");
     hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_refused);
+    len = 0;
+    labels[0] = '\0';
+    hn_expo_label(labels, sizeof(labels), &len, "result", "not_owner");
+    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_not_owner);
+    hn_expo_family(&e, "houston_control_sched_owners_overflow_total",
+                   "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 "
+                   "running jobs); their step reports are not checked against an owner.",
+                   HN_COUNTER);
+    hn_expo_sample(&e, "houston_control_sched_owners_overflow_total", NULL,
+                   (double)c->owners_dropped);
     hn_expo_family(&e, "houston_control_samples_total", "Samples applied to the brain.",
                    HN_COUNTER);
     hn_expo_sample(&e, "houston_control_samples_total", NULL, (double)c->samples);

@@ -65,10 +65,11 @@ struct node {
     unsigned njobs;
     int count_fired;
     int silent_fired;
-    int replace_at_ckpt;  /* predictive: replace at its jobs' next checkpoint */
-    double last_bad;      /* time of the last suspect or fatal finding */
-    double last_data;     /* time of the last samples */
-    double step_cap_next; /* no step_rank_cap finding about it before this time (jobs.c) */
+    int replace_at_ckpt;    /* predictive: replace at its jobs' next checkpoint */
+    double last_bad;        /* time of the last suspect or fatal finding */
+    double last_data;       /* time of the last samples */
+    double step_cap_next;   /* no step_rank_cap finding about it before this time (jobs.c) */
+    double step_owner_next; /* no step_owner finding about it before this time (jobs.c) */
     struct gpu_st *gpus;
     struct ib_st ib[MAX_IB_PORTS];
     unsigned nib;

@@ -425,13 +425,17 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
         .checkpoint = f->checkpoint == HN_FRAME_NO_U64 || f->checkpoint > INT64_MAX
                           ? -1
                           : (int64_t)f->checkpoint,
+        .uid = f->uid == HN_FRAME_NO_U32 ? -1 : (int64_t)f->uid,
     };
     /* When the agent received it (steps of one cycle share a frame), never in the future. */
     double t = (double)f->time_ns / 1e9;
     if (!(t <= in->now) || t < in->now - 3600)
         t = in->now;
-    if (hn_brain_step(in->c->brain, t, in->node, &s) == 0)
+    int rc = hn_brain_step(in->c->brain, t, in->node, &s);
+    if (rc == 0)
         in->c->steps_accepted++;
+    else if (rc == -EPERM)
+        in->c->steps_not_owner++;
     else
         in->c->steps_refused++;
     return 0;
@@ -656,7 +660,7 @@ static void poll_scheduler(struct hn_control *c, double now)
 {
     if (strcmp(c->sched.ops->name, "slurm") != 0)
         return;
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%i %N", NULL};
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%i %U %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 4u << 20);
     int truncated = 0, status = 0;
@@ -666,18 +670,25 @@ static void poll_scheduler(struct hn_control *c, double now)
         size_t n = hn_brain_node_count(c->brain);
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
-        /* One "JOBID NODELIST" per line; a node may run several jobs (the brain keeps up to
-         * 16 per node, and requeues each when it drains the node). */
+        hn_brain_job_owner(c->brain, "", -1);
+        /* One "JOBID UID NODELIST" per line; a node may run several jobs (the brain keeps up
+         * to 16 per node, and requeues each when it drains the node). The owner decides who
+         * may report the job's steps (docs/steps.md, "Who may report"). */
         char *line = out.data ? out.data : (char *)"";
         while (*line) {
             char *nl = strchr(line, '\n');
             if (nl)
                 *nl = '\0';
             char *sp = strchr(line, ' ');
-            if (sp) {
-                *sp = '\0';
+            char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+            if (sp2) {
+                *sp = *sp2 = '\0';
+                uint64_t uid;
+                if (hn_parse_u64(sp + 1, 10, &uid) == 0 && uid <= UINT32_MAX &&
+                    hn_brain_job_owner(c->brain, line, (int64_t)uid) == -ENOSPC)
+                    c->owners_dropped++;
                 struct job_ctx j = {c, line, now};
-                hn_hostlist_expand(sp + 1, job_node, &j);
+                hn_hostlist_expand(sp2 + 1, job_node, &j);
             }
             if (!nl)
                 break;

@@ -101,6 +101,8 @@ struct hn_control {
     struct hn_sched sched;
     /* counters for /metrics, under lock */
     uint64_t steps_accepted, steps_refused; /* step reports in accepted frames */
+    uint64_t steps_not_owner; /* refused: sent by a user other than the job's owner or root */
+    uint64_t owners_dropped;  /* jobs whose owner a poll could not keep (hn_brain_job_owner) */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
         frames_unknown, samples;
     uint64_t outputs[4]; /* by enum hn_out_kind */

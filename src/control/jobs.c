@@ -35,14 +35,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JOBS_MAX   256        /* jobs kept in memory; ended ones are forgotten first */
-#define RANKS_MAX  (1u << 20) /* ranks of one job, whatever the scheduler says */
-#define ROWS       8          /* steps being assembled at once */
-#define RECENT     32         /* job-level step times kept for the typical step time */
-#define SERIES_MAX 512        /* points of a job's history; thinned by half when full */
-#define SERIES_DT  60.0       /* seconds between two points at first */
-#define EWMA_ALPHA 0.1
-#define CAP_WARN_S 60.0 /* a node's step_rank_cap findings: at most one a minute */
+#define JOBS_MAX     256        /* jobs kept in memory; ended ones are forgotten first */
+#define RANKS_MAX    (1u << 20) /* ranks of one job, whatever the scheduler says */
+#define ROWS         8          /* steps being assembled at once */
+#define RECENT       32         /* job-level step times kept for the typical step time */
+#define SERIES_MAX   512        /* points of a job's history; thinned by half when full */
+#define SERIES_DT    60.0       /* seconds between two points at first */
+#define EWMA_ALPHA   0.1
+#define CAP_WARN_S   60.0 /* a node's step_rank_cap findings: at most one a minute */
+#define OWNERS_CAP   8192 /* job owners from a scheduler poll (hash slots, power of two) */
+#define OWNERS_MAX   6144 /* owners kept from one poll (3/4 of OWNERS_CAP); others unknown */
+#define OWNER_WARN_S 60.0 /* a node's step_owner findings: at most one a minute */
 
 struct rank_st {
     int node; /* -1: not reported yet */
@@ -99,9 +102,19 @@ struct job {
     int dirty;
 };
 
+_Static_assert(OWNERS_MAX < OWNERS_CAP, "a free slot ends every probe (owner_slot)");
+
+/* A job's owner as the scheduler's latest poll listed it (hn_brain_job_owner). */
+struct owner {
+    char id[HN_JOB_ID_SIZE]; /* "": a free slot */
+    uint32_t uid;
+};
+
 struct hn_jobs {
     struct job **v;
     size_t n;
+    struct owner *owners; /* [OWNERS_CAP], open addressing, cleared by each poll */
+    size_t nowners;
     double sched_poll;  /* time of the latest scheduler poll */
     uint64_t sched_gen; /* +1 per scheduler input: cached rank caps are stale */
     double now;         /* latest time the brain was told */
@@ -119,6 +132,7 @@ struct hn_jobs *hb_jobs_new(void)
 {
     struct hn_jobs *j = xcalloc(1, sizeof(*j));
     j->v = xcalloc(JOBS_MAX, sizeof(struct job *));
+    j->owners = xcalloc(OWNERS_CAP, sizeof(struct owner));
     return j;
 }
 
@@ -140,6 +154,7 @@ void hb_jobs_free(struct hn_jobs *js)
     for (size_t i = 0; i < js->n; i++)
         job_free(js->v[i]);
     free(js->v);
+    free(js->owners);
     free(js);
 }
 
@@ -150,6 +165,49 @@ static int find_job(const struct hn_jobs *js, const char *id)
             return (int)i;
     }
     return -1;
+}
+
+/* ---- owners: who may report a job's steps ---- */
+
+/* The slot of job id in the owner table: where it is, or the free slot where it would go. */
+static struct owner *owner_slot(const struct hn_jobs *js, const char *id)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    for (size_t i = h & (OWNERS_CAP - 1);; i = (i + 1) & (OWNERS_CAP - 1)) {
+        struct owner *o = &js->owners[i];
+        if (!o->id[0] || strcmp(o->id, id) == 0)
+            return o; /* the table is never full (OWNERS_MAX), so a free slot ends the probe */
+    }
+}
+
+int hn_brain_job_owner(struct hn_brain *b, const char *job, int64_t uid)
+{
+    struct hn_jobs *js = b->jobs;
+    if (!job || !job[0]) {
+        memset(js->owners, 0, OWNERS_CAP * sizeof(struct owner));
+        js->nowners = 0;
+        return 0;
+    }
+    if (strlen(job) >= HN_JOB_ID_SIZE || uid < 0 || uid > UINT32_MAX)
+        return -EINVAL;
+    struct owner *o = owner_slot(js, job);
+    if (!o->id[0]) {
+        if (js->nowners == OWNERS_MAX)
+            return -ENOSPC;
+        hn_strlcpy(o->id, job, sizeof(o->id));
+        js->nowners++;
+    }
+    o->uid = (uint32_t)uid;
+    return 0;
+}
+
+/* The uid that owns job id per the latest poll, or -1: not listed, or no scheduler. */
+static int64_t owner_of(const struct hn_jobs *js, const char *id)
+{
+    const struct owner *o = owner_slot(js, id);
+    return o->id[0] ? (int64_t)o->uid : -1;
 }
 
 static double nanmedian_small(const double *v, unsigned n)
@@ -643,6 +701,27 @@ static void rates(const struct hn_brain *b, struct job *j, int node, const struc
 /* A report of j whose rank is beyond the job's cap was refused: a step_rank_cap finding about
  * the node that sent it, the first time for the job, and at most one a minute per node (a
  * process that makes up a job id per report gets one line a minute, not one per report). */
+/* A report sent by a user who does not own the job: a step_owner finding about the node
+ * (warning), at most one a minute per node. */
+static void owner_refused(struct hn_brain *b, double now, int node, const struct hn_step_in *s,
+                          int64_t owner)
+{
+    struct node *n = &b->nodes[node];
+    if (now < n->step_owner_next)
+        return;
+    n->step_owner_next = now + OWNER_WARN_S;
+    struct hn_finding f;
+    char ev[160];
+    snprintf(ev, sizeof(ev), "job=%s rank=%lld uid=%lld owner=%lld", s->job, (long long)s->rank,
+             (long long)s->uid, (long long)owner);
+    hb_finding_set(&f, "step_owner", HN_SEV_WARN, -1, ev,
+                   "step reports of job %s refused: sent by uid %lld, the job belongs to uid %lld",
+                   s->job, (long long)s->uid, (long long)owner);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    tag_job(b, from, s->job);
+}
+
 static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
                         const struct hn_step_in *s)
 {
@@ -680,6 +759,13 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         s->world > (int64_t)RANKS_MAX)
         return -EINVAL;
     js->now = now;
+    /* Who may report (docs/steps.md): the job's owner and root. The uid is the kernel's word
+     * (the agent's SO_PASSCRED); unknown for an older agent, or a job no poll listed. */
+    int64_t owner = s->uid >= 0 && s->uid != 0 ? owner_of(js, s->job) : -1;
+    if (owner >= 0 && owner != s->uid) {
+        owner_refused(b, now, node, s, owner);
+        return -EPERM;
+    }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
     int i = find_job(js, s->job);
     struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);

@@ -585,6 +585,7 @@ static void report_step(struct hn_sim *s, int skip)
             .tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax),
             .flops_per_token = NAN,
             .checkpoint = (int64_t)s->ckpt_step,
+            .uid = -1,
         };
         hn_brain_step(s->brain, bnow(s), node, &in);
         s->r.step_reports++;
@@ -720,6 +721,7 @@ static void report_ckpt(struct hn_sim *s)
         .tflops = NAN,
         .flops_per_token = NAN,
         .checkpoint = (int64_t)s->ckpt_step,
+        .uid = -1,
     };
     hn_brain_step(s->brain, bnow(s), s->ranks[0], &in);
     s->r.step_reports++;

@@ -10,7 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 . "$here/lib/slurm-cluster.sh"
-need slurmctld slurmd scontrol sinfo sbatch curl jq python3
+need slurmctld slurmd scontrol sinfo sbatch curl jq python3 setpriv
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27017}
@@ -54,6 +54,29 @@ houston_cli jobs >"$work/jobs.txt"
 check "houston jobs lists it" grep -qE "^$jobA +running +8 " "$work/jobs.txt"
 check "houston jobs --json is the API's list" jq -e ".jobs[0].id == \"$jobA\"" \
     <<<"$(houston_cli jobs --json)"
+
+say "another user (nobody) reports a slow rank 5 and a made-up rank 8 for job A, which root owns: refused"
+chmod o+x "$work" "$work/n2" # the socket is 0666; let nobody reach it
+not_owner() { curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_total{result="not_owner"} //p'; }
+export -f not_owner
+export CTL
+check_eq "no report refused for its sender yet" 0 "$(not_owner)"
+for i in 5 5 8; do
+    # Debian's python3 (scripts/install-deps.sh): one under root's home is out of nobody's reach.
+    setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(sys.argv[2].encode(), sys.argv[1])' "$work/n2/step.sock" \
+        "hs1 job=$jobA rank=$i world=$((i + 1)) local_rank=1 step=900000 dur=50"
+done
+check "the controller refuses all three as not the owner's" wait_for 10 bash -c '[ "$(not_owner)" = 3 ]'
+
+check "a step_owner event on n2 names the job and both uids" jq -e \
+    ".events[] | select(.rule==\"step_owner\" and .job==\"$jobA\" and (.evidence | test(\"uid=65534 owner=0\")))" \
+    <<<"$(houston_cli events --node n2 --json)"
+check "nothing of them applied: job A still has its 8 ranks" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '(.job.ranks | length) == 8 and .job.step < 900000'"
+check "n2 still ready" node_state_is n2 ready
 
 say "rank 5 (n2, GPU 1) becomes 30% slower"
 t0=$(date +%s.%N)

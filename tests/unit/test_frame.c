@@ -1140,7 +1140,8 @@ static void test_step_records(void **state)
                                  .comm_s = 0.1,
                                  .checkpoint = 123456789000ull,
                                  .tflops = 401.5,
-                                 .flops_per_token = 2.43e12};
+                                 .flops_per_token = 2.43e12,
+                                 .uid = 1000};
     struct hn_frame_step bare = {.job = {"x", 1},
                                  .rank = HN_FRAME_NO_U32,
                                  .local_rank = HN_FRAME_NO_U32,
@@ -1155,7 +1156,8 @@ static void test_step_records(void **state)
                                  .comm_s = NAN,
                                  .checkpoint = HN_FRAME_NO_U64,
                                  .tflops = NAN,
-                                 .flops_per_token = NAN};
+                                 .flops_per_token = NAN,
+                                 .uid = HN_FRAME_NO_U32};
     hn_frame_step(&w, &full);
     hn_frame_step(&w, &bare);
     assert_int_equal(hn_frame_end(&w), 0);
@@ -1175,10 +1177,36 @@ static void test_step_records(void **state)
     assert_true(g->seconds == 1.25 && g->tokens == 8192 && g->forward_s == 0.4 &&
                 g->backward_s == 0.7 && g->optimizer_s == 0.05 && g->comm_s == 0.1 &&
                 g->tflops == 401.5 && g->flops_per_token == 2.43e12);
+    assert_int_equal(g->uid, 1000);
     g = &l.s[1];
     assert_string_equal(l.job[1], "x");
     assert_true(g->rank == HN_FRAME_NO_U32 && g->gpu == HN_FRAME_NO_GPU &&
-                g->checkpoint == HN_FRAME_NO_U64 && isnan(g->tokens) && isnan(g->tflops));
+                g->checkpoint == HN_FRAME_NO_U64 && isnan(g->tokens) && isnan(g->tflops) &&
+                g->uid == HN_FRAME_NO_U32);
+
+    /* An older agent's STEP ends at flops_per_token: valid, its uid unknown. Two stray bytes
+     * after it are no uid either. A uid of 0 (root) is a uid. */
+    for (unsigned tail = 0; tail <= 4; tail += 2) {
+        struct raw r;
+        raw_header(&r, HN_FRAME_VERSION);
+        raw_node(&r, 4);
+        raw_open(&r, HN_REC_STEP);
+        raw_str(&r, "j");
+        raw_le(&r, 3, 4);
+        raw_le(&r, 0, 4);
+        raw_le(&r, 8, 4);
+        raw_le(&r, 0, 2);
+        for (int i = 0; i < 2 + 6 + 1 + 2; i++)
+            raw_le(&r, 0, 8);
+        raw_le(&r, 0, tail);
+        raw_close(&r);
+        raw_end(&r);
+        l.n = 0;
+        assert_int_equal(hn_frame_decode(r.b, r.n, HN_FRAME_MAX, &sink, &l, err, sizeof(err)), 0);
+        assert_int_equal(l.n, 1);
+        assert_int_equal(l.s[0].rank, 3);
+        assert_int_equal(l.s[0].uid, tail == 4 ? 0 : HN_FRAME_NO_U32);
+    }
 
     /* A GPU the node does not have: the writer refuses it, and so does the reader. */
     hn_frame_begin(&w, &b, 1, 3, 3);

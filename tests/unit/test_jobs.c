@@ -75,6 +75,7 @@ static struct hn_step_in report(const char *job, int rank, int world, uint64_t s
         .tflops = NAN,
         .flops_per_token = NAN,
         .checkpoint = -1,
+        .uid = -1,
     };
     return s;
 }
@@ -516,6 +517,80 @@ static void made_up_world_allocates_at_most_the_cap(void **state)
     hn_brain_free(b);
 }
 
+/* Who may report (docs/steps.md): a job the scheduler lists with its owner takes reports from
+ * its owner and root; another user's reports are refused before anything of them is applied,
+ * and the node that sent them gets a step_owner finding, at most one a minute. */
+static void reports_from_another_user_are_refused(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_node_job(b, 1, 0, "42");
+    assert_int_equal(hn_brain_job_owner(b, "", -1), 0); /* a poll starts */
+    assert_int_equal(hn_brain_job_owner(b, "42", 1000), 0);
+    struct hn_step_in in = report("42", 0, 4, 1, 1.0);
+    in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 2, 0, &in), -EPERM);
+    assert_true(hn_brain_find_job(b, "42") < 0); /* nothing applied, not even a job */
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_owner", &o), 1);
+    assert_string_equal(o.node, "n1");
+    assert_string_equal(o.job, "42");
+    assert_int_equal(o.finding.severity, HN_SEV_WARN);
+    assert_string_equal(o.finding.evidence, "job=42 rank=0 uid=1001 owner=1000");
+    /* The owner, root and a sender whose uid the agent could not tell are accepted. */
+    int64_t ok[] = {1000, 0, -1};
+    for (size_t k = 0; k < 3; k++) {
+        in = report("42", (int)k, 4, 2 + k, 1.0);
+        in.uid = ok[k];
+        assert_int_equal(hn_brain_step(b, 3, 0, &in), 0);
+    }
+    assert_int_equal(job_ranks(b, "42"), 4);
+    /* Refused again within the minute: counted by the caller, not logged; from another node
+     * it is logged at once; a minute later the first node is logged again. */
+    in = report("42", 3, 4, 5, 100.0);
+    in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 30, 0, &in), -EPERM);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_owner", NULL), 0);
+    assert_int_equal(hn_brain_step(b, 31, 1, &in), -EPERM);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_owner", &o), 1);
+    assert_string_equal(o.node, "n2");
+    assert_int_equal(hn_brain_step(b, 63, 0, &in), -EPERM);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "step_owner", NULL), 1);
+    /* A job no poll listed has no owner to check against. */
+    in = report("43", 0, 1, 1, 1.0);
+    in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 64, 0, &in), 0);
+    /* The next poll starts afresh: a job it does not list again is not checked. */
+    assert_int_equal(hn_brain_job_owner(b, "", -1), 0);
+    in = report("42", 3, 4, 6, 1.0);
+    in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 65, 0, &in), 0);
+    /* Bad owners are refused; a full table says so and keeps what it has. */
+    assert_int_equal(hn_brain_job_owner(b, "42", -1), -EINVAL);
+    assert_int_equal(hn_brain_job_owner(b, "42", (int64_t)UINT32_MAX + 1), -EINVAL);
+    char id[80];
+    memset(id, 'x', 64);
+    id[64] = '\0';
+    assert_int_equal(hn_brain_job_owner(b, id, 5), -EINVAL);
+    int full = 0;
+    for (int k = 0; k < 7000 && !full; k++) {
+        snprintf(id, sizeof(id), "j%d", k);
+        int rc = hn_brain_job_owner(b, id, 2000 + k);
+        assert_true(rc == 0 || rc == -ENOSPC);
+        full = rc == -ENOSPC ? k : 0;
+    }
+    assert_int_equal(full, 6144);
+    for (int k = 0; k < 6144; k += 97) { /* each found at its own slot */
+        snprintf(id, sizeof(id), "j%d", k);
+        in = report(id, 0, 1, 1, 1.0);
+        in.uid = 2000 + k + 1;
+        assert_int_equal(hn_brain_step(b, 66, 1, &in), -EPERM);
+        in.uid = 2000 + k;
+        assert_int_equal(hn_brain_step(b, 66, 1, &in), 0);
+    }
+    hn_brain_free(b);
+}
+
 static void rank_beyond_the_cap_is_refused(void **state)
 {
     (void)state;
@@ -655,6 +730,7 @@ int main(void)
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
         cmocka_unit_test(rank_beyond_the_cap_is_refused),
+        cmocka_unit_test(reports_from_another_user_are_refused),
         cmocka_unit_test(later_nodes_and_the_scheduler_raise_the_cap),
         cmocka_unit_test(normal_jobs_are_unaffected),
     };
