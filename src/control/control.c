@@ -660,7 +660,9 @@ static void poll_scheduler(struct hn_control *c, double now)
 {
     if (strcmp(c->sched.ops->name, "slurm") != 0)
         return;
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%i %U %N", NULL};
+    /* %A, not %i: an array task's own job id, which is its SLURM_JOB_ID and so the id its
+     * ranks report (%i prints BASE_INDEX, which no report carries). */
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%A %U %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 4u << 20);
     int truncated = 0, status = 0;

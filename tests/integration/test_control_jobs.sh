@@ -10,7 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 . "$here/lib/slurm-cluster.sh"
-need slurmctld slurmd scontrol sinfo sbatch curl jq python3 setpriv
+need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq python3 setpriv
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27017}
@@ -58,16 +58,19 @@ check "houston jobs --json is the API's list" jq -e ".jobs[0].id == \"$jobA\"" \
 say "another user (nobody) reports a slow rank 5 and a made-up rank 8 for job A, which root owns: refused"
 chmod o+x "$work" "$work/n2" # the socket is 0666; let nobody reach it
 not_owner() { curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_total{result="not_owner"} //p'; }
-export -f not_owner
-export CTL
-check_eq "no report refused for its sender yet" 0 "$(not_owner)"
-for i in 5 5 8; do
-    # Debian's python3 (scripts/install-deps.sh): one under root's home is out of nobody's reach.
+# send_as_nobody SOCKET DATAGRAM. Debian's python3 (scripts/install-deps.sh): one under root's
+# home is out of nobody's reach.
+send_as_nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.sendto(sys.argv[2].encode(), sys.argv[1])' "$work/n2/step.sock" \
-        "hs1 job=$jobA rank=$i world=$((i + 1)) local_rank=1 step=900000 dur=50"
+s.sendto(sys.argv[2].encode(), sys.argv[1])' "$1" "$2"
+}
+export -f not_owner send_as_nobody
+export CTL
+check_eq "no report refused for its sender yet" 0 "$(not_owner)"
+for i in 5 5 8; do
+    send_as_nobody "$work/n2/step.sock" "hs1 job=$jobA rank=$i world=$((i + 1)) local_rank=1 step=900000 dur=50"
 done
 check "the controller refuses all three as not the owner's" wait_for 10 bash -c '[ "$(not_owner)" = 3 ]'
 
@@ -136,6 +139,17 @@ wait "$CTL_PID" 2>/dev/null
 check "controller restarts" control_start "$work/control.conf"
 after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
 check_eq "job A's ledger after the restart" "$before" "$after"
+
+say "an array task: its reports carry its own job id (SLURM_JOB_ID), which the poll lists"
+chmod o+x "$work/n1"
+arr=$(sbatch --parsable --array=3 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "array task running in Slurm" wait_for 20 bash -c "squeue -h -j $arr -o %T | grep -q RUNNING"
+task=$(squeue -h -j "$arr" -o %A)
+say "array job $arr, task 3 has job id $task ($(squeue -h -j "$arr" -o %i) in squeue's %i)"
+before=$(not_owner)
+check "a report of the task from nobody is refused as not the owner's" wait_for 10 bash -c \
+    "send_as_nobody $work/n1/step.sock 'hs1 job=$task rank=0 step=1 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
+scancel "$arr"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
 long=$(printf 'j%.0s' $(seq 63))
