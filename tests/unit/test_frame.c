@@ -1117,6 +1117,25 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
     return 0;
 }
 
+/* A frame of a 4-GPU node with one STEP record of job "j": rank, world 8, gpu, every later
+ * field up to flops_per_token zero, then `tail` zero bytes (4: a uid of 0). */
+static void raw_step_frame(struct raw *r, unsigned rank, unsigned gpu, unsigned tail)
+{
+    raw_header(r, HN_FRAME_VERSION);
+    raw_node(r, 4);
+    raw_open(r, HN_REC_STEP);
+    raw_str(r, "j");
+    raw_le(r, rank, 4);
+    raw_le(r, 0, 4);
+    raw_le(r, 8, 4);
+    raw_le(r, gpu, 2);
+    for (int i = 0; i < 2 + 6 + 1 + 2; i++) /* step, time_ns, 6 reals, checkpoint, 2 reals */
+        raw_le(r, 0, 8);
+    raw_le(r, 0, tail);
+    raw_close(r);
+    raw_end(r);
+}
+
 static void test_step_records(void **state)
 {
     (void)state;
@@ -1188,19 +1207,7 @@ static void test_step_records(void **state)
      * after it are no uid either. A uid of 0 (root) is a uid. */
     for (unsigned tail = 0; tail <= 4; tail += 2) {
         struct raw r;
-        raw_header(&r, HN_FRAME_VERSION);
-        raw_node(&r, 4);
-        raw_open(&r, HN_REC_STEP);
-        raw_str(&r, "j");
-        raw_le(&r, 3, 4);
-        raw_le(&r, 0, 4);
-        raw_le(&r, 8, 4);
-        raw_le(&r, 0, 2);
-        for (int i = 0; i < 2 + 6 + 1 + 2; i++)
-            raw_le(&r, 0, 8);
-        raw_le(&r, 0, tail);
-        raw_close(&r);
-        raw_end(&r);
+        raw_step_frame(&r, 3, 0, tail);
         l.n = 0;
         assert_int_equal(hn_frame_decode(r.b, r.n, HN_FRAME_MAX, &sink, &l, err, sizeof(err)), 0);
         assert_int_equal(l.n, 1);
@@ -1215,18 +1222,7 @@ static void test_step_records(void **state)
     hn_frame_step(&w, &full);
     assert_int_equal(hn_frame_end(&w), -EINVAL);
     struct raw r;
-    raw_header(&r, HN_FRAME_VERSION);
-    raw_node(&r, 4);
-    raw_open(&r, HN_REC_STEP);
-    raw_str(&r, "j");
-    raw_le(&r, 0, 4);
-    raw_le(&r, 0, 4);
-    raw_le(&r, 1, 4);
-    raw_le(&r, 9, 2); /* GPU 9 of 4 */
-    for (int i = 0; i < 2 + 6 + 1 + 2; i++)
-        raw_le(&r, 0, 8);
-    raw_close(&r);
-    raw_end(&r);
+    raw_step_frame(&r, 0, 9, 0); /* GPU 9 of 4 */
     expect_reject(r.b, r.n, -EBADMSG);
     /* A STEP record cut short. */
     raw_header(&r, HN_FRAME_VERSION);
