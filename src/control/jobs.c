@@ -76,7 +76,7 @@ struct job {
     enum hn_loss_cause pending_cause;
     double interrupted_at; /* the last progress before the interruption */
     double pending_at;     /* when it was interrupted */
-    double sched_seen;     /* time of the last scheduler poll that listed it, 0: never */
+    double sched_seen;     /* time of the last scheduler poll that listed it, -1: never */
     int hung;
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
@@ -116,6 +116,7 @@ struct hn_jobs {
     struct owner *owners; /* [OWNERS_CAP], open addressing, cleared by each poll */
     size_t nowners;
     double sched_poll;  /* time of the latest scheduler poll */
+    int sched_lists;    /* a scheduler lists its jobs (any poll so far) */
     uint64_t sched_gen; /* +1 per scheduler input: cached rank caps are stale */
     double now;         /* latest time the brain was told */
 };
@@ -234,7 +235,7 @@ static int evict_before(const struct job *a, const struct job *v)
 {
     if (a->l.ended != v->l.ended)
         return a->l.ended;
-    int a_listed = a->sched_seen > 0, v_listed = v->sched_seen > 0;
+    int a_listed = a->sched_seen >= 0, v_listed = v->sched_seen >= 0;
     if (a_listed != v_listed)
         return !a_listed;
     return a->l.last_report < v->l.last_report;
@@ -263,6 +264,7 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
     j->l.first_seen = now;
     j->tflops = j->tokens_per_s_rank = j->peak = NAN;
     j->strag_rank = -1;
+    j->sched_seen = -1;
     j->series_dt = SERIES_DT;
     js->v[js->n++] = j;
     return j;
@@ -445,20 +447,32 @@ static struct node *rank_node(struct hn_brain *b, const struct job *j, unsigned 
     return rank < j->l.ranks && j->ranks[rank].node >= 0 ? &b->nodes[j->ranks[rank].node] : NULL;
 }
 
+/* Whether houston may act on what j's reports say: with a scheduler that lists jobs, only for
+ * a job it lists, whose reports come from its owner or root (docs/steps.md, "Who may
+ * report"). Any user of a node can make up a job the scheduler does not know, and its slow
+ * rank would otherwise drain that node under other users' jobs. */
+static int acts_on(const struct hn_brain *b, const struct job *j)
+{
+    return !b->jobs->sched_lists || j->sched_seen >= 0;
+}
+
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
  * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
- * the GPU time of a restart (the job's whole allocation waits either way). */
+ * the GPU time of a restart (the job's whole allocation waits either way). A job the scheduler
+ * does not list gets the finding as information and no plan (acts_on). */
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
                             const struct hn_strag_detection *d)
 {
     struct node *n = rank_node(b, j, d->rank);
+    int act = acts_on(b, j);
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev),
              "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f ranks=%u", j->l.id,
              d->rank, (unsigned long long)d->onset_step, (unsigned long long)d->detect_step,
              d->slowdown, j->l.ranks);
-    hb_finding_set(&f, "straggler", HN_SEV_SUSPECT, n ? j->ranks[d->rank].gpu : -1, ev,
+    hb_finding_set(&f, "straggler", act ? HN_SEV_SUSPECT : HN_SEV_INFO,
+                   n ? j->ranks[d->rank].gpu : -1, ev,
                    "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
                    d->rank, d->slowdown * 100, (unsigned long long)d->onset_step);
     j->strag_rank = (int)d->rank;
@@ -473,8 +487,13 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
 
     double restart = b->cfg.restart_s;
     double waste = b->cfg.straggler_horizon_s * d->slowdown / (1 + d->slowdown);
-    j->drain_planned = n && waste > restart;
-    if (j->drain_planned)
+    j->drain_planned = act && n && waste > restart;
+    if (!act)
+        snprintf(j->plan, sizeof(j->plan),
+                 "none: the scheduler does not list job %s, so its reports are not known to "
+                 "come from its owner",
+                 j->l.id);
+    else if (j->drain_planned)
         snprintf(j->plan, sizeof(j->plan),
                  "drain %s at the next checkpoint: the slowdown wastes %.0f s of every %.0f s "
                  "of the job, a restart costs %.0f s",
@@ -861,6 +880,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
 {
     struct hn_jobs *js = b->jobs;
     js->sched_poll = now;
+    js->sched_lists = 1;
     js->sched_gen++;
     js->now = now;
     if (!job || !job[0])
@@ -927,7 +947,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             continue;
         /* Only the scheduler can say a job still holds its nodes; without it, silence may
          * just be the end of the job. */
-        if (j->sched_seen <= 0)
+        if (j->sched_seen < 0)
             continue;
         if (j->sched_seen < js->sched_poll) {
             j->l.ended = 1;

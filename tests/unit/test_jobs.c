@@ -265,6 +265,41 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* With a scheduler that lists jobs, a job it does not list (made up by any user of a node) gets
+ * its straggler reported, as information: its node is not made suspect and nothing is drained
+ * at its checkpoint. */
+static void unlisted_job_straggler_is_not_acted_on(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 0, "9"); /* a poll: the scheduler lists job 9, not "made-up" */
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "made-up", 16, s, 1.0, NULL, 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0.27;
+    for (; s <= 80; s++, t += 1)
+        step_all(b, t, "made-up", 16, s, 1.0, slow, 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", &o), 1);
+    assert_string_equal(o.node, "n3");
+    assert_int_equal(o.finding.severity, HN_SEV_INFO);
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_int_equal(nv.state, HN_NODE_READY);
+    struct hn_job_view v;
+    job_view(b, "made-up", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "the scheduler does not list job made-up"));
+    step_all(b, t, "made-up", 16, s, 1.0, slow, (int64_t)s); /* a checkpoint */
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    hn_brain_node_view(b, 2, &nv);
+    assert_int_equal(nv.state, HN_NODE_READY);
+    hn_brain_free(b);
+}
+
 static void healthy_job_raises_nothing(void **state)
 {
     (void)state;
@@ -722,6 +757,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
