@@ -27,13 +27,11 @@
  * deviation does the same (both: Huber & Ronchetti, "Robust Statistics", 2nd ed., 5.1). */
 #define MAD_TO_SIGMA      1.4826
 #define MEAN_ABS_TO_SIGMA 1.2533
-/* Jobs of at least this many ranks find the step's median from a bracket drawn from a sample
- * of SAMPLE values (step_median). */
-#define BRACKET_MIN 4096
-#define SAMPLE      512
-/* A bracket holding at least this many values is bracketed again from BAND_SAMPLE of them. */
-#define BAND_BRACKET_MIN 1024
-#define BAND_SAMPLE      128
+/* Jobs of at least 2 x REF_SAMPLE ranks take the step's reference from an evenly spread sample
+ * of about REF_SAMPLE ranks (step_reference), and from all ranks when fewer than
+ * REF_SAMPLE_MIN of the sample reported. */
+#define REF_SAMPLE     2048
+#define REF_SAMPLE_MIN 64
 /* Below EV_Z_LO noise units (a report far faster than normal) and above EV_Z_HI (a report that
  * is an outlier whatever the shift) the evidence is held at its value there. */
 #define EV_Z_LO (-24.0f)
@@ -64,7 +62,7 @@
  * take the attribute. */
 #define ALWAYS_INLINE __attribute__((always_inline)) inline
 
-/* The loops over all ranks (quick_kernel, count_below) are compiled for the vector units of
+/* The loops over all ranks (quick_kernel, count_reports) are compiled for the vector units of
  * x86-64 servers, chosen when the program loads (GCC's and Clang's function multiversioning):
  * AVX-512 and AVX2 run 16 and 8 ranks at a time, the baseline's SSE2 fewer. The arithmetic is
  * the same in every version (the build turns off contraction into fused multiply-adds), so the
@@ -327,14 +325,12 @@ struct hn_strag {
     float job_ring[HN_STRAG_RING];
     uint64_t slot_step[HN_STRAG_RING]; /* the step number of each ring slot's counted step */
     double *scratch;                   /* [ranks] selection buffer */
-    double *band;                      /* [ranks] for step_median */
-    double sample[SAMPLE];
     struct hn_strag_detection *queue;
     size_t qcap, qhead, qlen;
     struct hn_strag_stats stats;
     double pool;         /* the typical warm rank's noise (pool_typical) */
     double gauge;        /* the typical warm rank's baseline (pool_typical); 0: none yet */
-    double *norm;        /* [ranks] this step's reports over their normals (step_reference) */
+    double *norm;        /* [ranks] selection buffer: reports over their normals (step_reference) */
     float *known;        /* [ranks] 1 + the slowdown of the rank's episode now, 1 outside one */
     double widen;        /* wander() of the typical warm rank's autocorrelation */
     unsigned warm_ranks; /* ranks past warm-up */
@@ -876,7 +872,6 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
     h->took = zalloc(ranks, sizeof(uint32_t));
     s->ring = zalloc((size_t)HN_STRAG_RING * ranks, sizeof(float));
     s->scratch = zalloc(ranks, sizeof(*s->scratch));
-    s->band = zalloc(ranks, sizeof(*s->band));
     s->norm = zalloc(ranks, sizeof(*s->norm));
     s->known = zalloc(ranks, sizeof(*s->known));
     for (unsigned r = 0; r < ranks; r++)
@@ -896,7 +891,6 @@ void hn_strag_free(struct hn_strag *s)
     free(s->scratch);
     free(s->norm);
     free(s->known);
-    free(s->band);
     free(s->rank);
     struct hot *h = &s->hot;
 #define HOT_FREE(type, field, array) free(h->array);
@@ -1070,110 +1064,13 @@ static inline int reported(double x)
     return x > 0 && x < INFINITY;
 }
 
-/* The reports among x[0..n) and those of them below lo (> 0), counted in one pass that runs on
- * vectors of values. */
-static QUICK_PASS_TARGETS void count_below(const double *restrict x, size_t n, double lo,
-                                           size_t *reports, size_t *below)
+/* The reports among x[0..n), counted in one pass that runs on vectors of values. */
+static QUICK_PASS_TARGETS size_t count_reports(const double *restrict x, size_t n)
 {
-    size_t r = 0, b = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t r = 0;
+    for (size_t i = 0; i < n; i++)
         r += (x[i] > 0) & (x[i] < INFINITY);
-        b += (x[i] > 0) & (x[i] < lo);
-    }
-    *reports = r;
-    *below = b;
-}
-
-/* The kk-th smallest of the w values in s->band (kk >= 1 when lower), or with lower the mean of
- * it and the one before: the selection within step_median's bracket. A large band is
- * bracketed once more, from a sample of BAND_SAMPLE of its values, so that quickselect runs on
- * a few hundred values rather than thousands. Reorders s->band. */
-static double band_median(struct hn_strag *s, size_t w, size_t kk, int lower)
-{
-    double *a = s->band;
-    size_t n = w;
-    if (w >= BAND_BRACKET_MIN) {
-        size_t stride = (w / BAND_SAMPLE) | 1, ns = 0;
-        for (size_t i = 0; i < w && ns < BAND_SAMPLE; i += stride)
-            s->sample[ns++] = s->band[i];
-        size_t j = kk * ns / w, half = (size_t)(1.5 * sqrt((double)ns)) + 1;
-        size_t lo_i = j > half ? j - half : 0, hi_i = j + half < ns ? j + half : ns - 1;
-        hn_select_kth(s->sample, ns, lo_i);
-        double lo = s->sample[lo_i];
-        hn_select_kth(s->sample + lo_i, ns - lo_i, hi_i - lo_i);
-        double hi = s->sample[hi_i];
-        size_t below = 0, w2 = 0;
-        for (size_t i = 0; i < w; i++) {
-            double x = s->band[i];
-            below += x < lo;
-            s->scratch[w2] = x;
-            w2 += (x >= lo) & (x <= hi);
-        }
-        if (below + lower <= kk && below + w2 > kk) {
-            a = s->scratch;
-            n = w2;
-            kk -= below;
-        }
-    }
-    hn_select_kth(a, n, kk);
-    double upper = a[kk];
-    if (!lower)
-        return upper;
-    double before = a[0];
-    for (size_t i = 1; i < kk; i++)
-        before = a[i] > before ? a[i] : before;
-    return (before + upper) / 2;
-}
-
-/*
- * The median over the ranks that reported this step, and their number in *count. For a large
- * job, several times faster than quickselect over the reports, which spends its time in
- * branches it mispredicts: as in Floyd & Rivest's SELECT ("Expected time bounds for selection",
- * CACM 18(3), 1975), the order statistics of an evenly spread sample bracket the median; one
- * pass without data-dependent branches counts the reports and those below the bracket and
- * copies the values inside it to band[] (what is not a report, NaN, zero, negative or infinite,
- * fails the same comparisons), and quickselect finishes on the ~13% that are left. The bracket
- * is three standard deviations of the sample median's rank wide on each side, so it misses
- * about one time in 400; then all the reports are selected.
- */
-static double step_median(struct hn_strag *s, const double *seconds, size_t *count)
-{
-    size_t ranks = s->ranks, n = 0;
-    if (ranks >= BRACKET_MIN) {
-        /* An odd stride visits every local rank of a node, so a slow rank 0 on each node
-         * cannot tilt the sample. */
-        size_t stride = (ranks / SAMPLE) | 1, ns = 0;
-        for (size_t i = 0; i < ranks && ns < SAMPLE; i += stride) {
-            if (reported(seconds[i]))
-                s->sample[ns++] = seconds[i];
-        }
-        if (ns >= SAMPLE / 2) {
-            size_t half = (size_t)(1.5 * sqrt((double)ns)) + 1;
-            size_t lo_i = ns / 2 - half, hi_i = ns / 2 + half;
-            hn_select_kth(s->sample, ns, lo_i);
-            double lo = s->sample[lo_i];
-            hn_select_kth(s->sample + lo_i + 1, ns - lo_i - 1, hi_i - lo_i - 1);
-            double hi = s->sample[hi_i];
-            size_t below = 0, w = 0;
-            count_below(seconds, ranks, lo, &n, &below);
-            for (size_t i = 0; i < ranks; i++) {
-                double x = seconds[i];
-                s->band[w] = x;
-                w += (x >= lo) & (x <= hi); /* lo > 0 and hi finite: a report */
-            }
-            *count = n;
-            size_t k = n / 2, need_lo = n % 2 ? k : k - 1;
-            if (n > 0 && below <= need_lo && below + w > k)
-                return band_median(s, w, k - below, n % 2 == 0);
-            n = 0; /* the bracket missed (about one step in 400): select among all */
-        }
-    }
-    for (size_t i = 0; i < ranks; i++) {
-        if (reported(seconds[i]))
-            s->scratch[n++] = seconds[i];
-    }
-    *count = n;
-    return n ? hn_median(s->scratch, n) : NAN;
+    return r;
 }
 
 /* This step's spread of the excess across the warm ranks, 1.4826 x its MAD less its sampling
@@ -1197,22 +1094,6 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
      * as much as a checkpoint would. Taken off: the spread that is clearly there. */
     double spread = MAD_TO_SIGMA * hn_median(s->scratch, n);
     return spread / (1 + DISPERSION_SE * 1.16 / sqrt((double)n));
-}
-
-/* Each report of a warm rank over its normal, x / (base * known), NaN for the other ranks;
- * the reports counted. One pass that runs on vectors of ranks. */
-static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
-                                         const float *restrict base, const float *restrict known,
-                                         const uint32_t *restrict mode, double *restrict out,
-                                         size_t *reports)
-{
-    size_t n = 0;
-    for (size_t r = 0; r < ranks; r++) {
-        int rep = (x[r] > 0) & (x[r] < INFINITY);
-        n += (size_t)rep;
-        out[r] = rep & (mode[r] != MODE_WARMUP) ? x[r] / ((double)base[r] * known[r]) : NAN;
-    }
-    *reports = n;
 }
 
 /*
@@ -1241,19 +1122,36 @@ static QUICK_PASS_TARGETS void normalise(size_t ranks, const double *restrict x,
  *
  * While fewer than half the reporting ranks (or than 3) are warm, the median of the reports.
  * That changes only as ranks warm up, once each.
+ *
+ * A job of 2 x REF_SAMPLE ranks or more takes these medians over every k-th rank, about
+ * REF_SAMPLE of them, and counts its reports in a vector pass: the median of 2,048 values is
+ * within 1.25 / sqrt(2048) = 0.03 noise units of the median of all (its standard error), far
+ * below a rank's own noise, and the step costs a selection among 2,048 values instead of all.
+ * The stride is odd, so the sample visits every local rank of every node (a slow rank 0 on
+ * each node cannot tilt it). When fewer than REF_SAMPLE_MIN of the sample reported, all ranks.
  */
 static double step_reference(struct hn_strag *s, const double *seconds, size_t *count)
 {
-    if (s->gauge > 0) {
-        size_t reports, warm;
-        normalise(s->ranks, seconds, s->hot.base, s->known, s->hot.mode, s->norm, &reports);
-        double mu = step_median(s, s->norm, &warm);
-        if (warm >= MIN_WARM && 2 * warm >= reports) {
-            *count = reports;
-            return mu * s->gauge;
+    size_t ranks = s->ranks, stride = ranks / REF_SAMPLE >= 2 ? (ranks / REF_SAMPLE) | 1 : 1;
+    for (;;) {
+        size_t n = 0, warm = 0;
+        for (size_t r = 0; r < ranks; r += stride) {
+            double x = seconds[r];
+            if (!reported(x))
+                continue;
+            s->scratch[n++] = x;
+            if (s->hot.mode[r] != MODE_WARMUP)
+                s->norm[warm++] = x / ((double)s->hot.base[r] * s->known[r]);
         }
+        if (stride > 1 && n < REF_SAMPLE_MIN) {
+            stride = 1; /* most of the sample did not report: all ranks */
+            continue;
+        }
+        *count = stride > 1 ? count_reports(seconds, ranks) : n;
+        if (s->gauge > 0 && warm >= MIN_WARM && 2 * warm >= n)
+            return hn_median(s->norm, warm) * s->gauge;
+        return n ? hn_median(s->scratch, n) : NAN;
     }
-    return step_median(s, seconds, count);
 }
 
 /*

@@ -459,12 +459,11 @@ static void test_deterministic_and_scale_free(void **state)
     assert_int_equal(count_kind(a, na, HN_STRAG_TRANSIENT), 1);
 }
 
-/* A job large enough for the bracketed median (>= 4096 ranks), with every eighth rank (local
- * rank 0 of each node) 5% slower throughout: the median stays right, nothing is reported but
- * the one real straggler. */
-static void test_large_job(void **state)
+/* A job large enough for a sampled reference (>= 4096 ranks: every third rank), with every
+ * eighth rank (local rank 0 of each node) 5% slower throughout: the median stays right, nothing
+ * is reported but the one real straggler. With hole, the sampled ranks never report. */
+static void large_job(int hole)
 {
-    (void)state;
     unsigned ranks = 5000;
     struct hn_strag *s = hn_strag_new(NULL, ranks);
     double *x = xcalloc(ranks, sizeof(double));
@@ -476,6 +475,8 @@ static void test_large_job(void **state)
             x[r] = (r % 8 == 0 ? 1.05 : 1.0) * (1 + 0.015 * gen_gauss(&g));
         if (t >= 100)
             x[4321] *= 1.15;
+        for (unsigned r = 0; r < ranks && hole; r += 3)
+            x[r] = NAN;
         hn_strag_step(s, t, x);
         while (hn_strag_poll(s, &d)) {
             n++;
@@ -493,6 +494,14 @@ static void test_large_job(void **state)
     assert_true(fabs(ri.baseline - 1.05) < 0.01);
     free(x);
     hn_strag_free(s);
+}
+
+static void test_large_job(void **state)
+{
+    (void)state;
+    large_job(0);
+    /* Every rank of the reference's sample (every third of 5000) silent: all ranks instead. */
+    large_job(1);
 }
 
 /* An 8-rank job in which three ranks became 30% slower for good, and later a fourth 12% slower
@@ -674,7 +683,7 @@ static void test_large_slowdown_and_spike_runs(void **state)
  * arithmetic: a job with every kind of report (warm-up, late starters, missing reports, spikes,
  * slowdowns of several sizes, a whole-job slowdown, a checkpoint stall) through a detector with
  * and one without the quick path gives the same detections and the same state, to the bit. Large
- * enough (4100 ranks) for the bracketed median; run with two configurations. */
+ * enough (4100 ranks) for the sampled reference; run with two configurations. */
 static void run_paths(const struct hn_strag_config *cfg)
 {
     unsigned ranks = 4100;
