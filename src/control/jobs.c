@@ -53,6 +53,7 @@ struct rank_st {
     unsigned run; /* the job's run this rank last reported in */
     uint64_t last_step;
     double last_secs; /* its last compute time */
+    int64_t uid;      /* who sent its last report; -1: unknown */
 };
 
 struct row {
@@ -81,6 +82,7 @@ struct job {
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
+    int64_t owner;                    /* the owner forget_foreign last applied; -1: none */
     double strag_slow;
     uint64_t strag_onset;
     int drain_planned;
@@ -265,6 +267,7 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
     j->tflops = j->tokens_per_s_rank = j->peak = NAN;
     j->strag_rank = -1;
     j->sched_seen = -1;
+    j->owner = -1;
     j->series_dt = SERIES_DT;
     js->v[js->n++] = j;
     return j;
@@ -275,7 +278,7 @@ static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN};
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1};
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -766,6 +769,34 @@ static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
     tag_job(b, from, j->l.id);
 }
 
+/* The scheduler has just given j its owner: ranks whose last report came from another user
+ * (accepted while no poll listed the job, such as reports made up for a job id before Slurm
+ * gave it out) are forgotten, as if they had never reported. */
+static void forget_foreign(struct job *j, int64_t owner)
+{
+    j->owner = owner;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        struct rank_st *k = &j->ranks[r];
+        if (k->uid <= 0 || k->uid == owner)
+            continue;
+        if (k->node >= 0 && --j->node_ranks[k->node] == 0)
+            j->nodes--;
+        *k = (struct rank_st){-1, -1, 0, 0, NAN, -1};
+        for (size_t i = 0; i < ROWS; i++) {
+            struct row *w = &j->rows[i];
+            if (!isnan(w->secs[r])) {
+                w->secs[r] = NAN;
+                w->have--;
+            }
+        }
+        if (j->strag_rank == (int)r) {
+            j->strag_rank = -1;
+            j->drain_planned = 0;
+        }
+        j->dirty = 1;
+    }
+}
+
 /* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
  * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
  * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
@@ -780,14 +811,16 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     js->now = now;
     /* Who may report (docs/steps.md): the job's owner and root. The uid is the kernel's word
      * (the agent's SO_PASSCRED); unknown for an older agent, or a job no poll listed. */
-    int64_t owner = s->uid >= 0 && s->uid != 0 ? owner_of(js, s->job) : -1;
-    if (owner >= 0 && owner != s->uid) {
+    int64_t owner = owner_of(js, s->job);
+    if (owner >= 0 && s->uid > 0 && owner != s->uid) {
         owner_refused(b, now, node, s, owner);
         return -EPERM;
     }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
     int i = find_job(js, s->job);
     struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);
+    if (owner >= 0 && owner != j->owner)
+        forget_foreign(j, owner);
     add_reporter(j, node);
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;
@@ -823,6 +856,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         resume(j, now, s->seconds, s->step);
     }
     set_rank_node(j, r, node);
+    r->uid = s->uid;
     r->gpu = s->gpu;
     r->run = j->run;
     r->last_step = s->step;

@@ -626,6 +626,49 @@ static void reports_from_another_user_are_refused(void **state)
     hn_brain_free(b);
 }
 
+/* Reports made up for a job id before Slurm gives it out are accepted (no poll lists the job
+ * yet); once a poll names the owner, the ranks another user reported are forgotten, those of the
+ * owner and root kept. */
+static void ranks_made_up_before_the_listing_are_forgotten(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    struct hn_step_in in;
+    for (uint64_t step = 1; step <= 3; step++) {
+        for (int r = 0; r < 6; r++) {
+            in = report("77", r, 6, step, 1.0);
+            in.uid = r == 5 ? 1001 : r == 4 ? 0 : 1000; /* rank 5: someone else; rank 4: root */
+            assert_int_equal(hn_brain_step(b, (double)step, r == 5 ? 2 : r / 4, &in), 0);
+        }
+    }
+    int i = hn_brain_find_job(b, "77");
+    struct hn_job_view v;
+    assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
+    assert_int_equal(v.nodes, 3);
+    const char *node;
+    int gpu;
+    double secs;
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 5, &node, &gpu, &secs), 0);
+    assert_string_equal(node, "n3");
+    /* The poll lists job 77 as uid 1000's; its next report forgets rank 5. */
+    hn_brain_node_job(b, 4, 0, "77");
+    hn_brain_node_job(b, 4, 1, "77");
+    assert_int_equal(hn_brain_job_owner(b, "77", 1000), 0);
+    in = report("77", 0, 6, 4, 1.0);
+    in.uid = 1000;
+    assert_int_equal(hn_brain_step(b, 4, 0, &in), 0);
+    assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
+    assert_int_equal(v.nodes, 2);
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 5, &node, &gpu, &secs), 0);
+    assert_null(node);
+    assert_true(isnan(secs));
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 4, &node, &gpu, &secs), 0);
+    assert_string_equal(node, "n2"); /* root's rank stays */
+    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 1, &node, &gpu, &secs), 0);
+    assert_string_equal(node, "n1");
+    hn_brain_free(b);
+}
+
 static void rank_beyond_the_cap_is_refused(void **state)
 {
     (void)state;
@@ -767,6 +810,7 @@ int main(void)
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
         cmocka_unit_test(rank_beyond_the_cap_is_refused),
         cmocka_unit_test(reports_from_another_user_are_refused),
+        cmocka_unit_test(ranks_made_up_before_the_listing_are_forgotten),
         cmocka_unit_test(later_nodes_and_the_scheduler_raise_the_cap),
         cmocka_unit_test(normal_jobs_are_unaffected),
     };
