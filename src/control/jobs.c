@@ -82,7 +82,7 @@ struct job {
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
-    int64_t owner;                    /* the owner forget_foreign last applied; -1: none */
+    int64_t owner;                    /* its uid since a poll first listed it; -1: unknown */
     double strag_slow;
     uint64_t strag_onset;
     int drain_planned;
@@ -248,6 +248,21 @@ static int evict_before(const struct job *a, const struct job *v)
  * every frame and tick), but an eviction during ingest happens inside hn_brain_step, before
  * that frame's flush, so what the frame changed in the evicted job's ledger is lost (usually
  * nothing: ended jobs go first). */
+/* A job as it is before its first report. */
+static struct job *job_alloc(const char *id, double now)
+{
+    struct job *j = xcalloc(1, sizeof(*j));
+    hn_strlcpy(j->l.id, id, sizeof(j->l.id));
+    j->l.checkpoint = -1;
+    j->l.first_seen = now;
+    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
+    j->strag_rank = -1;
+    j->sched_seen = -1;
+    j->owner = -1;
+    j->series_dt = SERIES_DT;
+    return j;
+}
+
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
     if (js->n == JOBS_MAX) {
@@ -260,15 +275,7 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
         memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(struct job *));
         js->n--;
     }
-    struct job *j = xcalloc(1, sizeof(*j));
-    hn_strlcpy(j->l.id, id, sizeof(j->l.id));
-    j->l.checkpoint = -1;
-    j->l.first_seen = now;
-    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
-    j->strag_rank = -1;
-    j->sched_seen = -1;
-    j->owner = -1;
-    j->series_dt = SERIES_DT;
+    struct job *j = job_alloc(id, now);
     js->v[js->n++] = j;
     return j;
 }
@@ -769,32 +776,15 @@ static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
     tag_job(b, from, j->l.id);
 }
 
-/* The scheduler has just given j its owner: ranks whose last report came from another user
- * (accepted while no poll listed the job, such as reports made up for a job id before Slurm
- * gave it out) are forgotten, as if they had never reported. */
-static void forget_foreign(struct job *j, int64_t owner)
+/* Whether a rank of j last reported as a user other than owner and root: reports accepted
+ * while no poll listed the job, such as reports made up for a job id before Slurm gave it out. */
+static int foreign_ranks(const struct job *j, int64_t owner)
 {
-    j->owner = owner;
     for (unsigned r = 0; r < j->l.ranks; r++) {
-        struct rank_st *k = &j->ranks[r];
-        if (k->uid <= 0 || k->uid == owner)
-            continue;
-        if (k->node >= 0 && --j->node_ranks[k->node] == 0)
-            j->nodes--;
-        *k = (struct rank_st){-1, -1, 0, 0, NAN, -1};
-        for (size_t i = 0; i < ROWS; i++) {
-            struct row *w = &j->rows[i];
-            if (!isnan(w->secs[r])) {
-                w->secs[r] = NAN;
-                w->have--;
-            }
-        }
-        if (j->strag_rank == (int)r) {
-            j->strag_rank = -1;
-            j->drain_planned = 0;
-        }
-        j->dirty = 1;
+        if (j->ranks[r].uid > 0 && j->ranks[r].uid != owner)
+            return 1;
     }
+    return 0;
 }
 
 /* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
@@ -810,17 +800,27 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         return -EINVAL;
     js->now = now;
     /* Who may report (docs/steps.md): the job's owner and root. The uid is the kernel's word
-     * (the agent's SO_PASSCRED); unknown for an older agent, or a job no poll listed. */
-    int64_t owner = js->nowners ? owner_of(js, s->job) : -1;
+     * (the agent's SO_PASSCRED); unknown for an older agent. The owner is the latest poll's,
+     * else the one a poll gave before (a job that ended, or waits to be requeued, keeps it). */
+    int i = find_job(js, s->job);
+    int64_t listed = js->nowners ? owner_of(js, s->job) : -1;
+    int64_t owner = listed >= 0 ? listed : i >= 0 ? js->v[i]->owner : -1;
     if (owner >= 0 && s->uid > 0 && owner != s->uid) {
         owner_refused(b, now, node, s, owner);
         return -EPERM;
     }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
-    int i = find_job(js, s->job);
     struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);
-    if (owner >= 0 && owner != j->owner)
-        forget_foreign(j, owner);
+    if (listed >= 0 && listed != j->owner) {
+        /* First listed (or the id was reused): if another user reported for it before, none
+         * of what the job's reports built (steps, checkpoint, ranks, rows, detector) can be
+         * trusted, and it starts again from this report. */
+        if (i >= 0 && foreign_ranks(j, listed)) {
+            job_free(j);
+            j = js->v[i] = job_alloc(s->job, now - s->seconds);
+        }
+        j->owner = listed;
+    }
     add_reporter(j, node);
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;

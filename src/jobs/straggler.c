@@ -1123,16 +1123,23 @@ static double dispersion(struct hn_strag *s, const double *seconds, double m)
  * While fewer than half the reporting ranks (or than 3) are warm, the median of the reports.
  * That changes only as ranks warm up, once each.
  *
- * A job of 2 x REF_SAMPLE ranks or more takes these medians over every k-th rank, about
- * REF_SAMPLE of them, and counts its reports in a vector pass: the median of 2,048 values is
- * within 1.25 / sqrt(2048) = 0.03 noise units of the median of all (its standard error), far
- * below a rank's own noise, and the step costs a selection among 2,048 values instead of all.
- * The stride is odd, so the sample visits every local rank of every node (a slow rank 0 on
- * each node cannot tilt it). When fewer than REF_SAMPLE_MIN of the sample reported, all ranks.
+ * A job of 2 x REF_SAMPLE ranks or more takes these medians over every k-th rank, k the first
+ * number from ranks / REF_SAMPLE on that neither 2 nor 3 divides (at most REF_SAMPLE ranks, at
+ * least 2 / 5 of that), and counts its reports in a vector pass: the median of n values is
+ * within 1.25 / sqrt(n) noise units of the median of all (its standard error), 0.03 to 0.05
+ * here, far below a rank's own noise, and the step costs a selection among n values instead
+ * of all. As k is prime to 2 and 3, the sample visits every local rank of nodes of 4, 6, 8 or
+ * 12 ranks (a slow rank 0 on each node cannot tilt it). When fewer than REF_SAMPLE_MIN of the
+ * sample reported, all ranks.
  */
 static double step_reference(struct hn_strag *s, const double *seconds, size_t *count)
 {
-    size_t ranks = s->ranks, stride = ranks / REF_SAMPLE >= 2 ? (ranks / REF_SAMPLE) | 1 : 1;
+    size_t ranks = s->ranks, stride = ranks / REF_SAMPLE;
+    if (stride < 2)
+        stride = 1;
+    else
+        while (stride % 2 == 0 || stride % 3 == 0)
+            stride++; /* 5, 7, 11, 13, ...: see above */
     for (;;) {
         size_t n = 0, warm = 0;
         for (size_t r = 0; r < ranks; r += stride) {

@@ -1,7 +1,7 @@
 /*
  * test_dgram.c - the step socket's deep queue (common/dgram.h): as root the socket queues
  * what was asked and the system's sysctl is left as it was; twenty datagrams sent at once,
- * with nobody reading, all wait in the queue.
+ * with nobody reading, all wait in the queue, each with its sender's credentials.
  */
 #include "testutil.h"
 
@@ -38,6 +38,25 @@ static void deep_queue(void **state)
                        sizeof(sa)) == 22;
     assert_int_equal(sent, qlen >= 20 ? 20 : qlen);
     close(tx);
+    /* Even the first datagram comes with its sender's uid (SO_PASSCRED from before the bind). */
+    char buf[64];
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+    } control;
+    struct iovec iov = {buf, sizeof(buf)};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.bytes,
+                        .msg_controllen = sizeof(control.bytes)};
+    assert_int_equal(recvmsg(fd, &mh, MSG_DONTWAIT), 22);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    assert_non_null(c);
+    assert_true(c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS);
+    struct ucred cred;
+    memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+    assert_int_equal(cred.uid, geteuid());
+    assert_int_equal(cred.pid, getpid());
     close(fd);
 
     /* The path is taken: EADDRINUSE, and nothing is left open. */

@@ -595,10 +595,13 @@ static void reports_from_another_user_are_refused(void **state)
     in = report("43", 0, 1, 1, 1.0);
     in.uid = 1001;
     assert_int_equal(hn_brain_step(b, 64, 0, &in), 0);
-    /* The next poll starts afresh: a job it does not list again is not checked. */
+    /* A job the next poll no longer lists (it ended, or waits to be requeued) keeps its owner:
+     * anyone else's report of it would otherwise be accepted, and acted on (acts_on). */
     assert_int_equal(hn_brain_job_owner(b, "", -1), 0);
     in = report("42", 3, 4, 6, 1.0);
     in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 65, 0, &in), -EPERM);
+    in.uid = 1000;
     assert_int_equal(hn_brain_step(b, 65, 0, &in), 0);
     /* Bad owners are refused; a full table says so and keeps what it has. */
     assert_int_equal(hn_brain_job_owner(b, "42", -1), -EINVAL);
@@ -627,45 +630,63 @@ static void reports_from_another_user_are_refused(void **state)
 }
 
 /* Reports made up for a job id before Slurm gives it out are accepted (no poll lists the job
- * yet); once a poll names the owner, the ranks another user reported are forgotten, those of the
- * owner and root kept. */
-static void ranks_made_up_before_the_listing_are_forgotten(void **state)
+ * yet). Once a poll names the owner and a rank of the job was reported by someone else, nothing
+ * those reports built is kept (steps, checkpoint, ranks): the job starts again from the owner's
+ * report. Without a foreign rank, the job goes on. */
+static void job_made_up_before_the_listing_starts_again(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(3);
     struct hn_step_in in;
-    for (uint64_t step = 1; step <= 3; step++) {
-        for (int r = 0; r < 6; r++) {
-            in = report("77", r, 6, step, 1.0);
-            in.uid = r == 5 ? 1001 : r == 4 ? 0 : 1000; /* rank 5: someone else; rank 4: root */
-            assert_int_equal(hn_brain_step(b, (double)step, r == 5 ? 2 : r / 4, &in), 0);
-        }
+    for (int r = 0; r < 6; r++) {
+        in = report("77", r, 6, 1, 1.0);
+        in.uid = 1000;
+        assert_int_equal(hn_brain_step(b, 1, r / 4, &in), 0);
     }
+    /* Someone else claims rank 5 far ahead, with a checkpoint the job never wrote. */
+    in = report("77", 5, 6, 1000000, 1.0);
+    in.uid = 1001;
+    in.checkpoint = 999999;
+    assert_int_equal(hn_brain_step(b, 2, 2, &in), 0);
     int i = hn_brain_find_job(b, "77");
     struct hn_job_view v;
     assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
     assert_int_equal(v.nodes, 3);
+    assert_true(v.l.step == 1000000 && v.l.checkpoint == 999999);
+    /* The poll lists job 77 as uid 1000's; its owner's next report starts it again. */
+    hn_brain_node_job(b, 4, 0, "77");
+    hn_brain_node_job(b, 4, 1, "77");
+    assert_int_equal(hn_brain_job_owner(b, "77", 1000), 0);
+    in = report("77", 0, 6, 2, 1.0);
+    in.uid = 1000;
+    assert_int_equal(hn_brain_step(b, 4, 0, &in), 0);
+    i = hn_brain_find_job(b, "77");
+    assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
+    assert_int_equal(v.nodes, 1);
+    assert_true(v.l.step == 2 && v.l.checkpoint == -1);
     const char *node;
     int gpu;
     double secs;
     assert_int_equal(hn_brain_job_rank(b, (size_t)i, 5, &node, &gpu, &secs), 0);
-    assert_string_equal(node, "n3");
-    /* The poll lists job 77 as uid 1000's; its next report forgets rank 5. */
-    hn_brain_node_job(b, 4, 0, "77");
-    hn_brain_node_job(b, 4, 1, "77");
-    assert_int_equal(hn_brain_job_owner(b, "77", 1000), 0);
-    in = report("77", 0, 6, 4, 1.0);
-    in.uid = 1000;
-    assert_int_equal(hn_brain_step(b, 4, 0, &in), 0);
+    assert_null(node);
+    /* Its other ranks report again and the job goes on; a foreign report is refused. */
+    for (int r = 1; r < 6; r++) {
+        in = report("77", r, 6, 2, 1.0);
+        in.uid = r == 4 ? 0 : 1000;
+        assert_int_equal(hn_brain_step(b, 5, r / 4, &in), 0);
+    }
+    in.uid = 1001;
+    assert_int_equal(hn_brain_step(b, 5, 2, &in), -EPERM);
     assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
     assert_int_equal(v.nodes, 2);
-    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 5, &node, &gpu, &secs), 0);
-    assert_null(node);
-    assert_true(isnan(secs));
-    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 4, &node, &gpu, &secs), 0);
-    assert_string_equal(node, "n2"); /* root's rank stays */
-    assert_int_equal(hn_brain_job_rank(b, (size_t)i, 1, &node, &gpu, &secs), 0);
-    assert_string_equal(node, "n1");
+    /* The next poll (same owner, root's rank 4 among them) starts nothing again. */
+    assert_int_equal(hn_brain_job_owner(b, "", -1), 0);
+    assert_int_equal(hn_brain_job_owner(b, "77", 1000), 0);
+    in = report("77", 0, 6, 3, 1.0);
+    in.uid = 1000;
+    assert_int_equal(hn_brain_step(b, 6, 0, &in), 0);
+    assert_int_equal(hn_brain_job_view(b, (size_t)i, &v), 0);
+    assert_true(v.nodes == 2 && v.l.step == 3);
     hn_brain_free(b);
 }
 
@@ -810,7 +831,7 @@ int main(void)
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
         cmocka_unit_test(rank_beyond_the_cap_is_refused),
         cmocka_unit_test(reports_from_another_user_are_refused),
-        cmocka_unit_test(ranks_made_up_before_the_listing_are_forgotten),
+        cmocka_unit_test(job_made_up_before_the_listing_starts_again),
         cmocka_unit_test(later_nodes_and_the_scheduler_raise_the_cap),
         cmocka_unit_test(normal_jobs_are_unaffected),
     };
