@@ -102,6 +102,8 @@ struct hn_sku_rules {
     double pcie_replay_per_lane_min;
 };
 
+#define HN_STEP_TRUSTED_MAX 16 /* step_trusted_uids */
+
 struct hn_brain_config {
     double guard_fraction; /* 0.25: at most this share of the fleet drained automatically */
     double guard_window_s; /* 3600 */
@@ -137,6 +139,10 @@ struct hn_brain_config {
     /* A job's ranks: at most ranks_per_node_max for each node the scheduler lists it on or
      * that reported for it (hn_brain_step), never more than 2^20. */
     unsigned ranks_per_node_max; /* 64 (0 counts as 1) */
+    /* Users besides root whose step reports count for any job (a service account that runs
+     * houston tail for other users' jobs); docs/steps.md, "Who may report". */
+    uint32_t step_trusted_uids[HN_STEP_TRUSTED_MAX];
+    unsigned n_step_trusted_uids; /* 0 */
     /* Predictive: a GPU whose correctable (SBE) ECC count rises at sbe_rate_per_h or more is
      * suspect (0: off); with predictive set, its node is replaced at its jobs' next
      * checkpoint. */

@@ -231,6 +231,39 @@ static int load_rules(struct hn_control_config *cfg, const char *path, char *err
     return rc;
 }
 
+/* step-trusted-uids: up to HN_STEP_TRUSTED_MAX user ids, comma-separated; "" for none. */
+static int set_uids(struct hn_brain_config *b, const char *v, const char *key, char *err,
+                    size_t errsize)
+{
+    uint32_t uids[HN_STEP_TRUSTED_MAX];
+    unsigned n = 0;
+    char buf[512];
+    if (strlen(v) >= sizeof(buf)) {
+        snprintf(err, errsize, "%s: longer than %zu bytes", key, sizeof(buf) - 1);
+        return -1;
+    }
+    hn_strlcpy(buf, v, sizeof(buf));
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = hn_trim(tok);
+        uint64_t u;
+        if (!*t)
+            continue;
+        if (hn_parse_u64(t, 10, &u) != 0 || u >= UINT32_MAX) {
+            snprintf(err, errsize, "%s: '%s' is not a user id (0 to %u)", key, t, UINT32_MAX - 1);
+            return -1;
+        }
+        if (n == HN_STEP_TRUSTED_MAX) {
+            snprintf(err, errsize, "%s: more than %d user ids", key, HN_STEP_TRUSTED_MAX);
+            return -1;
+        }
+        uids[n++] = (uint32_t)u;
+    }
+    memcpy(b->step_trusted_uids, uids, n * sizeof(uids[0]));
+    b->n_step_trusted_uids = n;
+    return 0;
+}
+
 int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *v, char *err,
                           size_t errsize)
 {
@@ -370,6 +403,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         b->ranks_per_node_max = (unsigned)d;
         return 0;
     }
+    if (strcmp(key, "step-trusted-uids") == 0)
+        return set_uids(b, v, key, err, errsize);
     if (strcmp(key, "mfu-dtype") == 0) {
         if (strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0 && strcmp(v, "fp8") != 0 &&
             strcmp(v, "fp4") != 0 && strcmp(v, "tf32") != 0) {

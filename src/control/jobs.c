@@ -776,12 +776,25 @@ static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
     tag_job(b, from, j->l.id);
 }
 
-/* Whether a rank of j last reported as a user other than owner and root: reports accepted
+/* Whether uid may report steps of a job that owner owns: the owner, root, and the users of
+ * step-trusted-uids. */
+static int may_report(const struct hn_brain *b, int64_t uid, int64_t owner)
+{
+    if (uid == 0 || uid == owner)
+        return 1;
+    for (unsigned k = 0; k < b->cfg.n_step_trusted_uids; k++) {
+        if (uid == b->cfg.step_trusted_uids[k])
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a rank of j last reported as a user who may not report for owner: reports accepted
  * while no poll listed the job, such as reports made up for a job id before Slurm gave it out. */
-static int foreign_ranks(const struct job *j, int64_t owner)
+static int foreign_ranks(const struct hn_brain *b, const struct job *j, int64_t owner)
 {
     for (unsigned r = 0; r < j->l.ranks; r++) {
-        if (j->ranks[r].uid > 0 && j->ranks[r].uid != owner)
+        if (j->ranks[r].uid >= 0 && !may_report(b, j->ranks[r].uid, owner))
             return 1;
     }
     return 0;
@@ -805,7 +818,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     int i = find_job(js, s->job);
     int64_t listed = js->nowners ? owner_of(js, s->job) : -1;
     int64_t owner = listed >= 0 ? listed : i >= 0 ? js->v[i]->owner : -1;
-    if (owner >= 0 && s->uid > 0 && owner != s->uid) {
+    if (owner >= 0 && s->uid >= 0 && !may_report(b, s->uid, owner)) {
         owner_refused(b, now, node, s, owner);
         return -EPERM;
     }
@@ -815,7 +828,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         /* First listed (or the id was reused): if another user reported for it before, none
          * of what the job's reports built (steps, checkpoint, ranks, rows, detector) can be
          * trusted, and it starts again from this report. */
-        if (i >= 0 && foreign_ranks(j, listed)) {
+        if (i >= 0 && foreign_ranks(b, j, listed)) {
             job_free(j);
             j = js->v[i] = job_alloc(s->job, now - s->seconds);
         }

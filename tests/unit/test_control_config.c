@@ -26,6 +26,25 @@ static void set_fails(struct hn_control_config *c, const char *key, const char *
         fail_msg("%s = %s: '%s' does not say '%s'", key, value, err, why);
 }
 
+/* step-trusted-uids: a list of user ids, "" for none; anything else is refused. */
+static void step_trusted_uids(void **state)
+{
+    (void)state;
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    assert_int_equal(c.brain.n_step_trusted_uids, 0);
+    set_ok(&c, "step-trusted-uids", " 1234, 5678 ,");
+    assert_int_equal(c.brain.n_step_trusted_uids, 2);
+    assert_true(c.brain.step_trusted_uids[0] == 1234 && c.brain.step_trusted_uids[1] == 5678);
+    set_fails(&c, "step-trusted-uids", "alice", "'alice' is not a user id");
+    set_fails(&c, "step-trusted-uids", "4294967295", "is not a user id");
+    set_fails(&c, "step-trusted-uids", "-1", "is not a user id");
+    set_fails(&c, "step-trusted-uids", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "more than 16");
+    assert_int_equal(c.brain.n_step_trusted_uids, 2); /* a refused line changes nothing */
+    set_ok(&c, "step-trusted-uids", "");
+    assert_int_equal(c.brain.n_step_trusted_uids, 0);
+}
+
 static void shipped_rules_are_the_defaults(void **state)
 {
     (void)state;
@@ -111,6 +130,7 @@ static void bad_rules_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(step_trusted_uids),
         cmocka_unit_test(shipped_rules_are_the_defaults),
         cmocka_unit_test(operator_rules_file),
         cmocka_unit_test(bad_rules_files),

@@ -22,22 +22,23 @@
 static struct hn_xid_catalog *catalog;
 static struct hn_sku_table *skus;
 
-/* `nodes` ready nodes of 4 H100s, one rack; every automatic removal allowed; at most
- * `per_node` ranks per node of a job (0: the default). */
-/* A fleet of nodes called name[0..nodes) (NULL: n1, n2, ...), per_node ranks each at most (0:
- * the default). */
-static struct hn_brain *fleet_named(int nodes, unsigned per_node, const char *const *name)
+/* The tests' brain configuration: every automatic removal allowed, restarts of 60 s. */
+static void fleet_config(struct hn_brain_config *cfg)
 {
-    struct hn_brain_config cfg;
-    hn_brain_config_default(&cfg);
-    cfg.xid_catalog = catalog;
-    cfg.skus = skus;
-    cfg.guard_fraction = 1;
-    cfg.guard_per_rack = 0;
-    cfg.restart_s = 60;
-    if (per_node)
-        cfg.ranks_per_node_max = per_node;
-    struct hn_brain *b = hn_brain_new(&cfg);
+    hn_brain_config_default(cfg);
+    cfg->xid_catalog = catalog;
+    cfg->skus = skus;
+    cfg->guard_fraction = 1;
+    cfg->guard_per_rack = 0;
+    cfg->restart_s = 60;
+}
+
+/* A brain with cfg and `nodes` ready nodes of 4 H100s in one rack, called name[0..nodes)
+ * (NULL: n1, n2, ...). */
+static struct hn_brain *fleet_from(const struct hn_brain_config *cfg, int nodes,
+                                   const char *const *name)
+{
+    struct hn_brain *b = hn_brain_new(cfg);
     for (int i = 0; i < nodes; i++) {
         char n[16];
         snprintf(n, sizeof(n), "n%d", i + 1);
@@ -45,6 +46,16 @@ static struct hn_brain *fleet_named(int nodes, unsigned per_node, const char *co
                          i);
     }
     return b;
+}
+
+/* fleet_from with fleet_config, at most per_node ranks per node of a job (0: the default). */
+static struct hn_brain *fleet_named(int nodes, unsigned per_node, const char *const *name)
+{
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    if (per_node)
+        cfg.ranks_per_node_max = per_node;
+    return fleet_from(&cfg, nodes, name);
 }
 
 static struct hn_brain *fleet_cap(int nodes, unsigned per_node)
@@ -626,6 +637,20 @@ static void reports_from_another_user_are_refused(void **state)
         in.uid = 2000 + k;
         assert_int_equal(hn_brain_step(b, 66, 1, &in), 0);
     }
+    hn_brain_free(b);
+
+    /* step-trusted-uids: a service account's reports count for any job. */
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.step_trusted_uids[0] = 4242;
+    cfg.n_step_trusted_uids = 1;
+    b = fleet_from(&cfg, 2, NULL);
+    assert_int_equal(hn_brain_job_owner(b, "42", 1000), 0);
+    in = report("42", 0, 1, 1, 1.0);
+    in.uid = 4242;
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), 0);
+    in.uid = 4243;
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EPERM);
     hn_brain_free(b);
 }
 
