@@ -208,8 +208,8 @@ int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent
 int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job);
 /* The scheduler lists job as owned by user id uid (one call per job, 6,144 kept); "" or NULL
  * forgets every owner, which starts a poll. A step report of a listed job sent by another user
- * than its owner or root is refused (hn_brain_step). -EINVAL for a bad id or uid, -ENOSPC when
- * this poll's owners are full (that job's reports are not checked). */
+ * than its owner, root or one of step_trusted_uids is refused (hn_brain_step). -EINVAL for a bad id
+ * or uid, -ENOSPC when this poll's owners are full (that job's reports are not checked). */
 int hn_brain_job_owner(struct hn_brain *b, const char *job, int64_t uid);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);
@@ -218,7 +218,7 @@ int hn_brain_node_idle(struct hn_brain *b, double now, int node);
  * Unknown integers are -1, unknown reals NaN. hn_brain_step returns 0, -EINVAL for a report
  * the brain cannot use, -ERANGE for a rank beyond the job's cap (ranks_per_node_max x its
  * nodes, docs/jobs.md), or -EPERM for a report whose sender (uid) is neither the job's owner
- * (hn_brain_job_owner) nor root; a refused report is not applied. */
+ * (hn_brain_job_owner), root nor one of step_trusted_uids; a refused report is not applied. */
 struct hn_step_in {
     const char *job;
     int64_t rank, local_rank, world;

@@ -243,11 +243,6 @@ static int evict_before(const struct job *a, const struct job *v)
     return a->l.last_report < v->l.last_report;
 }
 
-/* A new job; when the table is full the first job by evict_before goes, with whatever of its
- * ledger is not saved yet. The store holds the ledger as of the last hn_control_flush (after
- * every frame and tick), but an eviction during ingest happens inside hn_brain_step, before
- * that frame's flush, so what the frame changed in the evicted job's ledger is lost (usually
- * nothing: ended jobs go first). */
 /* A job as it is before its first report. */
 static struct job *job_alloc(const char *id, double now)
 {
@@ -263,6 +258,11 @@ static struct job *job_alloc(const char *id, double now)
     return j;
 }
 
+/* A new job; when the table is full the first job by evict_before goes, with whatever of its
+ * ledger is not saved yet. The store holds the ledger as of the last hn_control_flush (after
+ * every frame and tick), but an eviction during ingest happens inside hn_brain_step, before
+ * that frame's flush, so what the frame changed in the evicted job's ledger is lost (usually
+ * nothing: ended jobs go first). */
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
     if (js->n == JOBS_MAX) {
@@ -727,11 +727,8 @@ static void rates(const struct hn_brain *b, struct job *j, int node, const struc
         ewma(&j->tflops, tps * s->flops_per_token / 1e12);
 }
 
-/* A report of j whose rank is beyond the job's cap was refused: a step_rank_cap finding about
- * the node that sent it, the first time for the job, and at most one a minute per node (a
- * process that makes up a job id per report gets one line a minute, not one per report). */
-/* A report sent by a user who does not own the job: a step_owner finding about the node
- * (warning), at most one a minute per node. */
+/* A report sent by a user who may not report for the job (may_report): a step_owner finding about
+ * the node (warning), at most one a minute per node. */
 static void owner_refused(struct hn_brain *b, double now, int node, const struct hn_step_in *s,
                           int64_t owner)
 {
@@ -751,6 +748,9 @@ static void owner_refused(struct hn_brain *b, double now, int node, const struct
     tag_job(b, from, s->job);
 }
 
+/* A report of j whose rank is beyond the job's cap was refused: a step_rank_cap finding about
+ * the node that sent it, the first time for the job, and at most one a minute per node (a
+ * process that makes up a job id per report gets one line a minute, not one per report). */
 static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
                         const struct hn_step_in *s)
 {
@@ -812,7 +812,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         s->world > (int64_t)RANKS_MAX)
         return -EINVAL;
     js->now = now;
-    /* Who may report (docs/steps.md): the job's owner and root. The uid is the kernel's word
+    /* Who may report (docs/steps.md, may_report): the job's owner, root and step-trusted-uids.
+     * The uid is the kernel's word
      * (the agent's SO_PASSCRED); unknown for an older agent. The owner is the latest poll's,
      * else the one a poll gave before (a job that ended, or waits to be requeued, keeps it). */
     int i = find_job(js, s->job);

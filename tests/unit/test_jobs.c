@@ -128,6 +128,14 @@ static int find_output(struct hn_brain *b, enum hn_out_kind kind, const char *ru
     return n;
 }
 
+/* Node i's lifecycle state. */
+static enum hn_node_state node_state(struct hn_brain *b, int i)
+{
+    struct hn_node_view nv;
+    hn_brain_node_view(b, i, &nv);
+    return nv.state;
+}
+
 static void job_view(struct hn_brain *b, const char *id, struct hn_job_view *v)
 {
     int i = hn_brain_find_job(b, id);
@@ -244,9 +252,7 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     assert_int_equal(o.finding.severity, HN_SEV_SUSPECT);
     assert_string_equal(o.job, "9");
     assert_non_null(strstr(o.finding.evidence, "rank=9"));
-    struct hn_node_view nv;
-    hn_brain_node_view(b, 2, &nv);
-    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
     struct hn_job_view v;
     job_view(b, "9", &v);
     assert_int_equal(v.straggler_rank, 9);
@@ -259,8 +265,7 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
         step_all(b, t, "9", 16, s, 1.0, slow, 0);
     job_view(b, "9", &v);
     assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > 0);
-    hn_brain_node_view(b, 2, &nv);
-    assert_int_equal(nv.state, HN_NODE_SUSPECT); /* not drained before the checkpoint */
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT); /* not drained before the checkpoint */
 
     /* The next checkpoint: n3 is drained and the job requeued, charged to the straggler. */
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
@@ -268,8 +273,7 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 2);
     assert_string_equal(o.node, "n3");
     assert_int_equal(o.action.kind, HN_ACT_DRAIN);
-    hn_brain_node_view(b, 2, &nv);
-    assert_int_equal(nv.state, HN_NODE_DRAINING);
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
     job_view(b, "9", &v);
     assert_string_equal(v.state, "restarting");
     assert_int_equal(v.l.interruptions, 1);
@@ -297,17 +301,14 @@ static void unlisted_job_straggler_is_not_acted_on(void **state)
     assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", &o), 1);
     assert_string_equal(o.node, "n3");
     assert_int_equal(o.finding.severity, HN_SEV_INFO);
-    struct hn_node_view nv;
-    hn_brain_node_view(b, 2, &nv);
-    assert_int_equal(nv.state, HN_NODE_READY);
+    assert_int_equal(node_state(b, 2), HN_NODE_READY);
     struct hn_job_view v;
     job_view(b, "made-up", &v);
     assert_int_equal(v.straggler_rank, 9);
     assert_non_null(strstr(v.plan, "the scheduler does not list job made-up"));
     step_all(b, t, "made-up", 16, s, 1.0, slow, (int64_t)s); /* a checkpoint */
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
-    hn_brain_node_view(b, 2, &nv);
-    assert_int_equal(nv.state, HN_NODE_READY);
+    assert_int_equal(node_state(b, 2), HN_NODE_READY);
     hn_brain_free(b);
 }
 
