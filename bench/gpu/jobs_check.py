@@ -293,8 +293,11 @@ node = gpu1 r1 H200 1
                                     "apparent_slowdown": apparent, "detections": dets}
         persistent = [x for x in dets if x.get("kind") == "persistent"]
         if slow < 0:
-            self.check(f"{job}: houston straggler --csv on the rows finds no persistent straggler",
-                       d.returncode == 0 and not persistent, json.dumps(dets)[:300])
+            # A persistent line less than 2.5% slower than the peers is drift, not a straggler
+            # (docs/jobs.md, "Slower than what"): the controller reports it as information.
+            stragglers = [x for x in persistent if x.get("vs_peers", 0) >= 0.025]
+            self.check(f"{job}: houston straggler --csv on the rows finds no rank 2.5% slower than its peers",
+                       d.returncode == 0 and not stragglers, json.dumps(dets)[:300])
         else:
             self.check(f"{job}: houston straggler --csv on the rows finds the slowed rank and only it",
                        d.returncode == 0 and persistent and all(x["rank"] == slow for x in persistent),

@@ -83,7 +83,7 @@ struct job {
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
     int64_t owner;                    /* its uid since a poll first listed it; -1: unknown */
-    double strag_slow;
+    double strag_slow;                /* the straggler against its peers: 0.3 = 30% slower */
     uint64_t strag_onset;
     int drain_planned;
     char plan[192];
@@ -466,27 +466,62 @@ static int acts_on(const struct hn_brain *b, const struct job *j)
     return !b->jobs->sched_lists || j->sched_seen >= 0;
 }
 
+/* A rank is a straggler when it is slower than its peers by this much: the detector's
+ * smallest slowdown (min_slowdown), now measured against the peers (the step's reference). */
+#define STRAGGLER_MIN_VS_PEERS 0.025
+
+/* A persistent slowdown of a rank that leaves it about as fast as its peers: slower than its
+ * own normal, yet no straggler. A rank that ran faster than the others and is back among them
+ * looks like this; on a GPU shared by time slices the ranks trade places by a few percent
+ * (bench/results/gpu-h200.md). Information only: nothing to replace, nothing lost. */
+static void drift_found(struct hn_brain *b, double now, struct job *j,
+                        const struct hn_strag_detection *d)
+{
+    struct node *n = rank_node(b, j, d->rank);
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev),
+             "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f vs_peers=%.3f", j->l.id,
+             d->rank, (unsigned long long)d->onset_step, (unsigned long long)d->detect_step,
+             d->slowdown, d->vs_peers);
+    hb_finding_set(&f, "straggler_drift", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
+                   "job %s rank %u is %.1f%% slower than its own normal since step %llu, but "
+                   "%.1f%% against its peers: not a straggler",
+                   j->l.id, d->rank, d->slowdown * 100, (unsigned long long)d->onset_step,
+                   d->vs_peers * 100);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
  * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
- * the GPU time of a restart (the job's whole allocation waits either way). A job the scheduler
- * does not list gets the finding as information and no plan (acts_on). */
+ * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
+ * counts is the one against the peers: replacing the rank by a typical one gains that much at
+ * most. A job the scheduler does not list gets the finding as information and no plan
+ * (acts_on). */
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
                             const struct hn_strag_detection *d)
 {
+    if (d->vs_peers < STRAGGLER_MIN_VS_PEERS) {
+        drift_found(b, now, j, d);
+        return;
+    }
     struct node *n = rank_node(b, j, d->rank);
     int act = acts_on(b, j);
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev),
-             "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f ranks=%u", j->l.id,
-             d->rank, (unsigned long long)d->onset_step, (unsigned long long)d->detect_step,
-             d->slowdown, j->l.ranks);
+             "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f vs_peers=%.3f "
+             "ranks=%u",
+             j->l.id, d->rank, (unsigned long long)d->onset_step,
+             (unsigned long long)d->detect_step, d->slowdown, d->vs_peers, j->l.ranks);
     hb_finding_set(&f, "straggler", act ? HN_SEV_SUSPECT : HN_SEV_INFO,
                    n ? j->ranks[d->rank].gpu : -1, ev,
                    "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
-                   d->rank, d->slowdown * 100, (unsigned long long)d->onset_step);
+                   d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step);
     j->strag_rank = (int)d->rank;
-    j->strag_slow = d->slowdown;
+    j->strag_slow = d->vs_peers;
     j->strag_onset = d->onset_step;
     size_t from = b->qlen;
     if (n)
@@ -496,7 +531,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     tag_job(b, from, j->l.id);
 
     double restart = b->cfg.restart_s;
-    double waste = b->cfg.straggler_horizon_s * d->slowdown / (1 + d->slowdown);
+    double waste = b->cfg.straggler_horizon_s * j->strag_slow / (1 + j->strag_slow);
     j->drain_planned = act && n && waste > restart;
     if (!act)
         snprintf(j->plan, sizeof(j->plan),

@@ -2,7 +2,8 @@
  * test_jobs.c - the brain's job model driven by scripted step reports in virtual time: the
  * ledger (productive and lost time by cause, ETTR), MFU, stragglers (suspect, then drained at
  * the next checkpoint), hangs, restarts houston did not cause, bounded memory, and the rank
- * cap that keeps a made-up job from allocating 2^20 ranks.
+ * cap that keeps a made-up job from allocating 2^20 ranks. Also real step reports of a
+ * data-parallel job on an H200 (tests/fixtures/step-times/h200).
  */
 #include "common/sku.h"
 #include "common/xid.h"
@@ -15,9 +16,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 
 static struct hn_xid_catalog *catalog;
 static struct hn_sku_table *skus;
@@ -310,6 +314,88 @@ static void unlisted_job_straggler_is_not_acted_on(void **state)
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
     assert_int_equal(node_state(b, 2), HN_NODE_READY);
     hn_brain_free(b);
+}
+
+/* Replays tests/fixtures/step-times/h200/FILE (bench/gpu-check.sh: 4 data-parallel ranks on
+ * one H200, rows step,rank,seconds,dur,comm) into a brain of one node as the ranks reported
+ * it, in virtual time; returns the brain with its outputs unread. */
+static struct hn_brain *replay_h200(const char *file, const char *job)
+{
+    char path[4096];
+    FILE *f = fopen(tu_fixture(path, sizeof(path), "step-times/h200/%s", file), "r");
+    assert_non_null(f);
+    struct hn_brain *b = fleet(1);
+    char line[256];
+    double t = 0;
+    unsigned rows = 0;
+    assert_non_null(fgets(line, sizeof(line), f)); /* the header */
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long step;
+        int rank;
+        double secs, dur, comm;
+        assert_int_equal(sscanf(line, "%llu,%d,%lf,%lf,%lf", &step, &rank, &secs, &dur, &comm), 5);
+        struct hn_step_in s = report(job, rank, 4, step, dur);
+        s.comm_s = comm;
+        s.checkpoint = (int64_t)(step / 100 * 100);
+        if (rank == 0)
+            t += dur;
+        assert_int_equal(hn_brain_step(b, t, 0, &s), 0);
+        rows++;
+    }
+    fclose(f);
+    assert_true(rows >= 4 * 700);
+    return b;
+}
+
+/* The real thing a GPU gave: in a healthy job rank 3 ran about 2.7% faster than the others for
+ * 900 steps, then went back among them (ranks time-share the GPU and trade places by a few
+ * percent). That is slower than its own normal, which the detector reports, but not slower
+ * than its peers: information, not a straggler; the node stays ready. Rank 2 of the other runs
+ * does more work from step 400 (10% and 6% slower than the others): a straggler each time. */
+static void real_h200_ranks_back_among_their_peers_are_no_straggler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = replay_h200("dp4-healthy.csv", "h");
+    struct hn_out o;
+    int drift = 0, straggler = 0;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind != HN_OUT_FINDING)
+            continue;
+        drift += strcmp(o.finding.rule, "straggler_drift") == 0;
+        straggler += strcmp(o.finding.rule, "straggler") == 0;
+        if (strcmp(o.finding.rule, "straggler_drift") == 0) {
+            assert_int_equal(o.finding.severity, HN_SEV_INFO);
+            assert_non_null(strstr(o.finding.evidence, "rank=3"));
+            assert_non_null(strstr(o.finding.detail, "not a straggler"));
+        }
+    }
+    assert_int_equal(straggler, 0);
+    assert_int_equal(drift, 1);
+    assert_int_equal(node_state(b, 0), HN_NODE_READY);
+    struct hn_job_view v;
+    job_view(b, "h", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == 0);
+    hn_brain_free(b);
+
+    static const struct {
+        const char *file;
+        double lo, hi;
+    } slow[] = {{"dp4-rank2-slower.csv", 0.07, 0.14},
+                {"dp4-rank2-slightly-slower.csv", 0.04, 0.09}};
+    for (size_t k = 0; k < sizeof(slow) / sizeof(slow[0]); k++) {
+        b = replay_h200(slow[k].file, "s");
+        /* found (suspect), then replaced at the next checkpoint (fatal) */
+        assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", &o), 2);
+        assert_int_equal(o.finding.severity, HN_SEV_SUSPECT);
+        assert_non_null(strstr(o.finding.evidence, "rank=2 onset_step=400 "));
+        const char *vs = strstr(o.finding.evidence, "vs_peers=");
+        assert_non_null(vs);
+        double against_peers = atof(vs + strlen("vs_peers="));
+        assert_true(against_peers > slow[k].lo && against_peers < slow[k].hi);
+        assert_int_equal(node_state(b, 0), HN_NODE_DRAINING);
+        hn_brain_free(b);
+    }
 }
 
 static void healthy_job_raises_nothing(void **state)
@@ -849,6 +935,7 @@ int main(void)
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(healthy_job_raises_nothing),
+        cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
