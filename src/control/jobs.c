@@ -520,15 +520,19 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
                    n ? j->ranks[d->rank].gpu : -1, ev,
                    "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
                    d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step);
-    j->strag_rank = (int)d->rank;
-    j->strag_slow = d->vs_peers;
-    j->strag_onset = d->onset_step;
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f);
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
+    /* One straggler per job, the one that costs most: a second, smaller one makes its node
+     * suspect (above) and leaves the job's straggler and plan as they are. */
+    if (j->strag_rank >= 0 && j->strag_rank != (int)d->rank && j->strag_slow >= d->vs_peers)
+        return;
+    j->strag_rank = (int)d->rank;
+    j->strag_slow = d->vs_peers;
+    j->strag_onset = d->onset_step;
 
     double restart = b->cfg.restart_s;
     double waste = b->cfg.straggler_horizon_s * j->strag_slow / (1 + j->strag_slow);

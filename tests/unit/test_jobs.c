@@ -284,6 +284,41 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* A second, smaller straggler while the first is still slow (the H200 check saw one: the ranks
+ * trade places when one does more work): its node becomes suspect, but the job keeps the
+ * first as its straggler, and the checkpoint replaces the first one's node. */
+static void second_smaller_straggler_keeps_the_first(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "9", 16, s, 1.0, NULL, 0);
+    slow[9] = 0.27; /* rank 9 on n3: 30% */
+    for (; s <= 80; s++, t += 1.3)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    slow[2] = 0.09; /* rank 2 on n1: 10% */
+    for (; s <= 110; s++, t += 1.3)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", &o), 2);
+    assert_int_equal(node_state(b, 0), HN_NODE_SUSPECT);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
+    struct hn_job_view v;
+    job_view(b, "9", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_true(v.straggler_slowdown > 0.2);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    step_all(b, t, "9", 16, s, 1.0, slow, (int64_t)s);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 2);
+    assert_string_equal(o.node, "n3");
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
+    assert_int_equal(node_state(b, 0), HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
 /* With a scheduler that lists jobs, a job it does not list (made up by any user of a node) gets
  * its straggler reported, as information: its node is not made suspect and nothing is drained
  * at its checkpoint. */
@@ -933,6 +968,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
