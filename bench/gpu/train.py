@@ -11,8 +11,9 @@ Two modes:
                every rank, as gradient synchronisation does. Reports dur and comm (the wait),
                so houston compares compute times. --slow-rank R --slow-from S --slow-frac F:
                from step S rank R also runs forward and backward on F of its batch again (a
-               slower GPU). --hang-rank R --hang-at S: rank R stops itself (SIGSTOP) before
-               step S, so every other rank waits in the all-reduce (a hang). Writes
+               slower GPU; F above 1 repeats whole batches). --hang-rank R --hang-at S: rank R
+               stops itself (SIGSTOP) before step S, so every other rank waits in the
+               all-reduce (a hang). Writes
                step,rank,seconds,dur,comm rows to --csv.
 
 Runs on a CPU too (tiny model, no FLOP counter before torch 2.1), which is how the script is
@@ -167,14 +168,17 @@ def main():
     if out:
         out.write("step,rank,seconds,dur,comm\n")
     times, phases = [], []
-    slow_n = max(1, int(round(a.batch * a.slow_frac)))
+    slow_n = int(round(a.batch * (a.slow_frac % 1)))  # and this many sequences
     for step in range(a.steps):
         if a.rank == a.hang_rank and step + 1 == a.hang_at:
             os.kill(os.getpid(), signal.SIGSTOP)
         t0 = time.perf_counter()
         loss = fwd_bwd(x, y)
         if a.rank == a.slow_rank and step + 1 >= a.slow_from:
-            fwd_bwd(x[:slow_n], y[:slow_n])
+            for _ in range(int(a.slow_frac)):  # whole batches again
+                fwd_bwd(x, y)
+            if slow_n:
+                fwd_bwd(x[:slow_n], y[:slow_n])
         sync()
         t1 = time.perf_counter()
         opt.step()
