@@ -468,8 +468,11 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
             hn_expo_sample(e, gauges[g].name, labels, x);
         }
     }
-    hn_expo_family(e, "houston_job_lost_gpu_hours_total",
-                   "GPU-hours the job lost, by cause (failure, straggler, hang, operator, other).",
+    /* In GPU-seconds, Prometheus' base unit (promtool refuses hours); the API and `houston
+     * jobs` give GPU-hours. */
+    hn_expo_family(e, "houston_job_lost_gpu_seconds_total",
+                   "GPU-seconds the job lost, by cause (failure, straggler, hang, operator, "
+                   "other); / 3600 for GPU-hours.",
                    HN_COUNTER);
     for (size_t i = 0; i < live; i++) {
         for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
@@ -477,7 +480,8 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
             labels[0] = '\0';
             hn_expo_label(labels, sizeof(labels), &len, "job", jobs[i].id);
             hn_expo_label(labels, sizeof(labels), &len, "cause", hn_loss_cause_name(k));
-            hn_expo_sample(e, "houston_job_lost_gpu_hours_total", labels, jobs[i].lost_gpu_h[k]);
+            hn_expo_sample(e, "houston_job_lost_gpu_seconds_total", labels,
+                           jobs[i].lost_gpu_h[k] * 3600);
         }
     }
     free(jobs);
@@ -548,6 +552,12 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     labels[0] = '\0';
     hn_expo_label(labels, sizeof(labels), &len, "result", "not_owner");
     hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_not_owner);
+    hn_expo_family(&e, "houston_control_step_reports_without_uid_total",
+                   "Accepted step reports that carried no sender uid (from an agent older than "
+                   "the uid field): the owner rule could not check them (docs/steps.md).",
+                   HN_COUNTER);
+    hn_expo_sample(&e, "houston_control_step_reports_without_uid_total", NULL,
+                   (double)c->steps_no_uid);
     hn_expo_family(&e, "houston_control_sched_owners_overflow_total",
                    "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 "
                    "running jobs); their step reports are not checked against an owner.",

@@ -432,9 +432,11 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
     if (!(t <= in->now) || t < in->now - 3600)
         t = in->now;
     int rc = hn_brain_step(in->c->brain, t, in->node, &s);
-    if (rc == 0)
+    if (rc == 0) {
         in->c->steps_accepted++;
-    else if (rc == -EPERM)
+        if (s.uid < 0)
+            in->c->steps_no_uid++;
+    } else if (rc == -EPERM)
         in->c->steps_not_owner++;
     else
         in->c->steps_refused++;

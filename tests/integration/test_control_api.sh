@@ -76,6 +76,16 @@ check_eq "duplicate counted" 1 "$(sed -n 's/^houston_control_frames_total{result
 check_eq "malformed counted" 2 "$(sed -n 's/^houston_control_frames_total{result="malformed"} //p' <<<"$metrics")"
 check_eq "unauthorized counted" 2 "$(sed -n 's/^houston_control_frames_total{result="unauthorized"} //p' <<<"$metrics")"
 check_eq "unknown node counted" 1 "$(sed -n 's/^houston_control_frames_total{result="unknown_node"} //p' <<<"$metrics")"
+# Step reports without a sender uid (an older agent) are accepted and counted as unchecked.
+unchecked() { curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_without_uid_total //p'; }
+check_eq "no step report without a uid yet" 0 "$(unchecked)"
+HN_GEN_STEP_UID=none "$GEN" n1 7 2 >"$work/s1"
+check_eq "a frame with a step report of unknown uid" "200 accepted" "$(post "$work/s1")"
+HN_GEN_STEP_UID=0 "$GEN" n1 7 3 >"$work/s2"
+check_eq "a frame with a step report of uid 0" "200 accepted" "$(post "$work/s2")"
+check_eq "only the one without a uid is counted unchecked" 1 "$(unchecked)"
+check_eq "both accepted" 2 \
+    "$(curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_total{result="accepted"} //p')"
 check "promtool accepts the controller's /metrics" bash -c "curl -fsS $CTL/metrics | promtool check metrics"
 
 say "a resent Xid frame drains once"

@@ -1,13 +1,17 @@
 /*
  * frame_gen.c - writes one agent frame to stdout, for tests that talk to `houston control`
- * with curl: frame_gen NODE BOOT_ID SEQ [XID_CODE [GPU]].
+ * with curl: frame_gen NODE BOOT_ID SEQ [XID_CODE [GPU]]. With HN_GEN_STEP_UID set, the frame
+ * also carries one step report of job "gen" (rank 0, step SEQ) sent by that uid, or by an
+ * unknown one (as from an older agent) when it is "none".
  */
 #include "common/buf.h"
 #include "common/fields.h"
 #include "common/frame.h"
 #include "common/util.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -32,6 +36,34 @@ int main(int argc, char **argv)
     if (code) {
         struct hn_frame_xid x = {(unsigned)gpu, (unsigned)code, 0, {"", 0}, 1};
         hn_frame_xid(&w, &x);
+    }
+    const char *uid = getenv("HN_GEN_STEP_UID");
+    if (uid) {
+        uint64_t u = HN_FRAME_NO_U32;
+        if (strcmp(uid, "none") != 0 && (hn_parse_u64(uid, 10, &u) || u >= HN_FRAME_NO_U32)) {
+            fprintf(stderr, "frame_gen: HN_GEN_STEP_UID is a uid or none\n");
+            return 2;
+        }
+        struct hn_frame_step st = {
+            .job = {"gen", 3},
+            .rank = 0,
+            .local_rank = 0,
+            .world = 1,
+            .gpu = 0,
+            .step = seq,
+            .time_ns = (uint64_t)(hn_wall_s() * 1e9),
+            .seconds = 1,
+            .tokens = NAN,
+            .forward_s = NAN,
+            .backward_s = NAN,
+            .optimizer_s = NAN,
+            .comm_s = NAN,
+            .checkpoint = HN_FRAME_NO_U64,
+            .tflops = NAN,
+            .flops_per_token = NAN,
+            .uid = (uint32_t)u,
+        };
+        hn_frame_step(&w, &st);
     }
     int rc = hn_frame_end(&w);
     if (rc == 0)
