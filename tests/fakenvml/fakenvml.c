@@ -531,15 +531,17 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
         unsigned in_capture = c.i < c.p->count;
         unsigned domain = in_capture ? c.p->domain[c.i] : 0;
         unsigned bus = in_capture ? c.p->bus[c.i] : 0xE0 + c.i;
+        unsigned slot = in_capture ? c.p->device[c.i] : 0;
         memset(pci, 0, sizeof(*pci));
         pci->domain = domain;
         pci->bus = bus;
-        pci->device = 0;
+        pci->device = slot;
         pci->pciDeviceId = c.p->pci_device_id;
         pci->pciSubSystemId = c.p->pci_subsys_id;
-        (void)snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:00.0",
-                       domain & 0xffff, bus & 0xff);
-        (void)snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:00.0", domain, bus & 0xff);
+        (void)snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0",
+                       domain & 0xffff, bus & 0xff, slot & 0x1f);
+        (void)snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", domain, bus & 0xff,
+                       slot & 0x1f);
     }
     return end(rc);
 }

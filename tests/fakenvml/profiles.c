@@ -142,6 +142,41 @@ static const struct hn_fake_profile profiles[] = {
         .mem_temp_idle = {38, 38, 39, 39},
         .power_idle_mw = {180360, 176260, 175920, 180050},
     },
+    /* hardware/qx-h200.xml: 1x "NVIDIA H200", driver 580.159.04, a VM with one GPU (taken by
+     * bench/gpu-check.sh, tests/fixtures/real-gpu; uuid and serial scrubbed like the others).
+     * Reference 35 + 52 = 87 C, shutdown -8 C, slowdown -2 C. Idle clocks 345 MHz, memory
+     * 3201, video 765; max 1980, video 1545. fb 143771 MiB, reserved 616. Power limit 700 W,
+     * idle draw 79.10 W (instant). Bus 00000000:00:06.0 (the VM's slot 6). NVML in the VM
+     * reports no NVLink. */
+    {
+        .model = "h200",
+        .name = "NVIDIA H200",
+        .driver = "580.159.04",
+        .count = 1,
+        .mem_total_mib = 143771,
+        .mem_reserved_mib = 616,
+        .power_limit_w = 700,
+        .temp_shutdown = 95,
+        .temp_slowdown = 89,
+        .temp_gpu_max = 87,
+        .temp_mem_max = 95,
+        .clk_idle = 345,
+        .clk_max = 1980,
+        .clk_mem = 3201,
+        .clk_video_idle = 765,
+        .clk_video_max = 1545,
+        .pcie_gen = 5,
+        .pcie_width = 16,
+        .pci_device_id = 0x233510DE,
+        .pci_subsys_id = 0x18BF10DE,
+        .nvlinks = 0,
+        .domain = {0},
+        .bus = {0x00},
+        .device = {0x06},
+        .temp_idle = {35},
+        .mem_temp_idle = {33},
+        .power_idle_mw = {79100},
+    },
 };
 
 const struct hn_fake_profile *hn_fake_profile_find(const char *model)

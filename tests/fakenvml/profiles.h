@@ -29,6 +29,7 @@ struct hn_fake_profile {
     /* Per GPU of the capture, in index order. */
     unsigned short domain[HN_FAKE_PROFILE_GPUS];
     unsigned char bus[HN_FAKE_PROFILE_GPUS];
+    unsigned char device[HN_FAKE_PROFILE_GPUS]; /* PCI device (slot): 0, except in a VM */
     unsigned char temp_idle[HN_FAKE_PROFILE_GPUS];
     unsigned char mem_temp_idle[HN_FAKE_PROFILE_GPUS];
     unsigned power_idle_mw[HN_FAKE_PROFILE_GPUS];

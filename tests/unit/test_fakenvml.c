@@ -450,6 +450,7 @@ static void test_profiles_match_captures(void **unused)
     check_capture("gb200", "qx-gb200.xml");
     check_capture("b200", "qx-b200.xml");
     check_capture("gb300", "qx-gb300.xml");
+    check_capture("h200", "qx-h200.xml");
 }
 
 static void test_count_past_capture(void **unused)
