@@ -487,6 +487,29 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
     free(jobs);
 }
 
+/* One family of n samples labelled key=names[k] with values v[k]. */
+static void family_by(struct hn_expo *e, const char *name, const char *help,
+                      enum hn_metric_type type, const char *key, const char *const *names,
+                      const double *v, size_t n)
+{
+    char labels[128];
+    hn_expo_family(e, name, help, type);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, key, names[k]);
+        hn_expo_sample(e, name, labels, v[k]);
+    }
+}
+
+/* One family of one unlabelled sample. */
+static void family_one(struct hn_expo *e, const char *name, const char *help,
+                       enum hn_metric_type type, double v)
+{
+    hn_expo_family(e, name, help, type);
+    hn_expo_sample(e, name, NULL, v);
+}
+
 static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
 {
     struct hn_control *c = ctx;
@@ -494,10 +517,9 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     r->content_type = "text/plain; version=0.0.4; charset=utf-8";
     struct hn_expo e;
     hn_expo_init(&e, &r->body);
-    char labels[128];
-    size_t len;
     pthread_mutex_lock(&c->lock);
-    size_t counts[HN_NODE_NSTATES] = {0};
+    double counts[HN_NODE_NSTATES] = {0};
+    const char *states[HN_NODE_NSTATES];
     size_t held = 0, n = hn_brain_node_count(c->brain);
     for (size_t i = 0; i < n; i++) {
         struct hn_node_view v;
@@ -505,85 +527,52 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
         counts[v.state]++;
         held += (size_t)v.held;
     }
-    hn_expo_family(&e, "houston_control_nodes", "Nodes by lifecycle state.", HN_GAUGE);
-    for (int s = 0; s < HN_NODE_NSTATES; s++) {
-        len = 0;
-        labels[0] = '\0';
-        hn_expo_label(labels, sizeof(labels), &len, "state", hn_node_state_name(s));
-        hn_expo_sample(&e, "houston_control_nodes", labels, (double)counts[s]);
-    }
-    hn_expo_family(&e, "houston_control_nodes_held",
-                   "Nodes whose removal waits for an operator (blast-radius guard).", HN_GAUGE);
-    hn_expo_sample(&e, "houston_control_nodes_held", NULL, (double)held);
-    hn_expo_family(&e, "houston_control_decisions_total",
-                   "Brain outputs by kind: findings, transitions, actions, guard holds.",
-                   HN_COUNTER);
-    for (int k = 0; k < 4; k++) {
-        len = 0;
-        labels[0] = '\0';
-        hn_expo_label(labels, sizeof(labels), &len, "kind", kind_names[k]);
-        hn_expo_sample(&e, "houston_control_decisions_total", labels, (double)c->outputs[k]);
-    }
+    for (int s = 0; s < HN_NODE_NSTATES; s++)
+        states[s] = hn_node_state_name(s);
+    family_by(&e, "houston_control_nodes", "Nodes by lifecycle state.", HN_GAUGE, "state", states,
+              counts, HN_NODE_NSTATES);
+    family_one(&e, "houston_control_nodes_held",
+               "Nodes whose removal waits for an operator (blast-radius guard).", HN_GAUGE,
+               (double)held);
+    const double decisions[] = {(double)c->outputs[0], (double)c->outputs[1], (double)c->outputs[2],
+                                (double)c->outputs[3]};
+    family_by(&e, "houston_control_decisions_total",
+              "Brain outputs by kind: findings, transitions, actions, guard holds.", HN_COUNTER,
+              "kind", kind_names, decisions, 4);
     static const char *const results[] = {"accepted", "duplicate", "malformed", "unauthorized",
                                           "unknown_node"};
-    const uint64_t frames[] = {c->frames_accepted, c->frames_duplicate, c->frames_malformed,
-                               c->frames_unauthorized, c->frames_unknown};
-    hn_expo_family(&e, "houston_control_frames_total", "Agent frames by outcome.", HN_COUNTER);
-    for (int k = 0; k < 5; k++) {
-        len = 0;
-        labels[0] = '\0';
-        hn_expo_label(labels, sizeof(labels), &len, "result", results[k]);
-        hn_expo_sample(&e, "houston_control_frames_total", labels, (double)frames[k]);
-    }
-    hn_expo_family(
-        &e, "houston_control_step_reports_total",
-        "Step reports in accepted frames, by result (refused: no job id, bad values, rank "
-        "beyond the cap; not_owner: sent by a user other than the job's owner or root).",
-        HN_COUNTER);
-    len = 0;
-    labels[0] = '\0';
-    hn_expo_label(labels, sizeof(labels), &len, "result", "accepted");
-    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_accepted);
-    len = 0;
-    labels[0] = '\0';
-    hn_expo_label(labels, sizeof(labels), &len, "result", "refused");
-    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_refused);
-    len = 0;
-    labels[0] = '\0';
-    hn_expo_label(labels, sizeof(labels), &len, "result", "not_owner");
-    hn_expo_sample(&e, "houston_control_step_reports_total", labels, (double)c->steps_not_owner);
-    hn_expo_family(&e, "houston_control_step_reports_without_uid_total",
-                   "Accepted step reports that carried no sender uid (from an agent older than "
-                   "the uid field): the owner rule could not check them (docs/steps.md).",
-                   HN_COUNTER);
-    hn_expo_sample(&e, "houston_control_step_reports_without_uid_total", NULL,
-                   (double)c->steps_no_uid);
-    hn_expo_family(&e, "houston_control_sched_owners_overflow_total",
-                   "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 "
-                   "running jobs); their step reports are not checked against an owner.",
-                   HN_COUNTER);
-    hn_expo_sample(&e, "houston_control_sched_owners_overflow_total", NULL,
-                   (double)c->owners_dropped);
-    hn_expo_family(&e, "houston_control_samples_total", "Samples applied to the brain.",
-                   HN_COUNTER);
-    hn_expo_sample(&e, "houston_control_samples_total", NULL, (double)c->samples);
-    hn_expo_family(&e, "houston_control_ingest_seconds_total",
-                   "Time spent applying frames (decode, brain, store).", HN_COUNTER);
-    hn_expo_sample(&e, "houston_control_ingest_seconds_total", NULL, c->ingest_seconds);
+    const double frames[] = {(double)c->frames_accepted, (double)c->frames_duplicate,
+                             (double)c->frames_malformed, (double)c->frames_unauthorized,
+                             (double)c->frames_unknown};
+    family_by(&e, "houston_control_frames_total", "Agent frames by outcome.", HN_COUNTER, "result",
+              results, frames, 5);
+    static const char *const step_results[] = {"accepted", "refused", "not_owner"};
+    const double steps[] = {(double)c->steps_accepted, (double)c->steps_refused,
+                            (double)c->steps_not_owner};
+    family_by(&e, "houston_control_step_reports_total",
+              "Step reports in accepted frames, by result (refused: no job id, bad values, rank "
+              "beyond the cap; not_owner: sent by a user other than the job's owner or root).",
+              HN_COUNTER, "result", step_results, steps, 3);
+    family_one(&e, "houston_control_step_reports_without_uid_total",
+               "Accepted step reports that carried no sender uid (from an agent older than the "
+               "uid field): the owner rule could not check them (docs/steps.md).",
+               HN_COUNTER, (double)c->steps_no_uid);
+    family_one(&e, "houston_control_sched_owners_overflow_total",
+               "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 running "
+               "jobs); their step reports are not checked against an owner.",
+               HN_COUNTER, (double)c->owners_dropped);
+    family_one(&e, "houston_control_samples_total", "Samples applied to the brain.", HN_COUNTER,
+               (double)c->samples);
+    family_one(&e, "houston_control_ingest_seconds_total",
+               "Time spent applying frames (decode, brain, store).", HN_COUNTER, c->ingest_seconds);
     static const char *const aresults[] = {"ok", "skipped", "failed"};
-    const uint64_t acts[] = {c->actions_ok, c->actions_skipped, c->actions_failed};
-    hn_expo_family(&e, "houston_control_actions_total",
-                   "Scheduler actions run: ok, skipped (already done), failed (retried).",
-                   HN_COUNTER);
-    for (int k = 0; k < 3; k++) {
-        len = 0;
-        labels[0] = '\0';
-        hn_expo_label(labels, sizeof(labels), &len, "result", aresults[k]);
-        hn_expo_sample(&e, "houston_control_actions_total", labels, (double)acts[k]);
-    }
-    hn_expo_family(&e, "houston_control_store_errors_total", "Store writes that failed.",
-                   HN_COUNTER);
-    hn_expo_sample(&e, "houston_control_store_errors_total", NULL, (double)c->store_errors);
+    const double acts[] = {(double)c->actions_ok, (double)c->actions_skipped,
+                           (double)c->actions_failed};
+    family_by(&e, "houston_control_actions_total",
+              "Scheduler actions run: ok, skipped (already done), failed (retried).", HN_COUNTER,
+              "result", aresults, acts, 3);
+    family_one(&e, "houston_control_store_errors_total", "Store writes that failed.", HN_COUNTER,
+               (double)c->store_errors);
     render_jobs(c, &e);
     pthread_mutex_unlock(&c->lock);
 }
