@@ -62,6 +62,10 @@ struct row {
     double *secs;  /* [ranks], NaN: not reported */
 };
 
+/* Drifting ranks a job follows, to call one a straggler once it is slower than its peers after
+ * all (drift_watch); a ninth is not followed. */
+#define DRIFT_MAX 8
+
 struct job {
     struct hn_job_ledger l;
     unsigned run; /* +1 per restart */
@@ -82,8 +86,10 @@ struct job {
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
-    int64_t owner;                    /* its uid since a poll first listed it; -1: unknown */
-    double strag_slow;                /* the straggler against its peers: 0.3 = 30% slower */
+    uint32_t drift[DRIFT_MAX];        /* ranks in an episode that were no straggler (drift) */
+    unsigned ndrift;
+    int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
+    double strag_slow; /* the straggler against its peers: 0.3 = 30% slower */
     uint64_t strag_onset;
     int drain_planned;
     char plan[192];
@@ -492,6 +498,11 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
     tag_job(b, from, j->l.id);
+    for (unsigned k = 0; k < j->ndrift; k++)
+        if (j->drift[k] == d->rank)
+            return;
+    if (j->ndrift < DRIFT_MAX)
+        j->drift[j->ndrift++] = d->rank;
 }
 
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
@@ -599,6 +610,43 @@ static void detection(struct hn_brain *b, double now, struct job *j,
     tag_job(b, from, j->l.id);
 }
 
+/* A drift becomes a straggler at twice the margin a fresh detection needs: its figure against
+ * the peers rests on where the rank stood among them before the episode, and ranks trade
+ * places by up to 3% (bench/results/gpu-h200.md: the healthy H200 job's drifting rank later
+ * stood 2.8% behind its peers by that figure). */
+#define DRIFT_PROMOTE_VS_PEERS (2 * STRAGGLER_MIN_VS_PEERS)
+
+/* The drifting ranks again, after each row: the detector reports an episode once, so a drift
+ * that goes on growing until the rank is slower than its peers after all (a GPU that ran
+ * faster than the others and keeps slowing down) becomes a straggler here. A rank whose
+ * episode ended is no longer followed. */
+static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t step)
+{
+    for (unsigned k = 0; k < j->ndrift;) {
+        struct hn_strag_rank_info in;
+        unsigned rank = j->drift[k];
+        if (hn_strag_rank_get(j->strag, rank, &in) != 0 || !in.slow) {
+            j->drift[k] = j->drift[--j->ndrift];
+            continue;
+        }
+        double vs = (1 + in.slowdown_now) * in.baseline - 1;
+        if (vs < DRIFT_PROMOTE_VS_PEERS) {
+            k++;
+            continue;
+        }
+        j->drift[k] = j->drift[--j->ndrift];
+        struct hn_strag_detection d = {.kind = HN_STRAG_PERSISTENT,
+                                       .rank = rank,
+                                       .onset_step = in.onset_step,
+                                       .detect_step = step,
+                                       .slowdown = in.slowdown_now,
+                                       .vs_peers = vs,
+                                       .peak = in.slowdown_now,
+                                       .noise = in.noise};
+        straggler_found(b, now, j, &d);
+    }
+}
+
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
 {
     if (r->have && j->l.ranks >= 2) {
@@ -606,12 +654,15 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
             struct hn_strag_config sc;
             hn_strag_config_default(&sc);
             j->strag = hn_strag_new(&sc, j->l.ranks);
+            j->ndrift = 0; /* a new detector: no episode goes on */
         }
         if (j->strag && hn_strag_step(j->strag, r->step, r->secs) > 0) {
             struct hn_strag_detection d;
             while (hn_strag_poll(j->strag, &d))
                 detection(b, now, j, &d);
         }
+        if (j->strag && j->ndrift)
+            drift_watch(b, now, j, r->step);
     }
     for (unsigned k = 0; k < j->l.ranks && r->have; k++)
         r->secs[k] = NAN;

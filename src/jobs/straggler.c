@@ -1408,11 +1408,17 @@ int hn_strag_rank_get(const struct hn_strag *s, unsigned rank, struct hn_strag_r
     out->noise = ser->noise;
     out->cusum = ser->cusum;
     out->reports = ser->reports;
+    out->onset_step = 0;
+    out->slowdown_now = 0;
     if (rank != HN_STRAG_ALL_RANKS) {
         out->baseline = s->hot.base[rank];
         out->noise = s->hot.noise[rank];
         out->cusum = s->hot.cusum[rank];
         out->reports = s->hot.reports[rank];
+        if (out->slow) {
+            out->onset_step = s->hot.onset[rank];
+            out->slowdown_now = s->known[rank] - 1;
+        }
     }
     return 0;
 }

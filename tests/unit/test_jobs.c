@@ -284,6 +284,44 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* A rank that ran 4% faster than its peers slows down: first to 1% slower than them (drift,
+ * information), then, in the same episode, to 10% slower than them: a straggler after all, once
+ * the median of its recent reports puts it 5% or more behind them. */
+static void drift_that_grows_becomes_a_straggler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    slow[5] = -0.036; /* rank 5 (n2) computes 0.864 s, the others 0.9 */
+    for (; s <= 100; s++, t += 1)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, NULL, NULL), 0);
+    slow[5] = 0.009; /* 1% slower than the others, 5% slower than its normal */
+    for (; s <= 140; s++, t += 1)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_drift", &o), 1);
+    assert_non_null(strstr(o.finding.evidence, "rank=5"));
+    assert_int_equal(node_state(b, 1), HN_NODE_READY);
+    struct hn_job_view v;
+    job_view(b, "9", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    slow[5] = 0.09; /* 10% slower than the others */
+    for (; s <= 170; s++, t += 1.1)
+        step_all(b, t, "9", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", &o), 1);
+    assert_int_equal(o.finding.severity, HN_SEV_SUSPECT);
+    assert_string_equal(o.node, "n2");
+    assert_non_null(strstr(o.finding.evidence, "rank=5 onset_step=101 "));
+    assert_int_equal(node_state(b, 1), HN_NODE_SUSPECT);
+    job_view(b, "9", &v);
+    assert_int_equal(v.straggler_rank, 5);
+    assert_true(v.straggler_slowdown >= 0.05 && v.straggler_slowdown < 0.13);
+    hn_brain_free(b);
+}
+
 /* A second, smaller straggler while the first is still slow (the H200 check saw one: the ranks
  * trade places when one does more work): its node becomes suspect, but the job keeps the
  * first as its straggler, and the checkpoint replaces the first one's node. */
@@ -968,6 +1006,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(drift_that_grows_becomes_a_straggler),
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(healthy_job_raises_nothing),

@@ -417,8 +417,13 @@ static void test_slow_from_the_start(void **state)
     assert_int_equal(hn_strag_rank_get(s, 1, &ri), 0);
     assert_true(ri.warm && !ri.slow);
     assert_true(fabs(ri.baseline - 1.1) < 0.03);
+    assert_int_equal(ri.onset_step, 0);
+    assert_true(ri.slowdown_now == 0);
     assert_int_equal(hn_strag_rank_get(s, 6, &ri), 0);
     assert_true(ri.slow);
+    /* its episode: the onset reported, and its slowdown now (the median of its last reports) */
+    assert_int_equal(ri.onset_step, all[1].onset_step);
+    assert_true(fabs(ri.slowdown_now - 0.25) < 0.04);
     hn_strag_free(s);
 }
 
