@@ -574,14 +574,19 @@ static int job_on_node(struct hn_control *c, const char *job, const char *node)
     int truncated = 0, status = 0, found = -1;
     if (hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status) == 0) {
         found = 0;
+        /* One line per job; a heterogeneous job's leader id gives one per component, each on
+         * its own nodes. */
         char *line = out.data ? out.data : (char *)"";
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        char *sp = strchr(line, ' ');
-        if (status == 0 && sp &&
-            (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0)) {
-            found = hn_hostlist_contains(sp + 1, node);
+        while (status == 0 && *line && !found) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
+            char *sp = strchr(line, ' ');
+            if (sp && (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0))
+                found = hn_hostlist_contains(sp + 1, node);
+            if (!nl)
+                break;
+            line = nl + 1;
         }
     }
     hn_buf_fini(&out);
@@ -662,9 +667,12 @@ static void poll_scheduler(struct hn_control *c, double now)
 {
     if (strcmp(c->sched.ops->name, "slurm") != 0)
         return;
-    /* %A, not %i: an array task's own job id, which is its SLURM_JOB_ID and so the id its
-     * ranks report (%i prints BASE_INDEX, which no report carries). */
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%A %U %N", NULL};
+    /* The id a job's ranks see as SLURM_JOB_ID, which is the id they report and the one
+     * `scontrol requeue` takes: %A for an array task (its own id; %i prints BASE_INDEX), but
+     * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
+     * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
+     * that is not the leader). */
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%A %i %U %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 4u << 20);
     int truncated = 0, status = 0;
@@ -675,24 +683,33 @@ static void poll_scheduler(struct hn_control *c, double now)
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
         hn_brain_job_owner(c->brain, "", -1);
-        /* One "JOBID UID NODELIST" per line; a node may run several jobs (the brain keeps up
-         * to 16 per node, and requeues each when it drains the node). The owner decides who
-         * may report the job's steps (docs/steps.md, "Who may report"). */
+        /* One "JOBID JOBID_OR_HET UID NODELIST" per line; a node may run several jobs (the
+         * brain keeps up to 16 per node, and requeues each when it drains the node). The
+         * owner decides who may report the job's steps (docs/steps.md, "Who may report"). */
         char *line = out.data ? out.data : (char *)"";
         while (*line) {
             char *nl = strchr(line, '\n');
             if (nl)
                 *nl = '\0';
-            char *sp = strchr(line, ' ');
-            char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
-            if (sp2) {
-                *sp = *sp2 = '\0';
+            char *f[4] = {line, NULL, NULL, NULL};
+            for (int k = 1; k < 4 && f[k - 1]; k++) {
+                f[k] = strchr(f[k - 1], ' ');
+                if (f[k])
+                    *f[k]++ = '\0';
+            }
+            if (f[3]) {
+                char *plus = strchr(f[1], '+');
+                const char *id = f[0];
+                if (plus) { /* a heterogeneous job's component: its leader */
+                    *plus = '\0';
+                    id = f[1];
+                }
                 uint64_t uid;
-                if (hn_parse_u64(sp + 1, 10, &uid) == 0 && uid <= UINT32_MAX &&
-                    hn_brain_job_owner(c->brain, line, (int64_t)uid) == -ENOSPC)
+                if (hn_parse_u64(f[2], 10, &uid) == 0 && uid <= UINT32_MAX &&
+                    hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
                     c->owners_dropped++;
-                struct job_ctx j = {c, line, now};
-                hn_hostlist_expand(sp2 + 1, job_node, &j);
+                struct job_ctx j = {c, id, now};
+                hn_hostlist_expand(f[3], job_node, &j);
             }
             if (!nl)
                 break;

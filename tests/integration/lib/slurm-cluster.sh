@@ -263,6 +263,8 @@ _slurm_write_conf() {
         echo "MpiDefault=none"
         echo "ReturnToService=2"
         echo "JobRequeue=1"
+        # Heterogeneous jobs start only from the backfill scheduler, every 30 s by default.
+        echo "SchedulerParameters=bf_interval=1"
         for node in "$@"; do
             echo "NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$host CPUs=1" \
                 "RealMemory=500 Port=$((node_base + i))"
