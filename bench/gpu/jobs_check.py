@@ -72,18 +72,18 @@ class Run:
         except Exception:  # noqa: BLE001 - a check reads None as "not there"
             return None
 
-    def start(self, args, log, env=None):
-        p = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env)
+    def start(self, args, log):
+        p = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p
 
-    def wait_for(self, pred, seconds, every=0.2):
+    def wait_for(self, pred, seconds):
         end = time.time() + seconds
         while time.time() < end:
             v = pred()
             if v:
                 return v
-            time.sleep(every)
+            time.sleep(0.2)
         return None
 
     def cli(self, *args):

@@ -11,10 +11,8 @@ Two modes:
                every rank, as gradient synchronisation does. Reports dur and comm (the wait),
                so houston compares compute times. --slow-rank R --slow-from S --slow-frac F:
                from step S rank R also runs forward and backward on F of its batch again (a
-               slower GPU; F above 1 repeats whole batches). --hang-rank R --hang-at S: rank R
-               stops itself (SIGSTOP) before step S, so every other rank waits in the
-               all-reduce (a hang). Writes
-               step,rank,seconds,dur,comm rows to --csv.
+               slower GPU; F above 1 repeats whole batches). Writes step,rank,seconds,dur,comm
+               rows to --csv.
 
 Runs on a CPU too (tiny model, no FLOP counter before torch 2.1), which is how the script is
 tested where there is no GPU. The model has no biases, tied embeddings and no position
@@ -25,7 +23,6 @@ import argparse
 import json
 import math
 import os
-import signal
 import statistics
 import sys
 import time
@@ -102,8 +99,6 @@ def parse():
     p.add_argument("--slow-rank", type=int, default=-1)
     p.add_argument("--slow-from", type=int, default=0)
     p.add_argument("--slow-frac", type=float, default=0.25)
-    p.add_argument("--hang-rank", type=int, default=-1)
-    p.add_argument("--hang-at", type=int, default=0)
     return p.parse_args()
 
 
@@ -167,11 +162,9 @@ def main():
     out = open(a.csv, "w", buffering=1) if a.csv else None
     if out:
         out.write("step,rank,seconds,dur,comm\n")
-    times, phases = [], []
+    times = []
     slow_n = int(round(a.batch * (a.slow_frac % 1)))  # and this many sequences
     for step in range(a.steps):
-        if a.rank == a.hang_rank and step + 1 == a.hang_at:
-            os.kill(os.getpid(), signal.SIGSTOP)
         t0 = time.perf_counter()
         loss = fwd_bwd(x, y)
         if a.rank == a.slow_rank and step + 1 >= a.slow_from:
@@ -192,13 +185,12 @@ def main():
         dur = time.perf_counter() - t0
         done = step + 1
         ckpt = done // a.ckpt_every * a.ckpt_every
-        rep.report(done, dur, tokens=tokens, forward_s=None, backward_s=None, optimizer_s=t2 - t1,
+        rep.report(done, dur, tokens=tokens, optimizer_s=t2 - t1,
                    comm_s=comm if dist is not None else None, checkpoint=ckpt, flops_per_token=fpt)
         if out:
             out.write(f"{done},{a.rank},{dur - comm:.6f},{dur:.6f},{comm:.6f}\n")
         if step >= a.warmup:
             times.append(dur)
-            phases.append(t1 - t0)
         if log:
             tflops = tokens * fpt / dur / 1e12
             log.write(f" iteration {done:8d}/{a.steps:8d} | consumed samples: {done * a.batch:12d} | "

@@ -84,3 +84,10 @@ int hn_expo_label(char *buf, size_t size, size_t *len, const char *name, const c
     *len = n;
     return 0;
 }
+
+void hn_expo_one(struct hn_expo *e, const char *name, const char *help, enum hn_metric_type type,
+                 double value)
+{
+    hn_expo_family(e, name, help, type);
+    hn_expo_sample(e, name, NULL, value);
+}

@@ -31,6 +31,9 @@ void hn_expo_family(struct hn_expo *e, const char *name, const char *help,
                     enum hn_metric_type type);
 /* labels may be NULL or "" for a series without labels. NaN values are skipped. */
 void hn_expo_sample(struct hn_expo *e, const char *name, const char *labels, double value);
+/* A family of one unlabelled sample: hn_expo_family, then hn_expo_sample. */
+void hn_expo_one(struct hn_expo *e, const char *name, const char *help, enum hn_metric_type type,
+                 double value);
 
 /* Appends `,name="escaped value"` (no comma when *len is 0) to a label buffer; returns 0 or
  * -ENOSPC when it does not fit (the buffer is left as it was). */

@@ -508,12 +508,6 @@ static int host_collect(void *state)
     return rc ? rc : rs;
 }
 
-static void gauge(struct hn_expo *e, const char *name, const char *help, double v)
-{
-    hn_expo_family(e, name, help, HN_GAUGE);
-    hn_expo_sample(e, name, NULL, v);
-}
-
 static void render_sensors(struct host_state *st, struct hn_expo *e, enum sensor_kind kind,
                            const char *name, const char *help)
 {
@@ -538,14 +532,17 @@ static void host_render(void *state, struct hn_expo *e)
     _Static_assert(HN_ARRAY_LEN(mode_labels) == HN_CPU_GUEST, "one label per non-guest field");
     struct host_state *st = state;
 
-    gauge(e, "houston_host_load1", "1-minute load average (/proc/loadavg).", st->load[0]);
-    gauge(e, "houston_host_load5", "5-minute load average (/proc/loadavg).", st->load[1]);
-    gauge(e, "houston_host_load15", "15-minute load average (/proc/loadavg).", st->load[2]);
-    gauge(e, "houston_host_memory_total_bytes", "MemTotal from /proc/meminfo, in bytes.",
-          st->mem_total);
-    gauge(e, "houston_host_memory_available_bytes",
-          "MemAvailable from /proc/meminfo (memory available without swapping), in bytes.",
-          st->mem_available);
+    hn_expo_one(e, "houston_host_load1", "1-minute load average (/proc/loadavg).", HN_GAUGE,
+                st->load[0]);
+    hn_expo_one(e, "houston_host_load5", "5-minute load average (/proc/loadavg).", HN_GAUGE,
+                st->load[1]);
+    hn_expo_one(e, "houston_host_load15", "15-minute load average (/proc/loadavg).", HN_GAUGE,
+                st->load[2]);
+    hn_expo_one(e, "houston_host_memory_total_bytes", "MemTotal from /proc/meminfo, in bytes.",
+                HN_GAUGE, st->mem_total);
+    hn_expo_one(e, "houston_host_memory_available_bytes",
+                "MemAvailable from /proc/meminfo (memory available without swapping), in bytes.",
+                HN_GAUGE, st->mem_available);
 
     hn_expo_family(e, "houston_host_cpu_seconds_total",
                    "CPU time of all CPUs by mode, from the cpu line of /proc/stat, in seconds "
@@ -562,12 +559,13 @@ static void host_render(void *state, struct hn_expo *e)
     hn_expo_sample(e, "houston_host_cpu_guest_seconds_total", mode_labels[HN_CPU_NICE],
                    st->cpu[HN_CPU_GUEST_NICE]);
 
-    gauge(e, "houston_host_uptime_seconds", "Seconds since boot (/proc/uptime).", st->uptime);
-    gauge(e, "houston_host_file_handles_allocated",
-          "File handles allocated by the kernel (first field of /proc/sys/fs/file-nr).",
-          st->files_allocated);
-    gauge(e, "houston_host_file_handles_max",
-          "Maximum number of file handles (/proc/sys/fs/file-max).", st->files_max);
+    hn_expo_one(e, "houston_host_uptime_seconds", "Seconds since boot (/proc/uptime).", HN_GAUGE,
+                st->uptime);
+    hn_expo_one(e, "houston_host_file_handles_allocated",
+                "File handles allocated by the kernel (first field of /proc/sys/fs/file-nr).",
+                HN_GAUGE, st->files_allocated);
+    hn_expo_one(e, "houston_host_file_handles_max",
+                "Maximum number of file handles (/proc/sys/fs/file-max).", HN_GAUGE, st->files_max);
 
     render_sensors(st, e, SENSOR_TEMP, "houston_host_hwmon_temperature_celsius",
                    "Temperature sensor reading from hwmon temp*_input, in degrees Celsius.");

@@ -502,14 +502,6 @@ static void family_by(struct hn_expo *e, const char *name, const char *help,
     }
 }
 
-/* One family of one unlabelled sample. */
-static void family_one(struct hn_expo *e, const char *name, const char *help,
-                       enum hn_metric_type type, double v)
-{
-    hn_expo_family(e, name, help, type);
-    hn_expo_sample(e, name, NULL, v);
-}
-
 static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
 {
     struct hn_control *c = ctx;
@@ -531,9 +523,9 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
         states[s] = hn_node_state_name(s);
     family_by(&e, "houston_control_nodes", "Nodes by lifecycle state.", HN_GAUGE, "state", states,
               counts, HN_NODE_NSTATES);
-    family_one(&e, "houston_control_nodes_held",
-               "Nodes whose removal waits for an operator (blast-radius guard).", HN_GAUGE,
-               (double)held);
+    hn_expo_one(&e, "houston_control_nodes_held",
+                "Nodes whose removal waits for an operator (blast-radius guard).", HN_GAUGE,
+                (double)held);
     const double decisions[] = {(double)c->outputs[0], (double)c->outputs[1], (double)c->outputs[2],
                                 (double)c->outputs[3]};
     family_by(&e, "houston_control_decisions_total",
@@ -553,26 +545,27 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
               "Step reports in accepted frames, by result (refused: no job id, bad values, rank "
               "beyond the cap; not_owner: sent by a user other than the job's owner or root).",
               HN_COUNTER, "result", step_results, steps, 3);
-    family_one(&e, "houston_control_step_reports_without_uid_total",
-               "Accepted step reports that carried no sender uid (from an agent older than the "
-               "uid field): the owner rule could not check them (docs/steps.md).",
-               HN_COUNTER, (double)c->steps_no_uid);
-    family_one(&e, "houston_control_sched_owners_overflow_total",
-               "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 running "
-               "jobs); their step reports are not checked against an owner.",
-               HN_COUNTER, (double)c->owners_dropped);
-    family_one(&e, "houston_control_samples_total", "Samples applied to the brain.", HN_COUNTER,
-               (double)c->samples);
-    family_one(&e, "houston_control_ingest_seconds_total",
-               "Time spent applying frames (decode, brain, store).", HN_COUNTER, c->ingest_seconds);
+    hn_expo_one(&e, "houston_control_step_reports_without_uid_total",
+                "Accepted step reports that carried no sender uid (from an agent older than the "
+                "uid field): the owner rule could not check them (docs/steps.md).",
+                HN_COUNTER, (double)c->steps_no_uid);
+    hn_expo_one(&e, "houston_control_sched_owners_overflow_total",
+                "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 running "
+                "jobs); their step reports are not checked against an owner.",
+                HN_COUNTER, (double)c->owners_dropped);
+    hn_expo_one(&e, "houston_control_samples_total", "Samples applied to the brain.", HN_COUNTER,
+                (double)c->samples);
+    hn_expo_one(&e, "houston_control_ingest_seconds_total",
+                "Time spent applying frames (decode, brain, store).", HN_COUNTER,
+                c->ingest_seconds);
     static const char *const aresults[] = {"ok", "skipped", "failed"};
     const double acts[] = {(double)c->actions_ok, (double)c->actions_skipped,
                            (double)c->actions_failed};
     family_by(&e, "houston_control_actions_total",
               "Scheduler actions run: ok, skipped (already done), failed (retried).", HN_COUNTER,
               "result", aresults, acts, 3);
-    family_one(&e, "houston_control_store_errors_total", "Store writes that failed.", HN_COUNTER,
-               (double)c->store_errors);
+    hn_expo_one(&e, "houston_control_store_errors_total", "Store writes that failed.", HN_COUNTER,
+                (double)c->store_errors);
     render_jobs(c, &e);
     pthread_mutex_unlock(&c->lock);
 }

@@ -562,6 +562,22 @@ static struct retry *retry_find(struct retry *r, size_t n, uint64_t id)
     return NULL;
 }
 
+/* The line at *cur, NUL-terminated in place, with *cur moved past it; NULL at the end. */
+static char *take_line(char **cur)
+{
+    char *line = *cur;
+    if (!*line)
+        return NULL;
+    char *nl = strchr(line, '\n');
+    if (nl) {
+        *nl = '\0';
+        *cur = nl + 1;
+    } else {
+        *cur = line + strlen(line);
+    }
+    return line;
+}
+
 /* 1 when the job runs (or is being set up) on node, per squeue; 0 when it does not; -1 when
  * squeue cannot tell. */
 static int job_on_node(struct hn_control *c, const char *job, const char *node)
@@ -576,17 +592,11 @@ static int job_on_node(struct hn_control *c, const char *job, const char *node)
         found = 0;
         /* One line per job; a heterogeneous job's leader id gives one per component, each on
          * its own nodes. */
-        char *line = out.data ? out.data : (char *)"";
-        while (status == 0 && *line && !found) {
-            char *nl = strchr(line, '\n');
-            if (nl)
-                *nl = '\0';
+        char *cur = out.data ? out.data : (char *)"", *line;
+        while (status == 0 && !found && (line = take_line(&cur))) {
             char *sp = strchr(line, ' ');
             if (sp && (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0))
                 found = hn_hostlist_contains(sp + 1, node);
-            if (!nl)
-                break;
-            line = nl + 1;
         }
     }
     hn_buf_fini(&out);
@@ -686,11 +696,8 @@ static void poll_scheduler(struct hn_control *c, double now)
         /* One "JOBID JOBID_OR_HET UID NODELIST" per line; a node may run several jobs (the
          * brain keeps up to 16 per node, and requeues each when it drains the node). The
          * owner decides who may report the job's steps (docs/steps.md, "Who may report"). */
-        char *line = out.data ? out.data : (char *)"";
-        while (*line) {
-            char *nl = strchr(line, '\n');
-            if (nl)
-                *nl = '\0';
+        char *cur = out.data ? out.data : (char *)"", *line;
+        while ((line = take_line(&cur))) {
             char *f[4] = {line, NULL, NULL, NULL};
             for (int k = 1; k < 4 && f[k - 1]; k++) {
                 f[k] = strchr(f[k - 1], ' ');
@@ -711,9 +718,6 @@ static void poll_scheduler(struct hn_control *c, double now)
                 struct job_ctx j = {c, id, now};
                 hn_hostlist_expand(f[3], job_node, &j);
             }
-            if (!nl)
-                break;
-            line = nl + 1;
         }
     }
     /* Draining nodes: empty once the scheduler shows no allocation. */

@@ -629,8 +629,7 @@ static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
             j->drift[k] = j->drift[--j->ndrift];
             continue;
         }
-        double vs = (1 + in.slowdown_now) * in.baseline - 1;
-        if (vs < DRIFT_PROMOTE_VS_PEERS) {
+        if (in.vs_peers_now < DRIFT_PROMOTE_VS_PEERS) {
             k++;
             continue;
         }
@@ -640,7 +639,7 @@ static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
                                        .onset_step = in.onset_step,
                                        .detect_step = step,
                                        .slowdown = in.slowdown_now,
-                                       .vs_peers = vs,
+                                       .vs_peers = in.vs_peers_now,
                                        .peak = in.slowdown_now,
                                        .noise = in.noise};
         straggler_found(b, now, j, &d);
@@ -903,9 +902,9 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         return -EINVAL;
     js->now = now;
     /* Who may report (docs/steps.md, may_report): the job's owner, root and step-trusted-uids.
-     * The uid is the kernel's word
-     * (the agent's SO_PASSCRED); unknown for an older agent. The owner is the latest poll's,
-     * else the one a poll gave before (a job that ended, or waits to be requeued, keeps it). */
+     * The uid is the kernel's word (the agent's SO_PASSCRED); unknown for an older agent. The
+     * owner is the latest poll's, else the one a poll gave before (a job that ended, or waits
+     * to be requeued, keeps it). */
     int i = find_job(js, s->job);
     int64_t listed = js->nowners ? owner_of(js, s->job) : -1;
     int64_t owner = listed >= 0 ? listed : i >= 0 ? js->v[i]->owner : -1;

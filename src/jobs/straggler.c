@@ -906,6 +906,13 @@ unsigned hn_strag_ranks(const struct hn_strag *s)
     return s->ranks;
 }
 
+/* A rank's excess over the step's reference, the typical rank, from its excess over its own
+ * normal and that normal (its ratio to the reference). */
+static double vs_reference(double slowdown, double base)
+{
+    return (1 + slowdown) * base - 1;
+}
+
 /* Appends a detection of kind k for rank from series ser; counts it as dropped when full. */
 static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const struct series *ser,
                 uint64_t step)
@@ -951,7 +958,7 @@ static int emit(struct hn_strag *s, enum hn_strag_kind k, unsigned rank, const s
         base = 1;
         break;
     }
-    d->vs_peers = (1 + d->slowdown) * base - 1;
+    d->vs_peers = vs_reference(d->slowdown, base);
     s->qlen++;
     return 1;
 }
@@ -1409,7 +1416,7 @@ int hn_strag_rank_get(const struct hn_strag *s, unsigned rank, struct hn_strag_r
     out->cusum = ser->cusum;
     out->reports = ser->reports;
     out->onset_step = 0;
-    out->slowdown_now = 0;
+    out->slowdown_now = out->vs_peers_now = 0;
     if (rank != HN_STRAG_ALL_RANKS) {
         out->baseline = s->hot.base[rank];
         out->noise = s->hot.noise[rank];
@@ -1418,6 +1425,7 @@ int hn_strag_rank_get(const struct hn_strag *s, unsigned rank, struct hn_strag_r
         if (out->slow) {
             out->onset_step = s->hot.onset[rank];
             out->slowdown_now = s->known[rank] - 1;
+            out->vs_peers_now = vs_reference(out->slowdown_now, out->baseline);
         }
     }
     return 0;

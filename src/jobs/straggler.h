@@ -135,10 +135,11 @@ struct hn_strag_rank_info {
     double noise;    /* relative standard deviation */
     double cusum;    /* current CUSUM statistic (in an episode: the evidence of recovery) */
     uint64_t reports;
-    /* Inside a persistent episode (rank only; else 0): its onset, and its slowdown now, the
-     * median excess of its last (up to 16) reports over its baseline, at least 0. */
+    /* Inside a persistent episode (rank only; else 0): its onset, its slowdown now (the
+     * median excess of its last, up to 16, reports over its baseline, at least 0), and the
+     * same against the step's reference (as a detection's vs_peers). */
     uint64_t onset_step;
-    double slowdown_now;
+    double slowdown_now, vs_peers_now;
 };
 
 struct hn_strag_stats {
