@@ -2,13 +2,14 @@
  * bench_straggler.c - the straggler detector (src/jobs/straggler.c) against two published
  * baselines on synthetic per-rank step times with known truth, in the same run.
  *
- * usage: bench_straggler [--quick | --cpu-only] [--misses] [--seed N] [--shift S] [--h H]
- *                        [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU]
+ * usage: bench_straggler [--quick | --cpu-only] [--misses] [--no-drift] [--seed N] [--shift S]
+ *                        [--h H] [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU]
  *                        [--min-steps N] [--alpha A] [--floor F] [--warmup N]
  *
  * (--quick: a tenth of the jobs; --cpu-only: only the CPU measurement; --misses: houston's
- * in-goal misses and false alarms on stderr, one line each with their circumstances; the other
- * flags override the detector's defaults, for tuning.)
+ * in-goal misses and false alarms on stderr, one line each with their circumstances;
+ * --no-drift: the generator without the ranks' slow drift, to see what following it costs; the
+ * other flags override the detector's defaults, for tuning.)
  *
  * The generator (job_init, job_row) makes jobs of 8 to 16,384 ranks. Each rank's compute time per
  * step is a nominal time times: a constant heterogeneity offset (normal, sd 3%, clipped at +-10%,
@@ -48,6 +49,7 @@
 #include "common/stats.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +70,7 @@
 #define CPU_ROUNDS   5   /* rounds of all detectors in turn; each one's fastest counts */
 
 static int list_misses; /* --misses */
+static int no_drift;    /* --no-drift: every rank's drift amplitude 0 (diagnosis) */
 
 /* ---- counting heap calls (the detector must not allocate after hn_strag_new) ---- */
 
@@ -105,73 +108,6 @@ static double cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- random numbers: splitmix64 seeding xoshiro256** (Blackman & Vigna 2018) ---- */
-
-struct rng {
-    uint64_t s[4];
-};
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *g, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *g)
-{
-    uint64_t *s = g->s;
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
-/* Uniform in (0, 1). */
-static double unif(struct rng *g)
-{
-    return ((double)(rng_next(g) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double unif_in(struct rng *g, double lo, double hi)
-{
-    return lo + (hi - lo) * unif(g);
-}
-
-static unsigned unif_int(struct rng *g, unsigned lo, unsigned hi) /* lo..hi inclusive */
-{
-    return lo + (unsigned)(rng_next(g) % ((uint64_t)hi - lo + 1));
-}
-
-static double gauss(struct rng *g)
-{
-    return sqrt(-2 * log(unif(g))) * cos(6.283185307179586 * unif(g));
-}
-
-/* Student t with 4 degrees of freedom scaled to unit variance (t4 has variance 2): the
- * chi-square with 4 degrees of freedom is -2 ln(U1 U2). */
-static double t4(struct rng *g)
-{
-    double chi = -2 * log(unif(g) * unif(g));
-    return gauss(g) / sqrt(chi / 4) / sqrt(2.0);
 }
 
 /* ---- jobs and their truth ---- */
@@ -234,7 +170,7 @@ static void job_init(struct job *j, unsigned ranks, uint64_t steps, uint64_t see
     j->slow = xcalloc(ranks, sizeof(double));
     for (unsigned r = 0; r < ranks; r++) {
         j->het[r] = 1 + fmax(-0.1, fmin(0.1, 0.03 * gauss(g)));
-        j->amp[r] = unif_in(g, 0, 0.02);
+        j->amp[r] = unif_in(g, 0, 0.02) * (no_drift ? 0 : 1);
         j->period[r] = unif_in(g, 500, 3000);
         j->phase[r] = unif_in(g, 0, 6.283185307179586);
         j->gc_period[r] = unif_int(g, 50, 300);
@@ -625,6 +561,10 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
             list_misses = 1;
             continue;
         }
+        if (strcmp(a, "--no-drift") == 0) {
+            no_drift = 1;
+            continue;
+        }
         if (!v)
             goto bad;
         i++;
@@ -663,7 +603,8 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
     return 0;
 bad:
     fprintf(stderr,
-            "usage: bench_straggler [--quick | --cpu-only] [--misses] [--seed N] [--shift S] "
+            "usage: bench_straggler [--quick | --cpu-only] [--misses] [--no-drift] [--seed N] "
+            "[--shift S] "
             "[--h H] [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] "
             "[--alpha A] [--floor F] [--warmup N]\n");
     return -1;

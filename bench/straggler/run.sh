@@ -7,7 +7,9 @@
 # appends them to bench/results/straggler.md with date, commit and machine.
 # BENCH_STRAGGLER_ARGS passes flags through (--quick for a short run, --seed N).
 # bench/straggler/oracle_bound.py computes what an oracle that knows each onset could find in
-# time (the results file's header has its table).
+# time (the results file's header has its table); straggler_bound (straggler_bound.c, built
+# with the benches) what a detector that knows everything but the onset could find at a given
+# false-alarm rate per rank-step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build-release}
