@@ -957,7 +957,7 @@ int main(int argc, char **argv)
         nmix = 0;
     for (size_t i = 0; i < nmix; i++) {
         for (unsigned k = 0; k < mixes[i].jobs; k++) {
-            run_job(&mixes[i], splitmix(&job_seed), &cfg, sc, &rank_steps);
+            run_job(&mixes[i], hn_splitmix64(&job_seed), &cfg, sc, &rank_steps);
             jobs++;
         }
     }

@@ -1,10 +1,12 @@
 /*
- * rng.h - the straggler benches' random numbers: splitmix64 seeding xoshiro256** (Blackman &
- * Vigna 2018), uniforms, Gaussians and the unit-variance Student t4 of the generator's jitter.
+ * rng.h - the straggler benches' random numbers: uniforms, Gaussians and the unit-variance
+ * Student t4 of the generator's jitter, on the project's xoshiro256** (common/rng.h).
  * Header-only (static functions) so that bench_straggler and straggler_bound draw the same way.
  */
 #ifndef HOUSTON_BENCH_STRAGGLER_RNG_H
 #define HOUSTON_BENCH_STRAGGLER_RNG_H
+
+#include "common/rng.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -13,36 +15,14 @@ struct rng {
     uint64_t s[4];
 };
 
-static inline uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static inline void rng_seed(struct rng *g, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix(&seed);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
+    hn_xoshiro_seed(g->s, seed);
 }
 
 static inline uint64_t rng_next(struct rng *g)
 {
-    uint64_t *s = g->s;
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
+    return hn_xoshiro_next(g->s);
 }
 
 /* Uniform in (0, 1). */

@@ -19,6 +19,7 @@
 #include "sim/sim.h"
 
 #include "cli/cli.h"
+#include "common/rng.h"
 #include "common/util.h"
 #include "common/xid.h"
 #include "control/brain.h"
@@ -273,28 +274,10 @@ struct hn_sim {
     int started, closed;
 };
 
-/* xoshiro256** (Blackman and Vigna, 2018), seeded by splitmix64. */
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t next_u64(struct hn_sim *s)
-{
-    uint64_t *r = s->rng;
-    uint64_t out = rotl(r[1] * 5, 7) * 9, t = r[1] << 17;
-    r[2] ^= r[0];
-    r[3] ^= r[1];
-    r[1] ^= r[2];
-    r[0] ^= r[3];
-    r[2] ^= t;
-    r[3] = rotl(r[3], 45);
-    return out;
-}
-
+/* Uniform in [0, 1) from the run's xoshiro256** (common/rng.h; seed_rng). */
 static double uniform(struct hn_sim *s)
 {
-    return (double)(next_u64(s) >> 11) * 0x1.0p-53;
+    return (double)(hn_xoshiro_next(s->rng) >> 11) * 0x1.0p-53;
 }
 
 static double expo(struct hn_sim *s, double rate)
@@ -304,13 +287,7 @@ static double expo(struct hn_sim *s, double rate)
 
 static void seed_rng(struct hn_sim *s, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++) {
-        seed += 0x9e3779b97f4a7c15ull;
-        uint64_t z = seed;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        s->rng[i] = z ^ (z >> 31);
-    }
+    hn_xoshiro_seed(s->rng, seed);
 }
 
 /* The brain's clock: virtual seconds since the start, plus the configured epoch (0 for

@@ -15,6 +15,7 @@
  */
 #include "fakenvml.h"
 
+#include "common/rng.h"
 #include "common/util.h"
 #include "profiles.h"
 #include "state.h"
@@ -168,11 +169,7 @@ static double wobble(unsigned gpu, unsigned salt, uint64_t now)
     if (!state.jitter)
         return 0.0;
     uint64_t x = ((uint64_t)gpu << 40) ^ ((uint64_t)salt << 32) ^ ((now - t0_ns) / NS_PER_S);
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return (double)(x >> 11) / (double)(1ull << 52) - 1.0;
+    return (double)(hn_splitmix64(&x) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
 static unsigned clampu(double v, double lo, double hi)
