@@ -4,7 +4,7 @@
  *
  * usage: bench_straggler [--quick | --cpu-only] [--misses] [--no-drift] [--seed N] [--shift S]
  *                        [--h H] [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU]
- *                        [--min-steps N] [--alpha A] [--floor F] [--warmup N]
+ *                        [--min-steps N] [--alpha A] [--alpha-noise N] [--floor F] [--warmup N]
  *
  * (--quick: a tenth of the jobs; --cpu-only: only the CPU measurement; --misses: houston's
  * in-goal misses and false alarms on stderr, one line each with their circumstances;
@@ -590,6 +590,8 @@ static int parse_opts(int argc, char **argv, int *quick, uint64_t *seed,
             cfg->tail_dof = d;
         else if (strcmp(a, "--alpha") == 0)
             cfg->baseline_alpha = d;
+        else if (strcmp(a, "--alpha-noise") == 0)
+            cfg->alpha_noise = d;
         else if (strcmp(a, "--floor") == 0)
             cfg->noise_floor = d;
         else
@@ -606,7 +608,7 @@ bad:
             "usage: bench_straggler [--quick | --cpu-only] [--misses] [--no-drift] [--seed N] "
             "[--shift S] "
             "[--h H] [--big-shift S] [--big-h H] [--min-slowdown F] [--dof NU] [--min-steps N] "
-            "[--alpha A] [--floor F] [--warmup N]\n");
+            "[--alpha A] [--alpha-noise N] [--floor F] [--warmup N]\n");
     return -1;
 }
 

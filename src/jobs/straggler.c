@@ -179,6 +179,7 @@ struct model {
     float big_h;
     /* The thresholds the per-report arithmetic uses, in float once for both paths. */
     float alpha, trend;    /* baseline_alpha; alpha / (1 - alpha), Brown's trend gain (adapt) */
+    float ka, ref;         /* baseline_alpha * alpha_noise, alpha_noise (adapt_weight) */
     float floor, h, spike; /* noise_floor, cusum_h, transient_min */
 };
 
@@ -206,6 +207,8 @@ static void model_init(struct model *e, const struct hn_strag_config *cfg)
     e->big_h = (float)cfg->big_h;
     e->alpha = (float)cfg->baseline_alpha;
     e->trend = (float)(cfg->baseline_alpha / (1 - cfg->baseline_alpha));
+    e->ka = (float)(cfg->baseline_alpha * cfg->alpha_noise);
+    e->ref = (float)cfg->alpha_noise;
     e->floor = (float)cfg->noise_floor;
     e->h = (float)cfg->cusum_h;
     e->spike = (float)cfg->transient_min;
@@ -346,6 +349,7 @@ void hn_strag_config_default(struct hn_strag_config *cfg)
     cfg->warmup = 16;
     cfg->quorum = 0.5;
     cfg->baseline_alpha = 1.0 / 64;
+    cfg->alpha_noise = 0.02;
     cfg->noise_floor = 0.005;
     cfg->shift = 2;
     cfg->tail_dof = 4;
@@ -375,6 +379,8 @@ int hn_strag_config_check(const struct hn_strag_config *c, char *err, size_t err
         bad = "quorum must be a fraction 0..1";
     else if (!within(c->baseline_alpha, 0, 0.5))
         bad = "baseline_alpha must be 0..0.5";
+    else if (!within(c->alpha_noise, 1e-6, 1))
+        bad = "alpha_noise must be 1e-6..1";
     else if (!within(c->noise_floor, 1e-6, 1))
         bad = "noise_floor must be 1e-6..1";
     else if (!within(c->shift, 0.1, 100) || !within(c->tail_dof, 1, 1000))
@@ -606,17 +612,26 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s,
 }
 
 /* The weight a of a series' report number n (n >= 2) in adapt and the trend gain a / (1 - a)
- * of Brown's smoothing: alpha and trend, or 1 / n and 1 / (n - 1) while n * alpha < 1, from one
- * division. (n is held below 2^24, where a float holds it exactly and alpha is in force long
- * since, and converted as a signed number, which vector units can.) */
-static ALWAYS_INLINE void adapt_weight(const struct model *ev, uint32_t reports, float *a,
-                                       float *gain)
+ * of Brown's smoothing: the series' alpha and alpha / (1 - alpha), or 1 / n and 1 / (n - 1)
+ * while n * alpha < 1. A series' alpha is baseline_alpha while its noise is at most alpha_noise,
+ * and baseline_alpha * alpha_noise / noise beyond: the steady-state gain of a Kalman filter
+ * that follows a level drifting at a given rate through noise falls as the noise grows (in
+ * proportion, for a slow drift: Harvey, "Forecasting, structural time series models and the
+ * Kalman filter", 1989, 4.1), so a noisy rank averages over more reports and its normal is
+ * known as well, in noise units, as a quiet one's. (n is held below 2^24, where a float holds
+ * it exactly and alpha is in force long since, and converted as a signed number, which vector
+ * units can.) */
+static ALWAYS_INLINE void adapt_weight(const struct model *ev, uint32_t reports, float noise,
+                                       float *a, float *gain)
 {
     float n = (float)(int32_t)(reports < (1u << 24) ? reports : (1u << 24));
-    int ewma = !(n * ev->alpha < 1);
+    int noisy = noise > ev->ref;
+    float alpha = noisy ? ev->ka / noise : ev->alpha;
+    float trend = noisy ? ev->ka / (noise - ev->ka) : ev->trend;
+    int ewma = !(n * alpha < 1);
     float inv = 1 / (n * (n - 1));
-    *a = ewma ? ev->alpha : (n - 1) * inv;
-    *gain = ewma ? ev->trend : n * inv;
+    *a = ewma ? alpha : (n - 1) * inv;
+    *gain = ewma ? trend : n * inv;
 }
 
 /* Follows slow drifts: baseline and noise move by alpha towards this report, the excess
@@ -627,7 +642,7 @@ static ALWAYS_INLINE void adapt_weight(const struct model *ev, uint32_t reports,
 static ALWAYS_INLINE void adapt(const struct model *ev, struct series *s, float d, float sigma)
 {
     float a, gain;
-    adapt_weight(ev, s->reports, &a, &gain);
+    adapt_weight(ev, s->reports, s->noise, &a, &gain);
     float w = fmaxs(-2 * sigma, fmins(2 * sigma, d));
     float x = s->base * (1 + w);
     float s1 = s->s1 + a * (x - s->s1);
@@ -1271,7 +1286,7 @@ quick_kernel(size_t ranks, const struct quick_k *k, const double *restrict x, fl
         int ad = qn & (settling | ((nc < h / 2) & (ncb < big_h / 2)));
         /* adapt() */
         float a, gain;
-        adapt_weight(&ev, n, &a, &gain);
+        adapt_weight(&ev, n, nz, &a, &gain);
         float w = fmaxs(-2 * sigma, fmins(2 * sigma, d));
         float xb = b * (1 + w);
         float n1 = o1 + a * (xb - o1);

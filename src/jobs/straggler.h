@@ -95,6 +95,8 @@ struct hn_strag_config {
                               * again settle it before evidence counts */
     double quorum;           /* fraction of ranks that must report for a step to count [0.5] */
     double baseline_alpha;   /* EWMA weight of one report in baseline and noise [1/64] */
+    double alpha_noise;      /* a rank noisier than this uses baseline_alpha * alpha_noise /
+                              * its noise instead [0.02]; 1: off */
     double noise_floor;      /* smallest relative noise assumed [0.005] */
     double shift;            /* the slowdown the evidence is tuned to, noise units [2] */
     double tail_dof;         /* degrees of freedom of the t noise model [4] */

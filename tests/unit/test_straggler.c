@@ -185,6 +185,10 @@ static void test_config(void **state)
     bad.big_shift = 0; /* off */
     assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), 0);
     bad = c;
+    bad.alpha_noise = 0;
+    assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "alpha_noise"));
+    bad = c;
     bad.recover_window = 17;
     assert_int_equal(hn_strag_config_check(&bad, NULL, 0), -EINVAL);
 
@@ -753,8 +757,64 @@ static void test_quick_path_is_the_full_path(void **state)
     hn_strag_config_default(&cfg);
     cfg.warmup = 5;
     cfg.baseline_alpha = 1.0 / 16;
+    cfg.alpha_noise = 0.01; /* every rank of the job above smooths with its own alpha */
     cfg.min_steps = 1;
     run_paths(&cfg);
+}
+
+/* The spread across ranks of the baselines of `ranks` equal ranks with Gaussian jitter after
+ * `steps` reports (every rank's true normal is the same, so the spread is the baselines'
+ * error), and their noise estimate, averaged over ranks. With alpha_noise 1 too, into *off. */
+struct spread {
+    double sd, noise;
+};
+
+static void baseline_spread(double jitter, const struct hn_strag_config *cfg, struct spread *out)
+{
+    unsigned ranks = 512;
+    struct hn_strag *s = hn_strag_new(cfg, ranks);
+    assert_non_null(s);
+    double *x = xcalloc(ranks, sizeof(double));
+    struct gen g = {.x = 29};
+    for (uint64_t t = 0; t < 2000; t++) {
+        for (unsigned r = 0; r < ranks; r++)
+            x[r] = 1 + jitter * gen_gauss(&g);
+        assert_int_equal(hn_strag_step(s, t, x), 0);
+    }
+    double sum = 0, sum2 = 0, noise = 0;
+    for (unsigned r = 0; r < ranks; r++) {
+        struct hn_strag_rank_info i;
+        assert_int_equal(hn_strag_rank_get(s, r, &i), 0);
+        sum += i.baseline;
+        sum2 += i.baseline * i.baseline;
+        noise += i.noise;
+    }
+    out->sd = sqrt(sum2 / ranks - (sum / ranks) * (sum / ranks));
+    out->noise = noise / ranks;
+    free(x);
+    hn_strag_free(s);
+}
+
+/* A rank noisier than alpha_noise averages over more reports: at 4% jitter (alpha_noise 2%:
+ * half the weight, twice the reports) its baseline's error is about 1 / sqrt(2) of what
+ * baseline_alpha alone gives, at 1% exactly the same. */
+static void test_noisy_ranks_average_longer(void **state)
+{
+    (void)state;
+    struct hn_strag_config on, off;
+    hn_strag_config_default(&on);
+    off = on;
+    off.alpha_noise = 1;
+    struct spread a, b;
+    baseline_spread(0.04, &on, &a);
+    baseline_spread(0.04, &off, &b);
+    assert_true(a.noise > 0.035 && a.noise < 0.045);
+    assert_true(a.sd < 0.85 * b.sd);
+    assert_true(a.sd > 0.55 * b.sd);
+    baseline_spread(0.01, &on, &a);
+    baseline_spread(0.01, &off, &b);
+    assert_true(a.noise > 0.008 && a.noise < 0.012);
+    assert_true(a.sd == b.sd);
 }
 
 /* The ring's sorting network sorts: every 0-1 input of 16 values (which suffices for a
@@ -896,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_everyone_scatters),
         cmocka_unit_test(test_large_slowdown_and_spike_runs),
         cmocka_unit_test(test_quick_path_is_the_full_path),
+        cmocka_unit_test(test_noisy_ranks_average_longer),
         cmocka_unit_test(test_sort_ring),
         cmocka_unit_test(test_alibaba_job1),
         cmocka_unit_test(test_alibaba_job2),
