@@ -9,7 +9,8 @@
 # bench/straggler/oracle_bound.py computes what an oracle that knows each onset could find in
 # time (the results file's header has its table); straggler_bound (straggler_bound.c, built
 # with the benches) what a detector that knows everything but the onset could find at a given
-# false-alarm rate per rank-step.
+# false-alarm rate per rank-step; baseline_error (baseline_error.c) how far a rank's baseline
+# can be from its true normal under the generator's drift, for several smoothings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build-release}
