@@ -13,11 +13,8 @@ need slurmctld slurmd scontrol sinfo sbatch curl jq
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26957}
 export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27151}
-work=$(mktemp -d /tmp/houston-control.XXXXXX)
 . "$here/lib/control.sh"
-trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
-mkdir -p "$work/slurm"
-slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+control_cluster control
 
 control_config "$work/control.conf" 0.5
 check "houston control --check-config accepts the config" \

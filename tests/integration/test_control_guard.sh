@@ -13,18 +13,12 @@ export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26977}
 export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27171}
 export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18081}
 export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19420}
-work=$(mktemp -d /tmp/houston-guard.XXXXXX)
 . "$here/lib/control.sh"
-trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 40 "$work/control.log"; rm -rf "$work"' EXIT
-mkdir -p "$work/slurm"
-slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+control_cluster guard
 
 control_config "$work/control.conf" 0.25
 check "controller starts" control_start "$work/control.conf"
-for n in n1 n2 n3 n4; do agent_start $n; done
-check "agents report" wait_for 20 bash -c \
-    "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.last_seen != null)] | length') = 4 ]"
-for n in n1 n2 n3 n4; do houston_cli resume $n >/dev/null; done
+fleet_up
 
 say "Xid 79 on n1, n2 and n3 at once"
 for n in n1 n2 n3; do echo "gpu 0 xid 79 id=1" >>"$work/$n/state"; done

@@ -15,11 +15,8 @@ export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27717}
 export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27811}
 export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18089}
 export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19470}
-work=$(mktemp -d /tmp/houston-hetjob.XXXXXX)
 . "$here/lib/control.sh"
-trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 40 "$work/control.log"; rm -rf "$work"' EXIT
-mkdir -p "$work/slurm"
-slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+control_cluster hetjob
 
 control_config "$work/control.conf" 1
 check "controller starts" control_start "$work/control.conf"

@@ -18,11 +18,8 @@ export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27211}
 export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18083}
 export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19440}
 export HN_SOURCE_DIR
-work=$(mktemp -d /tmp/houston-jobs.XXXXXX)
 . "$here/lib/control.sh"
-trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
-mkdir -p "$work/slurm"
-slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+control_cluster jobs
 
 control_config "$work/control.conf" 1
 cat >>"$work/control.conf" <<CONF

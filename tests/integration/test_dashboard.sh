@@ -38,11 +38,8 @@ export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27411}
 export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18087}
 export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19460}
 export HN_SOURCE_DIR
-work=$(mktemp -d /tmp/houston-dashboard.XXXXXX)
 . "$here/lib/control.sh"
-trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 40 "$work/control.log"; rm -rf "$work"' EXIT
-mkdir -p "$work/slurm"
-slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || { echo "FAIL: Slurm did not start"; exit 1; }
+control_cluster dashboard
 
 # houston reaches Slurm through this scontrol, which answers a requeue after 3 s like a busy
 # slurmctld: n2 then stays draining (drained in Slurm, its job still on it) for those seconds

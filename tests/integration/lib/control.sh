@@ -1,10 +1,24 @@
 # Sourced by controller tests: a houston controller and one agent per Slurm node, all real
 # processes on loopback. Needs lib/common.sh and lib/slurm-cluster.sh sourced first, and
-# $work, $HOUSTON, $HN_FAKENVML, $HN_FIXTURES set.
+# $HOUSTON, $HN_FAKENVML, $HN_FIXTURES set; $work is set by control_cluster (or by the test).
 
 CTL_PORT=${HN_TEST_CONTROL_PORT:-18080}
 CTL=http://127.0.0.1:$CTL_PORT
 AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19410}
+
+# control_cluster NAME: the start every Slurm-backed controller test shares. A work directory
+# /tmp/houston-NAME.XXXXXX ($work); on exit the test's processes and the Slurm cluster are
+# stopped, the controller log's tail is printed if a check failed, and the directory goes; a
+# Slurm cluster of n1..n4 under $work/slurm (the test exits when it does not start).
+control_cluster() {
+    work=$(mktemp -d "/tmp/houston-$1.XXXXXX")
+    trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
+    mkdir -p "$work/slurm"
+    slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || {
+        echo "FAIL: Slurm did not start"
+        exit 1
+    }
+}
 
 # control_config FILE GUARD_FRACTION: writes a controller config for nodes n1..n4 in two racks.
 control_config() {
@@ -32,7 +46,7 @@ CONF
 control_start() {
     "$HOUSTON" control --config "$1" >>"$work/control.log" 2>&1 &
     CTL_PID=$!
-    HN_PIDS+=($CTL_PID)
+    HN_PIDS+=("$CTL_PID")
     wait_for 20 curl -fsS "$CTL/healthz"
 }
 
