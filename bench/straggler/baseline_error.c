@@ -60,6 +60,12 @@ static double run(const double *x, const double *truth, double sigma, double a)
     return e;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -111,14 +117,7 @@ int main(int argc, char **argv)
             eflat64 += run(xflat, flat, sigma, 1.0 / 64);
             eflat256 += run(xflat, flat, sigma, 1.0 / 256);
         }
-        /* the median of the best weights (insertion sort: RANKS is small) */
-        for (int i = 1; i < RANKS; i++) {
-            double v = best_a[i];
-            int j = i;
-            for (; j > 0 && best_a[j - 1] > v; j--)
-                best_a[j] = best_a[j - 1];
-            best_a[j] = v;
-        }
+        qsort(best_a, RANKS, sizeof(best_a[0]), cmp_double); /* for their median */
         double n = (double)RANKS * (STEPS - SKIP);
         printf("| %.1f-%.1f%% | %.3f | %.3f | %.3f | 1/%.0f | %.3f | %.3f |\n", 100 * lo, 100 * hi,
                sqrt(e64 / n), sqrt(enoise / n), sqrt(ebest / n), 1 / best_a[RANKS / 2],
