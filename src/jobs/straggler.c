@@ -614,13 +614,14 @@ static void finish_warmup(const struct hn_strag_config *cfg, struct series *s,
 /* The weight a of a series' report number n (n >= 2) in adapt and the trend gain a / (1 - a)
  * of Brown's smoothing: the series' alpha and alpha / (1 - alpha), or 1 / n and 1 / (n - 1)
  * while n * alpha < 1. A series' alpha is baseline_alpha while its noise is at most alpha_noise,
- * and baseline_alpha * alpha_noise / noise beyond: the steady-state gain of a Kalman filter
- * that follows a level drifting at a given rate through noise falls as the noise grows (in
- * proportion, for a slow drift: Harvey, "Forecasting, structural time series models and the
- * Kalman filter", 1989, 4.1), so a noisy rank averages over more reports and its normal is
- * known as well, in noise units, as a quiet one's. (n is held below 2^24, where a float holds
- * it exactly and alpha is in force long since, and converted as a signed number, which vector
- * units can.) */
+ * and baseline_alpha * alpha_noise / noise beyond. The steady-state gain of a Kalman filter
+ * that follows a level drifting at a given rate through noise falls as the noise grows (for a
+ * random-walk level and a slow drift, in proportion to drift / noise: Harvey, "Forecasting,
+ * structural time series models and the Kalman filter", 1989, on the local level model), so a
+ * noisy rank averages over more reports; the proportion and alpha_noise were set on
+ * bench/straggler (bench/results/straggler.md, summary of da5b086). (n is held below 2^24,
+ * where a float holds it exactly and alpha is in force long since, and converted as a signed
+ * number, which vector units can.) */
 static ALWAYS_INLINE void adapt_weight(const struct model *ev, uint32_t reports, float noise,
                                        float *a, float *gain)
 {
