@@ -54,52 +54,57 @@ struct rows {
 
 void hn_usage_straggler(FILE *out)
 {
-    fprintf(out,
-            "usage: houston straggler --csv FILE|- [--step-col NAME] [--rank-col NAME]\n"
-            "                         [--seconds-col NAME] [--comm-col NAME]\n"
-            "                         [--no-transients] [--verbose]\n"
-            "                         [--warmup N] [--threshold H] [--big-threshold H]\n"
-            "                         [--min-slowdown F]\n"
-            "                         [--transient-min F] [--from-start-min F]\n"
-            "                         [--job-min-slowdown F] [--quorum F]\n\n"
-            "Finds stragglers in per-rank step times after the fact: the rank that became\n"
-            "persistently slower than its peers, from which step and by how much; one-off spikes\n"
-            "(transient); the whole job slowing down (job_slowdown); the end of an episode\n"
-            "(recovered); a rank already slow when its baseline was learned (from_start).\n"
-            "docs/straggler.md explains the method.\n\n"
-            "input:\n"
-            "  --csv FILE           CSV with a header line naming the columns, one row per rank\n"
-            "                       and step (any order; extra columns ignored); - reads stdin\n"
-            "  --step-col NAME      column with the step number, an integer (default: step)\n"
-            "  --rank-col NAME      column with the rank, an integer (default: rank)\n"
-            "  --seconds-col NAME   column with the time (default: seconds). Only ratios\n"
-            "                       matter, so any unit or a normalised value works. Give the\n"
-            "                       time each rank computed (step minus collective wait): in\n"
-            "                       synchronous training the wall step time is nearly equal on\n"
-            "                       every rank. Alibaba PAI traces: --step-col time\n"
-            "                       --rank-col worker --seconds-col batch_time_norm\n"
-            "  --comm-col NAME      column with the time the rank waited in collectives in the\n"
-            "                       step, subtracted from --seconds-col (phase times)\n"
-            "output:\n"
-            "  --no-transients      leave out transient detections (one-off spikes)\n"
-            "  --verbose            a summary line on stderr (rows, ranks, steps)\n"
-            "detector (defaults in brackets):\n"
-            "  --warmup N           reports per rank that learn its baseline [16], 3..16\n"
-            "  --threshold H        evidence (log-likelihood ratio) that fires [12.5]\n"
-            "  --big-threshold H    the same for the CUSUM tuned to large slowdowns [19]\n"
-            "  --min-slowdown F     smallest persistent slowdown reported [0.025]\n"
-            "  --transient-min F    smallest one-step slowdown reported as transient [0.5]\n"
-            "  --from-start-min F   slowdown vs peers from the start that is reported [0.2]\n"
-            "  --job-min-slowdown F smallest whole-job slowdown reported [0.1]\n"
-            "  --quorum F           fraction of ranks a step needs to count [0.5]\n\n"
-            "Prints one JSON object per line and detection, nothing for a healthy job:\n"
-            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8196,\n"
-            "   \"kind\":\"persistent\",\"vs_peers\":0.7575,\"peak\":1.4721,\"noise\":0.0342,\n"
-            "   \"score\":27.16}\n"
-            "slowdown is relative to the rank's own normal (0.30 = 30%% slower); vs_peers to\n"
-            "the typical rank; transient and recovered add end_step; job-level lines have\n"
-            "\"rank\":\"all\". Malformed rows are skipped and counted on stderr. Exit 0 when\n"
-            "the input was read, 2 for bad usage or unreadable input.\n");
+    fprintf(
+        out,
+        "usage: houston straggler --csv FILE|- [--step-col NAME] [--rank-col NAME]\n"
+        "                         [--seconds-col NAME] [--comm-col NAME]\n"
+        "                         [--no-transients] [--verbose]\n"
+        "                         [--warmup N] [--threshold H] [--big-threshold H]\n"
+        "                         [--min-slowdown F]\n"
+        "                         [--transient-min F] [--from-start-min F]\n"
+        "                         [--job-min-slowdown F] [--quorum F]\n"
+        "                         [--baseline-alpha A] [--alpha-noise N]\n\n"
+        "Finds stragglers in per-rank step times after the fact: the rank that became\n"
+        "persistently slower than its peers, from which step and by how much; one-off spikes\n"
+        "(transient); the whole job slowing down (job_slowdown); the end of an episode\n"
+        "(recovered); a rank already slow when its baseline was learned (from_start).\n"
+        "docs/straggler.md explains the method.\n\n"
+        "input:\n"
+        "  --csv FILE           CSV with a header line naming the columns, one row per rank\n"
+        "                       and step (any order; extra columns ignored); - reads stdin\n"
+        "  --step-col NAME      column with the step number, an integer (default: step)\n"
+        "  --rank-col NAME      column with the rank, an integer (default: rank)\n"
+        "  --seconds-col NAME   column with the time (default: seconds). Only ratios\n"
+        "                       matter, so any unit or a normalised value works. Give the\n"
+        "                       time each rank computed (step minus collective wait): in\n"
+        "                       synchronous training the wall step time is nearly equal on\n"
+        "                       every rank. Alibaba PAI traces: --step-col time\n"
+        "                       --rank-col worker --seconds-col batch_time_norm\n"
+        "  --comm-col NAME      column with the time the rank waited in collectives in the\n"
+        "                       step, subtracted from --seconds-col (phase times)\n"
+        "output:\n"
+        "  --no-transients      leave out transient detections (one-off spikes)\n"
+        "  --verbose            a summary line on stderr (rows, ranks, steps)\n"
+        "detector (defaults in brackets):\n"
+        "  --warmup N           reports per rank that learn its baseline [16], 3..16\n"
+        "  --threshold H        evidence (log-likelihood ratio) that fires [12.5]\n"
+        "  --big-threshold H    the same for the CUSUM tuned to large slowdowns [19]\n"
+        "  --min-slowdown F     smallest persistent slowdown reported [0.025]\n"
+        "  --transient-min F    smallest one-step slowdown reported as transient [0.5]\n"
+        "  --from-start-min F   slowdown vs peers from the start that is reported [0.2]\n"
+        "  --job-min-slowdown F smallest whole-job slowdown reported [0.1]\n"
+        "  --quorum F           fraction of ranks a step needs to count [0.5]\n"
+        "  --baseline-alpha A   weight of one report in a rank's baseline [0.015625], 0..0.5\n"
+        "  --alpha-noise N      a rank noisier than N (relative) uses A * N / its noise [0.02];\n"
+        "                       1 turns that off\n\n"
+        "Prints one JSON object per line and detection, nothing for a healthy job:\n"
+        "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8196,\n"
+        "   \"kind\":\"persistent\",\"vs_peers\":0.7575,\"peak\":1.4721,\"noise\":0.0342,\n"
+        "   \"score\":27.16}\n"
+        "slowdown is relative to the rank's own normal (0.30 = 30%% slower); vs_peers to\n"
+        "the typical rank; transient and recovered add end_step; job-level lines have\n"
+        "\"rank\":\"all\". Malformed rows are skipped and counted on stderr. Exit 0 when\n"
+        "the input was read, 2 for bad usage or unreadable input.\n");
 }
 
 /* ---- options ---- */
@@ -120,6 +125,8 @@ enum {
     OPT_FROM_START_MIN,
     OPT_JOB_MIN_SLOWDOWN,
     OPT_QUORUM,
+    OPT_BASELINE_ALPHA,
+    OPT_ALPHA_NOISE,
 };
 
 static const struct option long_opts[] = {
@@ -138,6 +145,8 @@ static const struct option long_opts[] = {
     {"from-start-min", required_argument, NULL, OPT_FROM_START_MIN},
     {"job-min-slowdown", required_argument, NULL, OPT_JOB_MIN_SLOWDOWN},
     {"quorum", required_argument, NULL, OPT_QUORUM},
+    {"baseline-alpha", required_argument, NULL, OPT_BASELINE_ALPHA},
+    {"alpha-noise", required_argument, NULL, OPT_ALPHA_NOISE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -200,6 +209,10 @@ static int take_opt(struct strag_opts *o, int ch, const char *arg)
         return take_number("--job-min-slowdown", arg, &o->cfg.job_min_slowdown);
     case OPT_QUORUM:
         return take_number("--quorum", arg, &o->cfg.quorum);
+    case OPT_BASELINE_ALPHA:
+        return take_number("--baseline-alpha", arg, &o->cfg.baseline_alpha);
+    case OPT_ALPHA_NOISE:
+        return take_number("--alpha-noise", arg, &o->cfg.alpha_noise);
     default:
         return -1;
     }

@@ -26,6 +26,13 @@ check_eq "job 1: nothing about other ranks" "" "$(grep -v '^{"rank":6,' <<<"$out
 check "job 1: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <<<"$out"
 check_eq "job 1: nothing on stderr" "" "$(cat "$work/err")"
 
+# The same with the baseline smoothing of before alpha_noise, set on the command line: the same
+# answer.
+out=$("$HOUSTON" straggler --csv "$fx/job_1_norm.csv" "${ali[@]}" --baseline-alpha 0.015625 \
+    --alpha-noise 1 2>"$work/err")
+check "job 1, --alpha-noise 1: rank 6 only" \
+    test "$(grep -c '"kind":"persistent"' <<<"$out")" = 1 -a -z "$(grep -v '^{"rank":6,' <<<"$out")"
+
 # Job 2: stable, constant offsets between workers; one duplicate row.
 out=$("$HOUSTON" straggler --csv "$fx/job_2_norm.csv" "${ali[@]}" 2>"$work/err")
 check_eq "job 2: exit 0" 0 $?
@@ -107,6 +114,9 @@ expect_2 "missing --comm-col column" --csv "$work/job.csv" --comm-col wait
 expect_2 "bad threshold" --csv "$work/job.csv" --threshold x
 expect_2 "big threshold out of range" --csv "$work/job.csv" --big-threshold 0
 expect_2 "warm-up out of range" --csv "$work/job.csv" --warmup 2
+expect_2 "alpha-noise out of range" --csv "$work/job.csv" --alpha-noise 0
+check "it names alpha_noise" grep -q 'alpha_noise' "$work/err"
+expect_2 "baseline-alpha out of range" --csv "$work/job.csv" --baseline-alpha 0.6
 expect_2 "unknown option" --csv "$work/job.csv" --frobnicate
 : >"$work/empty.csv"
 expect_2 "empty input" --csv "$work/empty.csv"
