@@ -23,10 +23,11 @@
  *      refined by a running mean over as many again (settling: no evidence counts yet), then
  *      followed by Brown's double exponential smoothing with weight `baseline_alpha` (less,
  *      in proportion, for a rank noisier than `alpha_noise`), which tracks a linear drift
- *      without lag, fed winsorised ratios and frozen while the rank looks suspicious. Constant
- * heterogeneity (one rank 9% slower than another for the whole job, Alibaba job 2) is the rank's
- * normal and never flagged. A rank already `from_start_min` or more slower than the reference when
- * its warm-up ends is reported once as from_start; smaller offsets are normal heterogeneity.
+ *      without lag, fed winsorised ratios and frozen while the rank looks suspicious.
+ *      Constant heterogeneity (one rank 9% slower than another for the whole job, Alibaba
+ *      job 2) is the rank's normal and never flagged. A rank already `from_start_min` or more
+ *      slower than the reference when its warm-up ends is reported once as from_start;
+ *      smaller offsets are normal heterogeneity.
  *   3. Evidence. The excess d = q / b - 1 is standardised by the rank's noise, taken as the
  *      largest of its own robust estimate, the typical rank's (the median over ranks, so that
  *      no rank is assumed quieter than its peers) and this step's cross-rank spread over 1.5

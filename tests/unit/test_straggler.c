@@ -762,9 +762,9 @@ static void test_quick_path_is_the_full_path(void **state)
     run_paths(&cfg);
 }
 
-/* The spread across ranks of the baselines of `ranks` equal ranks with Gaussian jitter after
- * `steps` reports (every rank's true normal is the same, so the spread is the baselines'
- * error), and their noise estimate, averaged over ranks. With alpha_noise 1 too, into *off. */
+/* After 2,000 steps of 512 equal ranks with Gaussian jitter: the spread across ranks of their
+ * baselines (every rank's true normal is the same, so the spread is the baselines' error) and
+ * their noise estimate, averaged over ranks. */
 struct spread {
     double sd, noise;
 };
