@@ -54,6 +54,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->restart_s = 300;
     cfg->sbe_rate_per_h = 100;
     cfg->straggler_horizon_s = 3600;
+    hn_strag_config_default(&cfg->straggler);
     cfg->hang_min_s = 120;
     cfg->hang_k = 10;
     cfg->ranks_per_node_max = 64;
@@ -67,6 +68,8 @@ struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
         b->cfg = *cfg;
     else
         hn_brain_config_default(&b->cfg);
+    if (hn_strag_config_check(&b->cfg.straggler, NULL, 0) != 0)
+        hn_strag_config_default(&b->cfg.straggler);
     b->next_action = 1;
     b->jobs = hb_jobs_new();
     return b;

@@ -35,6 +35,7 @@
 
 #include "common/fields.h"
 #include "common/jobid.h"
+#include "jobs/straggler.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -136,6 +137,10 @@ struct hn_brain_config {
     double hang_min_s;          /* 120 */
     double hang_k;              /* 10 */
     char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
+    /* The straggler detector's thresholds for every job (hn_strag_config_default; the
+     * controller's straggler-NAME settings). hn_brain_new uses the defaults instead when they
+     * fail hn_strag_config_check. */
+    struct hn_strag_config straggler;
     /* A job's ranks: at most ranks_per_node_max for each node the scheduler lists it on or
      * that reported for it (hn_brain_step), never more than 2^20. */
     unsigned ranks_per_node_max; /* 64 (0 counts as 1) */

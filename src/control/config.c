@@ -155,7 +155,8 @@ static int add_rule(struct hn_control_config *cfg, const char *v, char *err, siz
     return 0;
 }
 
-/* Keys a rules file may set fleet-wide: thresholds, never where to listen or what to run. */
+/* Keys a rules file may set fleet-wide: thresholds, never where to listen or what to run
+ * (and the straggler detector's, straggler-NAME). */
 static const char *const rule_keys[] = {
     "retired-pages-limit", "nvlink-crc-per-s",  "pcie-replay-per-lane-per-min",
     "laggard-min-util",    "laggard-k",         "laggard-min-drop",
@@ -211,7 +212,7 @@ static int load_rules(struct hn_control_config *cfg, const char *path, char *err
             size_t k = 0;
             while (k < HN_ARRAY_LEN(rule_keys) && strcmp(rule_keys[k], key) != 0)
                 k++;
-            if (k == HN_ARRAY_LEN(rule_keys)) {
+            if (k == HN_ARRAY_LEN(rule_keys) && strncmp(key, "straggler-", 10) != 0) {
                 snprintf(err, errsize, "rules-file %s: record %d: '%s' is not a rule threshold",
                          path, line, key);
                 rc = -1;
@@ -391,6 +392,17 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->restart_s, v, 0, 86400, key, err, errsize);
     if (strcmp(key, "straggler-horizon") == 0)
         return set_num(&b->straggler_horizon_s, v, 0, 30 * 86400, key, err, errsize);
+    if (strncmp(key, "straggler-", 10) == 0) {
+        char why[128];
+        int rc = hn_strag_config_set(&b->straggler, key + 10, v, why, sizeof(why));
+        if (rc == 0)
+            return 0;
+        if (rc == -ENOENT)
+            snprintf(err, errsize, "unknown setting '%s'", key);
+        else
+            snprintf(err, errsize, "%s: %s", key, why);
+        return -1;
+    }
     if (strcmp(key, "hang-min") == 0)
         return set_num(&b->hang_min_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "hang-k") == 0)

@@ -650,9 +650,7 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
 {
     if (r->have && j->l.ranks >= 2) {
         if (!j->strag) {
-            struct hn_strag_config sc;
-            hn_strag_config_default(&sc);
-            j->strag = hn_strag_new(&sc, j->l.ranks);
+            j->strag = hn_strag_new(&b->cfg.straggler, j->l.ranks);
             j->ndrift = 0; /* a new detector: no episode goes on */
         }
         if (j->strag && hn_strag_step(j->strag, r->step, r->secs) > 0) {

@@ -20,6 +20,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,33 +371,91 @@ static int within(double v, double lo, double hi)
     return v >= lo && v <= hi;
 }
 
+/* The thresholds an operator may set, by the names that `houston straggler`'s flags
+ * (--NAME) and the controller's settings (straggler-NAME) give them, with their ranges. */
+static const struct setting {
+    const char *name;
+    size_t off;
+    int count; /* an unsigned field, set from a whole number */
+    double lo, hi;
+} settings[] = {
+    {"warmup", offsetof(struct hn_strag_config, warmup), 1, 3, HN_STRAG_RING},
+    {"threshold", offsetof(struct hn_strag_config, cusum_h), 0, 0.1, 1000},
+    {"big-threshold", offsetof(struct hn_strag_config, big_h), 0, 0.1, 1000},
+    {"min-slowdown", offsetof(struct hn_strag_config, min_slowdown), 0, 0, 100},
+    {"transient-min", offsetof(struct hn_strag_config, transient_min), 0, 1e-6, 1e6},
+    {"from-start-min", offsetof(struct hn_strag_config, from_start_min), 0, 1e-6, 1e6},
+    {"job-min-slowdown", offsetof(struct hn_strag_config, job_min_slowdown), 0, 0, 100},
+    {"quorum", offsetof(struct hn_strag_config, quorum), 0, 0, 1},
+    {"baseline-alpha", offsetof(struct hn_strag_config, baseline_alpha), 0, 0, 0.5},
+    {"alpha-noise", offsetof(struct hn_strag_config, alpha_noise), 0, 1e-6, 1},
+};
+
+static double setting_get(const struct hn_strag_config *c, const struct setting *t)
+{
+    const char *p = (const char *)c + t->off;
+    if (t->count) {
+        unsigned u;
+        memcpy(&u, p, sizeof(u));
+        return u;
+    }
+    double d;
+    memcpy(&d, p, sizeof(d));
+    return d;
+}
+
+const char *hn_strag_setting_name(size_t i)
+{
+    return i < HN_ARRAY_LEN(settings) ? settings[i].name : NULL;
+}
+
+int hn_strag_config_set(struct hn_strag_config *c, const char *name, const char *value, char *err,
+                        size_t errsize)
+{
+    const struct setting *t = NULL;
+    for (size_t i = 0; i < HN_ARRAY_LEN(settings) && !t; i++) {
+        if (strcmp(settings[i].name, name) == 0)
+            t = &settings[i];
+    }
+    if (!t) {
+        hn_set_err(err, errsize, "'%s' is not a straggler threshold", name);
+        return -ENOENT;
+    }
+    double d;
+    if (hn_parse_double(value, &d) != 0 || !within(d, t->lo, t->hi) ||
+        (t->count && d != floor(d))) {
+        hn_set_err(err, errsize, "'%s' is not a %s in [%g, %g]", value,
+                   t->count ? "whole number" : "number", t->lo, t->hi);
+        return -EINVAL;
+    }
+    char *p = (char *)c + t->off;
+    if (t->count) {
+        unsigned u = (unsigned)d;
+        memcpy(p, &u, sizeof(u));
+    } else {
+        memcpy(p, &d, sizeof(d));
+    }
+    return 0;
+}
+
 int hn_strag_config_check(const struct hn_strag_config *c, char *err, size_t errsize)
 {
+    for (size_t i = 0; i < HN_ARRAY_LEN(settings); i++) {
+        const struct setting *t = &settings[i];
+        if (!within(setting_get(c, t), t->lo, t->hi)) {
+            hn_set_err(err, errsize, "%s must be %g..%g", t->name, t->lo, t->hi);
+            return -EINVAL;
+        }
+    }
     const char *bad = NULL;
-    if (c->warmup < 3 || c->warmup > HN_STRAG_RING)
-        bad = "warmup must be 3..16 reports";
-    else if (!within(c->quorum, 0, 1))
-        bad = "quorum must be a fraction 0..1";
-    else if (!within(c->baseline_alpha, 0, 0.5))
-        bad = "baseline_alpha must be 0..0.5";
-    else if (!within(c->alpha_noise, 1e-6, 1))
-        bad = "alpha_noise must be 1e-6..1";
-    else if (!within(c->noise_floor, 1e-6, 1))
+    if (!within(c->noise_floor, 1e-6, 1))
         bad = "noise_floor must be 1e-6..1";
     else if (!within(c->shift, 0.1, 100) || !within(c->tail_dof, 1, 1000))
         bad = "shift must be 0.1..100 noise units and tail_dof 1..1000";
-    else if (!within(c->cusum_h, 0.1, 1000))
-        bad = "cusum_h must be 0.1..1000";
     else if (c->big_shift != 0 && !(within(c->big_shift, 0.1, 100) && c->big_shift > c->shift))
         bad = "big_shift must be 0 (off) or above shift, at most 100 noise units";
-    else if (!within(c->big_h, 0.1, 1000))
-        bad = "big_h must be 0.1..1000";
     else if (c->min_steps < 1 || c->min_steps > HN_STRAG_RING)
         bad = "min_steps must be 1..16";
-    else if (!within(c->min_slowdown, 0, 100) || !within(c->job_min_slowdown, 0, 100))
-        bad = "min_slowdown and job_min_slowdown must be 0..100";
-    else if (!within(c->transient_min, 1e-6, 1e6) || !within(c->from_start_min, 1e-6, 1e6))
-        bad = "transient_min and from_start_min must be positive";
     else if (c->recover_window < 3 || c->recover_window > HN_STRAG_RING)
         bad = "recover_window must be 3..16 reports";
     if (bad) {

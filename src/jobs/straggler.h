@@ -160,6 +160,17 @@ void hn_strag_config_default(struct hn_strag_config *cfg);
 /* Checks cfg; returns 0, or -EINVAL with the first problem in err. */
 int hn_strag_config_check(const struct hn_strag_config *cfg, char *err, size_t errsize);
 
+/* The thresholds an operator sets by name: `houston straggler --NAME VALUE` and the
+ * controller's `straggler-NAME = VALUE`. warmup (warmup), threshold (cusum_h), big-threshold
+ * (big_h), min-slowdown, transient-min, from-start-min, job-min-slowdown, quorum,
+ * baseline-alpha and alpha-noise. hn_strag_config_set parses value and sets it: 0, -ENOENT
+ * for a name not in the list, -EINVAL for a value out of its range (hn_strag_config_check's),
+ * with the reason in err; a refused value changes nothing. hn_strag_setting_name gives the
+ * i-th name, NULL past the last. */
+int hn_strag_config_set(struct hn_strag_config *cfg, const char *name, const char *value, char *err,
+                        size_t errsize);
+const char *hn_strag_setting_name(size_t i);
+
 /* A detector for a job of `ranks` ranks (1..HN_STRAG_MAX_RANKS) with thresholds cfg (copied;
  * NULL: the defaults). Returns NULL when cfg fails hn_strag_config_check or ranks is out of
  * range. All memory is allocated here; the caller frees it with hn_strag_free(). */

@@ -115,16 +115,7 @@ enum {
     OPT_COMM_COL,
     OPT_NO_TRANSIENTS,
     OPT_VERBOSE,
-    OPT_WARMUP,
-    OPT_THRESHOLD,
-    OPT_BIG_THRESHOLD,
-    OPT_MIN_SLOWDOWN,
-    OPT_TRANSIENT_MIN,
-    OPT_FROM_START_MIN,
-    OPT_JOB_MIN_SLOWDOWN,
-    OPT_QUORUM,
-    OPT_BASELINE_ALPHA,
-    OPT_ALPHA_NOISE,
+    OPT_SETTING, /* the detector's thresholds (hn_strag_config_set): OPT_SETTING and above */
 };
 
 static const struct option long_opts[] = {
@@ -135,34 +126,22 @@ static const struct option long_opts[] = {
     {"comm-col", required_argument, NULL, OPT_COMM_COL},
     {"no-transients", no_argument, NULL, OPT_NO_TRANSIENTS},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"big-threshold", required_argument, NULL, OPT_BIG_THRESHOLD},
-    {"min-slowdown", required_argument, NULL, OPT_MIN_SLOWDOWN},
-    {"transient-min", required_argument, NULL, OPT_TRANSIENT_MIN},
-    {"from-start-min", required_argument, NULL, OPT_FROM_START_MIN},
-    {"job-min-slowdown", required_argument, NULL, OPT_JOB_MIN_SLOWDOWN},
-    {"quorum", required_argument, NULL, OPT_QUORUM},
-    {"baseline-alpha", required_argument, NULL, OPT_BASELINE_ALPHA},
-    {"alpha-noise", required_argument, NULL, OPT_ALPHA_NOISE},
+    {"warmup", required_argument, NULL, OPT_SETTING + 0},
+    {"threshold", required_argument, NULL, OPT_SETTING + 1},
+    {"big-threshold", required_argument, NULL, OPT_SETTING + 2},
+    {"min-slowdown", required_argument, NULL, OPT_SETTING + 3},
+    {"transient-min", required_argument, NULL, OPT_SETTING + 4},
+    {"from-start-min", required_argument, NULL, OPT_SETTING + 5},
+    {"job-min-slowdown", required_argument, NULL, OPT_SETTING + 6},
+    {"quorum", required_argument, NULL, OPT_SETTING + 7},
+    {"baseline-alpha", required_argument, NULL, OPT_SETTING + 8},
+    {"alpha-noise", required_argument, NULL, OPT_SETTING + 9},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
-static int take_number(const char *flag, const char *arg, double *out)
-{
-    double v;
-    if (hn_parse_double(arg, &v) != 0 || !isfinite(v) || v < 0) {
-        fprintf(stderr, "houston straggler: %s: '%s' is not a number >= 0\n", flag, arg);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int take_opt(struct strag_opts *o, int ch, const char *arg)
 {
-    uint64_t u;
     switch (ch) {
     case OPT_CSV:
         o->csv = arg;
@@ -185,33 +164,16 @@ static int take_opt(struct strag_opts *o, int ch, const char *arg)
     case OPT_VERBOSE:
         o->verbose = 1;
         return 0;
-    case OPT_WARMUP:
-        if (hn_parse_u64(arg, 10, &u) != 0 || u > HN_STRAG_RING) {
-            fprintf(stderr, "houston straggler: --warmup: '%s' is not a count from 3 to %d\n", arg,
-                    HN_STRAG_RING);
+    default:
+        for (const struct option *lo = long_opts; lo->name; lo++) {
+            if (lo->val != ch || ch < OPT_SETTING)
+                continue;
+            char err[128];
+            if (hn_strag_config_set(&o->cfg, lo->name, arg, err, sizeof(err)) == 0)
+                return 0;
+            fprintf(stderr, "houston straggler: --%s: %s\n", lo->name, err);
             return -1;
         }
-        o->cfg.warmup = (unsigned)u;
-        return 0;
-    case OPT_THRESHOLD:
-        return take_number("--threshold", arg, &o->cfg.cusum_h);
-    case OPT_BIG_THRESHOLD:
-        return take_number("--big-threshold", arg, &o->cfg.big_h);
-    case OPT_MIN_SLOWDOWN:
-        return take_number("--min-slowdown", arg, &o->cfg.min_slowdown);
-    case OPT_TRANSIENT_MIN:
-        return take_number("--transient-min", arg, &o->cfg.transient_min);
-    case OPT_FROM_START_MIN:
-        return take_number("--from-start-min", arg, &o->cfg.from_start_min);
-    case OPT_JOB_MIN_SLOWDOWN:
-        return take_number("--job-min-slowdown", arg, &o->cfg.job_min_slowdown);
-    case OPT_QUORUM:
-        return take_number("--quorum", arg, &o->cfg.quorum);
-    case OPT_BASELINE_ALPHA:
-        return take_number("--baseline-alpha", arg, &o->cfg.baseline_alpha);
-    case OPT_ALPHA_NOISE:
-        return take_number("--alpha-noise", arg, &o->cfg.alpha_noise);
-    default:
         return -1;
     }
 }

@@ -115,7 +115,9 @@ expect_2 "bad threshold" --csv "$work/job.csv" --threshold x
 expect_2 "big threshold out of range" --csv "$work/job.csv" --big-threshold 0
 expect_2 "warm-up out of range" --csv "$work/job.csv" --warmup 2
 expect_2 "alpha-noise out of range" --csv "$work/job.csv" --alpha-noise 0
-check "it names alpha_noise" grep -q 'alpha_noise' "$work/err"
+check "it names the flag and the range" grep -qF -- "--alpha-noise: '0' is not a number in [1e-06, 1]" \
+    "$work/err"
+expect_2 "fractional warm-up" --csv "$work/job.csv" --warmup 8.5
 expect_2 "baseline-alpha out of range" --csv "$work/job.csv" --baseline-alpha 0.6
 expect_2 "unknown option" --csv "$work/job.csv" --frobnicate
 : >"$work/empty.csv"

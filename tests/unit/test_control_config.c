@@ -1,8 +1,8 @@
 /*
  * test_control_config.c - the controller's rule thresholds as data: the shipped
  * data/rules.csv holds exactly the compiled-in defaults, an operator's rules file sets
- * fleet-wide and per-SKU thresholds, later config lines win, and bad files are refused with
- * the record that is wrong.
+ * fleet-wide and per-SKU thresholds (the straggler detector's too), later config lines win,
+ * and bad files are refused with the record that is wrong.
  */
 #include "testutil.h"
 
@@ -45,6 +45,32 @@ static void step_trusted_uids(void **state)
     assert_int_equal(c.brain.n_step_trusted_uids, 0);
 }
 
+/* straggler-NAME: the detector's thresholds by the names of houston straggler's flags, range
+ * checked as there; straggler-horizon stays the policy's. */
+static void straggler_thresholds(void **state)
+{
+    (void)state;
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    struct hn_strag_config d;
+    hn_strag_config_default(&d);
+    assert_memory_equal(&c.brain.straggler, &d, sizeof(d));
+    set_ok(&c, "straggler-threshold", "14");
+    set_ok(&c, "straggler-min-slowdown", "0.05");
+    set_ok(&c, "straggler-warmup", "12");
+    set_ok(&c, "straggler-horizon", "600");
+    assert_true(c.brain.straggler.cusum_h == 14 && c.brain.straggler.min_slowdown == 0.05);
+    assert_int_equal(c.brain.straggler.warmup, 12);
+    assert_true(c.brain.straggler_horizon_s == 600);
+    set_fails(&c, "straggler-warmup", "2",
+              "straggler-warmup: '2' is not a whole number in [3, 16]");
+    set_fails(&c, "straggler-quorum", "1.5", "straggler-quorum: '1.5' is not a number in [0, 1]");
+    set_fails(&c, "straggler-shift", "3", "unknown setting 'straggler-shift'");
+    set_fails(&c, "straggler-", "3", "unknown setting 'straggler-'");
+    assert_int_equal(c.brain.straggler.warmup, 12); /* refused lines change nothing */
+    hn_control_config_fini(&c);
+}
+
 static void shipped_rules_are_the_defaults(void **state)
 {
     (void)state;
@@ -83,6 +109,7 @@ static void operator_rules_file(void **state)
     tu_write_file(path, "sku,key,value,source\n"
                         "*,hang-min,30,\"our jobs checkpoint often\"\n"
                         "*,retired-pages-limit,40,\n"
+                        "*,straggler-min-slowdown,0.04,\"small slowdowns cost us little\"\n"
                         "GB200,retired-pages-limit,48,\"vendor advice\"\n"
                         "GB200,nvlink-crc-per-s,20,x\n");
     struct hn_control_config c;
@@ -90,6 +117,7 @@ static void operator_rules_file(void **state)
     set_ok(&c, "rules-file", path);
     assert_true(c.brain.hang_min_s == 30);
     assert_true(c.brain.retired_pages_limit == 40);
+    assert_true(c.brain.straggler.min_slowdown == 0.04);
     assert_int_equal(c.nsku_rules, 1);
     assert_string_equal(c.sku_rules[0].sku, "GB200");
     assert_true(c.sku_rules[0].retired_pages_limit == 48);
@@ -111,6 +139,8 @@ static void bad_rules_files(void **state)
         {"sku,key,value,source\n*,listen,0.0.0.0:1,evil\n", "record 2: 'listen' is not a rule"},
         {"sku,key,value,source\n*,hang-min,-3,x\n", "record 2:"},
         {"sku,key,value,source\nH100,laggard-k,3,x\n", "record 2: rule:"},
+        {"sku,key,value,source\n*,straggler-quorum,2,x\n", "record 2: straggler-quorum:"},
+        {"sku,key,value,source\n*,straggler-csv,x,x\n", "record 2: unknown setting"},
         {"sku,key,value,source\n*,hang-min\n", "record 2: want sku,key,value"},
         {"a,b,c,d\n", "header must be sku,key,value,source"},
         {"sku,key,value,source\n*,\"hang-min,3\n", "rules-file"},
@@ -131,6 +161,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(step_trusted_uids),
+        cmocka_unit_test(straggler_thresholds),
         cmocka_unit_test(shipped_rules_are_the_defaults),
         cmocka_unit_test(operator_rules_file),
         cmocka_unit_test(bad_rules_files),

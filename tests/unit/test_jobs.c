@@ -284,6 +284,41 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* Straggler findings of job 9 when rank 9 computes 30% longer from step 61 to 100, with the
+ * controller's setting straggler-min-slowdown = min_slowdown. */
+static int stragglers_with_min_slowdown(const char *min_slowdown)
+{
+    struct hn_control_config cc;
+    hn_control_config_defaults(&cc);
+    char err[256];
+    if (hn_control_config_set(&cc, "straggler-min-slowdown", min_slowdown, err, sizeof(err)))
+        fail_msg("%s", err);
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler = cc.brain.straggler;
+    hn_control_config_fini(&cc);
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    hn_brain_node_job(b, 0, 0, "9");
+    double slow[16] = {0};
+    int n = 0;
+    for (uint64_t s = 1; s <= 100; s++) {
+        slow[9] = s > 60 ? 0.27 : 0;
+        step_all(b, (double)s, "9", 16, s, 1.0, slow, 0);
+        n += find_output(b, HN_OUT_FINDING, "straggler", NULL);
+    }
+    hn_brain_free(b);
+    return n;
+}
+
+/* The live detector takes its thresholds from the configuration: the 30% straggler is found
+ * with straggler-min-slowdown 0.25 and not with 0.5. */
+static void straggler_thresholds_come_from_the_config(void **state)
+{
+    (void)state;
+    assert_int_equal(stragglers_with_min_slowdown("0.25"), 1);
+    assert_int_equal(stragglers_with_min_slowdown("0.5"), 0);
+}
+
 /* A rank that ran 4% faster than its peers slows down: first to 1% slower than them (drift,
  * information), then, in the same episode, to 10% slower than them: a straggler after all, once
  * the median of its recent reports puts it 5% or more behind them. */
@@ -1006,6 +1041,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(straggler_thresholds_come_from_the_config),
         cmocka_unit_test(drift_that_grows_becomes_a_straggler),
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),

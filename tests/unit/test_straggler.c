@@ -187,13 +187,53 @@ static void test_config(void **state)
     bad = c;
     bad.alpha_noise = 0;
     assert_int_equal(hn_strag_config_check(&bad, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "alpha_noise"));
+    assert_non_null(strstr(err, "alpha-noise"));
     bad = c;
     bad.recover_window = 17;
     assert_int_equal(hn_strag_config_check(&bad, NULL, 0), -EINVAL);
 
     assert_null(hn_strag_new(&bad, 8));
     assert_null(hn_strag_new(&c, 0));
+
+    /* By name, as operators set them: each threshold takes the ends of its range and refuses
+     * what lies beyond (hn_strag_config_check agrees), and a refused value changes nothing. */
+    size_t n = 0;
+    for (const char *name; (name = hn_strag_setting_name(n)) != NULL; n++) {
+        struct hn_strag_config t = c;
+        static const char *const bad_values[] = {"-1", "2000000", "x", "", "nan", "1e400"};
+        for (size_t k = 0; k < sizeof(bad_values) / sizeof(bad_values[0]); k++) {
+            err[0] = '\0';
+            assert_int_equal(hn_strag_config_set(&t, name, bad_values[k], err, sizeof(err)),
+                             -EINVAL);
+            assert_non_null(strstr(err, "is not a"));
+            assert_memory_equal(&t, &c, sizeof(t));
+        }
+        const char *edge = strstr(err, "in [");
+        assert_non_null(edge);
+        double lo, hi;
+        assert_int_equal(sscanf(edge, "in [%lf, %lf]", &lo, &hi), 2);
+        char v[32];
+        snprintf(v, sizeof(v), "%.17g", lo);
+        assert_int_equal(hn_strag_config_set(&t, name, v, err, sizeof(err)), 0);
+        assert_int_equal(hn_strag_config_check(&t, err, sizeof(err)), 0);
+        struct hn_strag_config at_lo = t;
+        snprintf(v, sizeof(v), "%.17g", hi);
+        assert_int_equal(hn_strag_config_set(&t, name, v, err, sizeof(err)), 0);
+        assert_int_equal(hn_strag_config_check(&t, err, sizeof(err)), 0);
+        assert_memory_not_equal(&t, &at_lo, sizeof(t)); /* the value reached the config */
+    }
+    assert_int_equal(n, 10);
+    struct hn_strag_config t = c;
+    assert_int_equal(hn_strag_config_set(&t, "threshold", "13.5", err, sizeof(err)), 0);
+    assert_true(t.cusum_h == 13.5);
+    assert_int_equal(hn_strag_config_set(&t, "warmup", "8", err, sizeof(err)), 0);
+    assert_int_equal(t.warmup, 8);
+    assert_int_equal(hn_strag_config_set(&t, "warmup", "8.5", err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "whole number in [3, 16]"));
+    assert_int_equal(hn_strag_config_set(&t, "alpha-noise", "0.03", err, sizeof(err)), 0);
+    assert_true(t.alpha_noise == 0.03);
+    assert_int_equal(hn_strag_config_set(&t, "shift", "3", err, sizeof(err)), -ENOENT);
+    assert_non_null(strstr(err, "'shift' is not a straggler threshold"));
     assert_null(hn_strag_new(&c, HN_STRAG_MAX_RANKS + 1));
     struct hn_strag *s = hn_strag_new(NULL, 8);
     assert_non_null(s);
