@@ -424,12 +424,16 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 /* What /metrics shows of a job that has not ended. */
 struct job_metrics {
     char id[sizeof(((struct hn_job_ledger *)0)->id)];
-    double gauge[4]; /* mfu, ettr, step, step_seconds: render_jobs' gauges, in order */
+    double gauge[5]; /* render_jobs' gauges, in order */
     double lost_gpu_h[HN_LOSS_NCAUSES];
+    int straggler_rank, straggler_gpu; /* -1: no straggler now; GPU unknown */
+    char straggler_node[HN_NAME_MAX];
+    double straggler_slowdown;
 };
 
-/* Per job that has not ended: MFU, ETTR, step, and lost GPU-hours by cause. Each job's view is
- * taken once; the families are then written one after the other, jobs in the brain's order. */
+/* Per job that has not ended: MFU, ETTR, effective MFU, step, lost GPU-hours by cause, and its
+ * straggler now. Each job's view is taken once; the families are then written one after the
+ * other, jobs in the brain's order. */
 static void render_jobs(struct hn_control *c, struct hn_expo *e)
 {
     static const struct {
@@ -437,6 +441,7 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
     } gauges[] = {
         {"houston_job_mfu", "Model FLOPs utilisation of the job (0-1; docs/jobs.md)."},
         {"houston_job_ettr", "Effective training time ratio: productive / wall time (0-1)."},
+        {"houston_job_effective_mfu", "MFU times ETTR: the share of peak turned into training."},
         {"houston_job_step", "Highest step the job reported."},
         {"houston_job_step_seconds", "Typical (median recent) step time of the job."},
     };
@@ -450,11 +455,23 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         hn_strlcpy(m->id, v.l.id, sizeof(m->id));
         m->gauge[0] = v.mfu;
         m->gauge[1] = v.ettr;
-        m->gauge[2] = (double)v.l.step;
-        m->gauge[3] = v.step_seconds;
+        m->gauge[2] = v.effective_mfu;
+        m->gauge[3] = (double)v.l.step;
+        m->gauge[4] = v.step_seconds;
         memcpy(m->lost_gpu_h, v.lost_gpu_h, sizeof(m->lost_gpu_h));
+        m->straggler_rank = v.straggler_rank;
+        m->straggler_gpu = -1;
+        if (v.straggler_rank >= 0) {
+            const char *node;
+            double sec;
+            hn_strlcpy(m->straggler_node, v.straggler_node, sizeof(m->straggler_node));
+            m->straggler_slowdown = v.straggler_slowdown;
+            if (hn_brain_job_rank(c->brain, i, (unsigned)v.straggler_rank, &node, &m->straggler_gpu,
+                                  &sec) != 0)
+                m->straggler_gpu = -1;
+        }
     }
-    char labels[160];
+    char labels[512]; /* the job id escaped (at most 126 bytes), rank, node and GPU */
     size_t len;
     for (size_t g = 0; g < HN_ARRAY_LEN(gauges); g++) {
         hn_expo_family(e, gauges[g].name, gauges[g].help, HN_GAUGE);
@@ -467,6 +484,27 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
             hn_expo_label(labels, sizeof(labels), &len, "job", jobs[i].id);
             hn_expo_sample(e, gauges[g].name, labels, x);
         }
+    }
+    hn_expo_family(e, "houston_job_straggler_slowdown",
+                   "How much slower than its peers the job's straggler is now (0.3 = 30%), "
+                   "labelled with its rank, node and GPU; absent when none.",
+                   HN_GAUGE);
+    for (size_t i = 0; i < live; i++) {
+        const struct job_metrics *m = &jobs[i];
+        if (m->straggler_rank < 0 || !isfinite(m->straggler_slowdown))
+            continue;
+        char num[16];
+        len = 0;
+        labels[0] = '\0';
+        hn_expo_label(labels, sizeof(labels), &len, "job", m->id);
+        snprintf(num, sizeof(num), "%d", m->straggler_rank);
+        hn_expo_label(labels, sizeof(labels), &len, "rank", num);
+        hn_expo_label(labels, sizeof(labels), &len, "node", m->straggler_node);
+        if (m->straggler_gpu >= 0) {
+            snprintf(num, sizeof(num), "%d", m->straggler_gpu);
+            hn_expo_label(labels, sizeof(labels), &len, "gpu", num);
+        }
+        hn_expo_sample(e, "houston_job_straggler_slowdown", labels, m->straggler_slowdown);
     }
     /* In GPU-seconds, Prometheus' base unit (promtool refuses hours); the API and `houston
      * jobs` give GPU-hours. */

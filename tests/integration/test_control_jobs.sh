@@ -82,6 +82,17 @@ say "rank 5 (n2, GPU 1) becomes 30% slower"
 t0=$(date +%s.%N)
 echo "slow 5 0.3" >"$work/ctlA"
 check "n2 suspect" wait_for 20 node_state_is n2 suspect
+metrics=$(curl -fsS "$CTL/metrics")
+metric() { awk -v n="$1" '$1 == n { print $2 }' <<<"$metrics"; }
+slow=$(metric "houston_job_straggler_slowdown{job=\"$jobA\",rank=\"5\",node=\"n2\",gpu=\"1\"}")
+check "/metrics: job A's straggler is rank 5 on n2, GPU 1, 20-45% slower: $slow" \
+    awk -v s="$slow" 'BEGIN { exit !(s != "" && s > 0.2 && s < 0.45) }'
+m=$(metric "houston_job_mfu{job=\"$jobA\"}")
+e=$(metric "houston_job_ettr{job=\"$jobA\"}")
+x=$(metric "houston_job_effective_mfu{job=\"$jobA\"}")
+check "/metrics: job A's effective MFU $x is its MFU $m times its ETTR $e" \
+    awk -v m="$m" -v e="$e" -v x="$x" 'BEGIN { exit !(x != "" && m > 0 && e > 0 && (x - m * e) ^ 2 < 1e-9) }'
+check "promtool accepts /metrics with a straggler in it" promtool check metrics <<<"$metrics"
 t1=$(date +%s.%N)
 say "time from slowdown to suspect: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s"
 check "straggler event names the job, rank and GPU" jq -e \
