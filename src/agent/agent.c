@@ -326,6 +326,9 @@ void hn_usage_agent(FILE *out)
             "                        360; the oldest is dropped past it)\n"
             "  --step-socket PATH    Unix datagram socket where training processes report\n"
             "                        their steps (default " HN_STEP_SOCKET_DEFAULT "; \"off\")\n"
+            "  --step-subuid-file FILE  subordinate uid ranges (subuid(5)): a report from a\n"
+            "                        uid in user U's range counts as U's, so ranks in rootless\n"
+            "                        containers may report (default /etc/subuid; \"off\")\n"
             "  --log-level LEVEL     error, warn, info or debug (default info)\n"
             "  --once                collect once, print the metrics to stdout and exit\n"
             "  -h, --help            show this help\n");
@@ -364,6 +367,7 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
         {"token-file", required_argument, NULL, 0},
         {"push-queue", required_argument, NULL, 0},
         {"step-socket", required_argument, NULL, 0},
+        {"step-subuid-file", required_argument, NULL, 0},
         {"log-level", required_argument, NULL, 0},
         {"once", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},

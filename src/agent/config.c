@@ -17,6 +17,7 @@ void hn_agent_config_defaults(struct hn_agent_config *cfg)
     hn_strlcpy(cfg->proc_root, "/proc", sizeof(cfg->proc_root));
     hn_strlcpy(cfg->kmsg, "/dev/kmsg", sizeof(cfg->kmsg));
     hn_strlcpy(cfg->step_socket, HN_STEP_SOCKET_DEFAULT, sizeof(cfg->step_socket));
+    hn_strlcpy(cfg->step_subuid_file, "/etc/subuid", sizeof(cfg->step_subuid_file));
     hn_strlcpy(cfg->xid_catalog, hn_xid_default_catalog(), sizeof(cfg->xid_catalog));
     if (gethostname(cfg->hostname, sizeof(cfg->hostname)) != 0)
         hn_strlcpy(cfg->hostname, "localhost", sizeof(cfg->hostname));
@@ -120,6 +121,17 @@ int hn_agent_config_set(struct hn_agent_config *cfg, const char *key, const char
             return -1;
         }
         return set_str(cfg->step_socket, sizeof(cfg->step_socket), value, key, err, errsize);
+    }
+    if (strcmp(key, "step-subuid-file") == 0) {
+        if (strcmp(value, "off") == 0)
+            value = "";
+        else if (value[0] != '/') {
+            snprintf(err, errsize, "step-subuid-file: '%s' is not an absolute path (or \"off\")",
+                     value);
+            return -1;
+        }
+        return set_str(cfg->step_subuid_file, sizeof(cfg->step_subuid_file), value, key, err,
+                       errsize);
     }
     snprintf(err, errsize, "unknown setting '%s'", key);
     return -1;

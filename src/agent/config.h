@@ -21,6 +21,9 @@ struct hn_agent_config {
     char token_file[PATH_MAX];  /* token-file: file holding the cluster token */
     unsigned push_queue;        /* push-queue: frames kept while the controller is away (360) */
     char step_socket[108];      /* step-socket: Unix socket for step reports; "" = off */
+    /* step-subuid-file: subordinate uid ranges (subuid(5)) whose reports count as their
+     * user's; default /etc/subuid, "" = off */
+    char step_subuid_file[PATH_MAX];
 };
 
 #define HN_PUSH_QUEUE_MAX 100000u /* largest push-queue accepted */

@@ -4,7 +4,9 @@
 #include "common/dgram.h"
 #include "common/frame.h"
 #include "common/log.h"
+#include "common/subuid.h"
 #include "common/util.h"
+#include "common/xid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +22,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define DGRAM_BUF     1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
-#define SERIES_MAX    64   /* (job, rank) pairs exported on /metrics */
-#define SERIES_TTL_NS (600ull * 1000000000ull)
-#define QLEN          1024 /* datagrams the socket queues (common/dgram.h) */
+#define DGRAM_BUF         1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
+#define SERIES_MAX        64 /* (job, rank) pairs exported on /metrics */
+#define SERIES_TTL_NS     (600ull * 1000000000ull)
+#define QLEN              1024                    /* datagrams the socket queues (common/dgram.h) */
+#define SUBUID_RECHECK_NS (10ull * 1000000000ull) /* how often the subuid file is looked at */
 
 struct series {
     char job[HN_JOB_ID_SIZE];
@@ -41,18 +44,80 @@ struct steps {
     /* Filled by the receiver thread under lock. */
     struct hn_steps_report queue[HN_STEPS_CYCLE_MAX];
     unsigned nqueue;
-    uint64_t accepted, malformed, dropped;
+    uint64_t accepted, malformed, dropped, from_subuid;
     char last_error[160];
     int new_error;
+    /* Receiver thread only (and init, before it starts): the subordinate uid ranges of
+     * subuid_path, read again when the file changes (looked at every 10 s at most). */
+    char subuid_path[PATH_MAX];
+    struct hn_subuid subuid;
+    struct stat subuid_st; /* the file as last read; st_ino 0: none */
+    uint64_t subuid_checked_ns;
     /* Collect thread only. */
     struct hn_steps_report cycle[HN_STEPS_CYCLE_MAX];
     unsigned ncycle;
     struct series series[SERIES_MAX];
 };
 
-static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t uid)
+/* Reads subuid_path again if it changed since it was last read (or went away). */
+static void subuid_refresh(struct steps *st)
 {
-    struct hn_steps_report r = {.uid = uid};
+    struct stat sb;
+    if (stat(st->subuid_path, &sb) != 0) {
+        if (st->subuid_st.st_ino)
+            hn_info("steps: %s: %s; no subordinate uid counts as its user's now", st->subuid_path,
+                    strerror(errno));
+        hn_subuid_fini(&st->subuid);
+        memset(&st->subuid_st, 0, sizeof(st->subuid_st));
+        return;
+    }
+    if (sb.st_ino == st->subuid_st.st_ino && sb.st_dev == st->subuid_st.st_dev &&
+        sb.st_size == st->subuid_st.st_size && sb.st_mtim.tv_sec == st->subuid_st.st_mtim.tv_sec &&
+        sb.st_mtim.tv_nsec == st->subuid_st.st_mtim.tv_nsec)
+        return;
+    st->subuid_st = sb;
+    char *text = NULL, err[160] = "";
+    size_t len = 0;
+    struct hn_subuid t;
+    if (hn_csv_read_file(st->subuid_path, &text, &len, err, sizeof(err)) != 0 ||
+        hn_subuid_parse(text, len, NULL, &t, err, sizeof(err)) != 0) {
+        hn_warn("steps: %s: %s; no subordinate uid counts as its user's", st->subuid_path, err);
+        hn_subuid_fini(&st->subuid);
+    } else {
+        hn_subuid_fini(&st->subuid);
+        st->subuid = t;
+        if (t.skipped)
+            hn_warn("steps: %s: %u lines left out (the first, %s)", st->subuid_path, t.skipped,
+                    err);
+        hn_info("steps: %zu subordinate uid ranges from %s: their reports count as their "
+                "users'",
+                t.n, st->subuid_path);
+    }
+    free(text);
+}
+
+/* The uid a report counts as: the user whose subordinate range holds uid, or uid itself. */
+static uint32_t report_uid(struct steps *st, uint32_t uid, int *mapped)
+{
+    *mapped = 0;
+    if (!st->subuid_path[0] || uid == HN_FRAME_NO_U32)
+        return uid;
+    uint64_t now = hn_mono_ns();
+    if (now - st->subuid_checked_ns >= SUBUID_RECHECK_NS) {
+        st->subuid_checked_ns = now;
+        subuid_refresh(st);
+    }
+    uint32_t owner;
+    if (!hn_subuid_owner(&st->subuid, uid, &owner))
+        return uid;
+    *mapped = 1;
+    return owner;
+}
+
+static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t sender)
+{
+    int mapped;
+    struct hn_steps_report r = {.uid = report_uid(st, sender, &mapped)};
     char err[160];
     int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
     r.time_ns = hn_wall_ns();
@@ -66,6 +131,7 @@ static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t ui
     } else {
         st->queue[st->nqueue++] = r;
         st->accepted++;
+        st->from_subuid += (uint64_t)mapped;
     }
     pthread_mutex_unlock(&st->lock);
 }
@@ -172,6 +238,11 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
     }
     struct steps *st = xcalloc(1, sizeof(*st));
     hn_strlcpy(st->path, cfg->step_socket, sizeof(st->path));
+    hn_strlcpy(st->subuid_path, cfg->step_subuid_file, sizeof(st->subuid_path));
+    if (st->subuid_path[0]) {
+        st->subuid_checked_ns = hn_mono_ns();
+        subuid_refresh(st);
+    }
     st->stop_fd = -1;
     unsigned qlen = 0;
     st->fd = hn_dgram_bind(cfg->step_socket, QLEN, &qlen);
@@ -211,6 +282,7 @@ fail:
         close(st->fd);
     if (st->stop_fd >= 0)
         close(st->stop_fd);
+    hn_subuid_fini(&st->subuid);
     free(st);
     return rc;
 }
@@ -266,11 +338,12 @@ static int steps_collect(void *state)
 static void steps_render(void *state, struct hn_expo *e)
 {
     struct steps *st = state;
-    uint64_t n[3];
+    uint64_t n[3], subuid;
     pthread_mutex_lock(&st->lock);
     n[0] = st->accepted;
     n[1] = st->malformed;
     n[2] = st->dropped;
+    subuid = st->from_subuid;
     pthread_mutex_unlock(&st->lock);
     static const char *const results[] = {"accepted", "malformed", "dropped"};
     char labels[256];
@@ -283,6 +356,11 @@ static void steps_render(void *state, struct hn_expo *e)
         hn_expo_label(labels, sizeof(labels), &len, "result", results[i]);
         hn_expo_sample(e, "houston_agent_step_reports_total", labels, (double)n[i]);
     }
+    hn_expo_family(e, "houston_agent_step_reports_subuid_total",
+                   "Accepted step reports sent from a user's subordinate uid (a rootless "
+                   "container), counted as that user's.",
+                   HN_COUNTER);
+    hn_expo_sample(e, "houston_agent_step_reports_subuid_total", "", (double)subuid);
     static const char *const fam[] = {"houston_step_seconds", "houston_step"};
     static const char *const help[] = {"Duration of the last step a rank on this node reported.",
                                        "Number of the last step a rank on this node reported."};
@@ -315,6 +393,7 @@ static void steps_fini(void *state)
     close(st->fd);
     close(st->stop_fd);
     unlink(st->path);
+    hn_subuid_fini(&st->subuid);
     free(st);
 }
 

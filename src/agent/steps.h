@@ -6,13 +6,14 @@
  * 0666 so any user's job can report; the directory is created) and starts a receiver thread.
  * A socket file left by a dead agent is replaced; one that a live agent answers on is not.
  * The thread parses each datagram (common/stepmsg.h), notes its sender's uid (SO_PASSCRED: the
- * kernel's word, not the sender's) and appends it to a bounded queue;
+ * kernel's word, not the sender's; a user's subordinate uid per --step-subuid-file, common/
+ * subuid.h, counts as the user's) and appends it to a bounded queue;
  * collect moves the queue into the cycle's batch, which the push turns into STEP records.
  * Malformed datagrams and reports beyond the queue are counted, never fatal.
  *
  * Metrics (docs/metrics.md): houston_agent_step_reports_total{result="accepted|malformed|
- * dropped"} and, per (job, rank) seen in the last 10 minutes, houston_step_seconds and
- * houston_step (the last step's time and number).
+ * dropped"}, houston_agent_step_reports_subuid_total and, per (job, rank) seen in the last 10
+ * minutes, houston_step_seconds and houston_step (the last step's time and number).
  */
 #ifndef HN_AGENT_STEPS_H
 #define HN_AGENT_STEPS_H

@@ -27,6 +27,8 @@ hang-min = 4
 restart-overhead = 60
 CONF
 check "controller starts" control_start "$work/control.conf"
+# nobody's subordinate uids, as `usermod --add-subuids` would list them (docs/steps.md)
+echo "nobody:200000:65536" >"$work/subuid"
 fleet_start
 
 job_json() { curl -fsS "$CTL/v1/jobs/$1" | jq -c .job; }
@@ -55,15 +57,16 @@ check "houston jobs --json is the API's list" jq -e ".jobs[0].id == \"$jobA\"" \
 say "another user (nobody) reports a slow rank 5 and a made-up rank 8 for job A, which root owns: refused"
 chmod o+x "$work" "$work/n2" # the socket is 0666; let nobody reach it
 not_owner() { curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_total{result="not_owner"} //p'; }
-# send_as_nobody SOCKET DATAGRAM. Debian's python3 (scripts/install-deps.sh): one under root's
-# home is out of nobody's reach.
-send_as_nobody() {
-    setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+# send_as UID SOCKET DATAGRAM: sent by a process of that uid (and gid). Debian's python3
+# (scripts/install-deps.sh): one under root's home is out of other users' reach.
+send_as() {
+    setpriv --reuid="$1" --regid="$1" --clear-groups /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.sendto(sys.argv[2].encode(), sys.argv[1])' "$1" "$2"
+s.sendto(sys.argv[2].encode(), sys.argv[1])' "$2" "$3"
 }
-export -f not_owner send_as_nobody
+send_as_nobody() { send_as 65534 "$@"; }
+export -f not_owner send_as send_as_nobody
 export CTL
 check_eq "no report refused for its sender yet" 0 "$(not_owner)"
 for i in 5 5 8; do
@@ -158,6 +161,22 @@ before=$(not_owner)
 check "a report of the task from nobody is refused as not the owner's" wait_for 10 bash -c \
     "send_as_nobody $work/n1/step.sock 'hs1 job=$task rank=0 step=1 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
 scancel "$arr"
+
+say "a rootless container: a job of nobody's whose rank runs under one of nobody's subordinate uids"
+chmod o+x "$work/n3"
+chmod -R o+rX "$(dirname "$SLURM_CONF")" 2>/dev/null
+jobC=$(setpriv --reuid=65534 --regid=65534 --clear-groups sbatch --parsable -w n3 -o /dev/null \
+    --chdir=/ --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "nobody's job C running in Slurm" wait_for 20 bash -c "squeue -h -j $jobC -o %T | grep -q RUNNING"
+before=$(not_owner)
+check "a report of job C from uid 300005 (nobody's range ends at 265535) is refused" wait_for 15 bash -c \
+    "send_as 300005 $work/n3/step.sock 'hs1 job=$jobC rank=0 world=1 step=1 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
+send_as 200005 "$work/n3/step.sock" "hs1 job=$jobC rank=0 world=1 step=7 dur=1"
+check "one from uid 200005 counts as nobody's: job C is at step 7" wait_for 10 bash -c \
+    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = 7 ]"
+check "n3's agent counted one report from a subordinate uid" bash -c \
+    "curl -fsS 127.0.0.1:$((AGENT_PORT_BASE + 3))/metrics | grep -qx 'houston_agent_step_reports_subuid_total 1'"
+scancel "$jobC"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
 long=$(printf 'j%.0s' $(seq 63))

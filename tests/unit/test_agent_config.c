@@ -139,6 +139,15 @@ static void test_each_flag(void **unused)
     assert_int_equal(PARSE(&once, "--log-level", "warn"), 0);
     assert_int_equal(PARSE(&once, "--log-level", "loud"), -1);
     hn_log_set_level(HN_LOG_INFO);
+
+    /* Subordinate uids: /etc/subuid unless set; an absolute path, or off. */
+    assert_int_equal(parse_out(&once, NULL, 0, (const char *)NULL), 0);
+    assert_string_equal(cfg.step_subuid_file, "/etc/subuid");
+    assert_int_equal(PARSE(&once, "--step-subuid-file", "/srv/subuid"), 0);
+    assert_string_equal(cfg.step_subuid_file, "/srv/subuid");
+    assert_int_equal(PARSE(&once, "--step-subuid-file", "off"), 0);
+    assert_string_equal(cfg.step_subuid_file, "");
+    assert_int_equal(PARSE(&once, "--step-subuid-file", "subuid"), -1);
 }
 
 static void test_once(void **unused)

@@ -57,12 +57,13 @@ agent_start() {
     [ -e "$work/$node/state" ] || : >"$work/$node/state"
     [ -d "$work/$node/sys" ] || cp -r "$HN_FIXTURES/sysfs-h100" "$work/$node/sys"
     : >"$work/$node/kmsg"
+    [ -e "$work/subuid" ] || : >"$work/subuid" # no subordinate uids unless a test lists some
     HN_FAKENVML_STATE=$work/$node/state "$HOUSTON" agent --hostname "$node" \
         --listen 127.0.0.1:$((AGENT_PORT_BASE + i)) --nvml-lib "$HN_FAKENVML" \
         --sysfs-root "$work/$node/sys" --proc-root "$HN_FIXTURES/host/proc" \
         --kmsg "$work/$node/kmsg" --interval 0.3 --controller "$CTL" \
         --token-file "$work/token" --step-socket "$work/$node/step.sock" \
-        >>"$work/$node/agent.log" 2>&1 &
+        --step-subuid-file "$work/subuid" >>"$work/$node/agent.log" 2>&1 &
     HN_PIDS+=($!)
 }
 
