@@ -22,11 +22,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define DGRAM_BUF         1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
-#define SERIES_MAX        64 /* (job, rank) pairs exported on /metrics */
-#define SERIES_TTL_NS     (600ull * 1000000000ull)
-#define QLEN              1024                    /* datagrams the socket queues (common/dgram.h) */
-#define SUBUID_RECHECK_NS (10ull * 1000000000ull) /* how often the subuid file is looked at */
+#define DGRAM_BUF       1024 /* a datagram longer than HN_STEP_DGRAM_MAX is read whole, then refused */
+#define SERIES_MAX      64 /* (job, rank) pairs exported on /metrics */
+#define SERIES_TTL_NS   (600ull * 1000000000ull)
+#define QLEN            1024                    /* datagrams the socket queues (common/dgram.h) */
+#define SUBUID_RETRY_NS (60ull * 1000000000ull) /* names the name service failed: again */
 
 struct series {
     char job[HN_JOB_ID_SIZE];
@@ -47,81 +47,86 @@ struct steps {
     uint64_t accepted, malformed, dropped, from_subuid;
     char last_error[160];
     int new_error;
-    /* Receiver thread only (and init, before it starts): the subordinate uid ranges of
-     * subuid_path, read again when the file changes (looked at every 10 s at most). */
-    char subuid_path[PATH_MAX];
+    /* The subordinate uid ranges of subuid_path, swapped in by the collect thread and read by
+     * the receiver, under lock. */
     struct hn_subuid subuid;
-    struct stat subuid_st; /* the file as last read; st_ino 0: none */
-    uint64_t subuid_checked_ns;
+    /* Collect thread only (and init): the file as last read (st_ino 0: none), and when to read
+     * it again although it did not change, because the name service failed on a line. */
+    char subuid_path[PATH_MAX];
+    struct stat subuid_st;
+    uint64_t subuid_retry_ns;
     /* Collect thread only. */
     struct hn_steps_report cycle[HN_STEPS_CYCLE_MAX];
     unsigned ncycle;
     struct series series[SERIES_MAX];
 };
 
-/* Reads subuid_path again if it changed since it was last read (or went away). */
+/* Puts t in place of the ranges in use (under lock, so the receiver sees one or the other). */
+static void subuid_swap(struct steps *st, struct hn_subuid *t)
+{
+    struct hn_subuid old;
+    pthread_mutex_lock(&st->lock);
+    old = st->subuid;
+    st->subuid = *t;
+    pthread_mutex_unlock(&st->lock);
+    hn_subuid_fini(&old);
+}
+
+/* Reads subuid_path again if it changed since it was last read, went away, or had a line the
+ * name service could not look up a minute ago. Collect thread (and init): the receiver never
+ * waits on a file or a name service. */
 static void subuid_refresh(struct steps *st)
 {
+    struct hn_subuid t = {0};
     struct stat sb;
     if (stat(st->subuid_path, &sb) != 0) {
         if (st->subuid_st.st_ino)
             hn_info("steps: %s: %s; no subordinate uid counts as its user's now", st->subuid_path,
                     strerror(errno));
-        hn_subuid_fini(&st->subuid);
         memset(&st->subuid_st, 0, sizeof(st->subuid_st));
+        subuid_swap(st, &t);
         return;
     }
+    uint64_t now = hn_mono_ns();
     if (sb.st_ino == st->subuid_st.st_ino && sb.st_dev == st->subuid_st.st_dev &&
         sb.st_size == st->subuid_st.st_size && sb.st_mtim.tv_sec == st->subuid_st.st_mtim.tv_sec &&
-        sb.st_mtim.tv_nsec == st->subuid_st.st_mtim.tv_nsec)
+        sb.st_mtim.tv_nsec == st->subuid_st.st_mtim.tv_nsec &&
+        (!st->subuid_retry_ns || now < st->subuid_retry_ns))
         return;
     st->subuid_st = sb;
+    st->subuid_retry_ns = 0;
     char *text = NULL, err[160] = "";
     size_t len = 0;
-    struct hn_subuid t;
-    if (hn_csv_read_file(st->subuid_path, &text, &len, err, sizeof(err)) != 0 ||
-        hn_subuid_parse(text, len, NULL, &t, err, sizeof(err)) != 0) {
+    if (hn_csv_read_file(st->subuid_path, &text, &len, err, sizeof(err)) != 0) {
+        /* err names the file */
+        hn_warn("steps: %s; no subordinate uid counts as its user's", err);
+    } else if (hn_subuid_parse(text, len, NULL, &t, err, sizeof(err)) != 0) {
         hn_warn("steps: %s: %s; no subordinate uid counts as its user's", st->subuid_path, err);
-        hn_subuid_fini(&st->subuid);
     } else {
-        hn_subuid_fini(&st->subuid);
-        st->subuid = t;
         if (t.skipped)
             hn_warn("steps: %s: %u lines left out (the first, %s)", st->subuid_path, t.skipped,
                     err);
-        hn_info("steps: %zu subordinate uid ranges from %s: their reports count as their "
-                "users'",
-                t.n, st->subuid_path);
+        if (t.unresolved)
+            st->subuid_retry_ns = now + SUBUID_RETRY_NS;
+        hn_info("steps: %zu subordinate uid ranges from %s (root's among them map nothing)", t.n,
+                st->subuid_path);
     }
     free(text);
-}
-
-/* The uid a report counts as: the user whose subordinate range holds uid, or uid itself. */
-static uint32_t report_uid(struct steps *st, uint32_t uid, int *mapped)
-{
-    *mapped = 0;
-    if (!st->subuid_path[0] || uid == HN_FRAME_NO_U32)
-        return uid;
-    uint64_t now = hn_mono_ns();
-    if (now - st->subuid_checked_ns >= SUBUID_RECHECK_NS) {
-        st->subuid_checked_ns = now;
-        subuid_refresh(st);
-    }
-    uint32_t owner;
-    if (!hn_subuid_owner(&st->subuid, uid, &owner))
-        return uid;
-    *mapped = 1;
-    return owner;
+    subuid_swap(st, &t);
 }
 
 static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t sender)
 {
-    int mapped;
-    struct hn_steps_report r = {.uid = report_uid(st, sender, &mapped)};
+    struct hn_steps_report r = {.uid = sender};
     char err[160];
     int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
     r.time_ns = hn_wall_ns();
     pthread_mutex_lock(&st->lock);
+    /* A user's subordinate uid counts as the user's (common/subuid.h). */
+    uint32_t owner;
+    int mapped = sender != HN_FRAME_NO_U32 && hn_subuid_owner(&st->subuid, sender, &owner);
+    if (mapped)
+        r.uid = owner;
     if (rc != 0) {
         st->malformed++;
         hn_strlcpy(st->last_error, err, sizeof(st->last_error));
@@ -239,10 +244,6 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
     struct steps *st = xcalloc(1, sizeof(*st));
     hn_strlcpy(st->path, cfg->step_socket, sizeof(st->path));
     hn_strlcpy(st->subuid_path, cfg->step_subuid_file, sizeof(st->subuid_path));
-    if (st->subuid_path[0]) {
-        st->subuid_checked_ns = hn_mono_ns();
-        subuid_refresh(st);
-    }
     st->stop_fd = -1;
     unsigned qlen = 0;
     st->fd = hn_dgram_bind(cfg->step_socket, QLEN, &qlen);
@@ -267,7 +268,10 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
         goto fail_unlink;
     }
     pthread_mutex_init(&st->lock, NULL);
+    if (st->subuid_path[0])
+        subuid_refresh(st);
     if ((rc = -pthread_create(&st->thread, NULL, receiver, st)) != 0) {
+        hn_subuid_fini(&st->subuid);
         pthread_mutex_destroy(&st->lock);
         goto fail_unlink;
     }
@@ -282,7 +286,6 @@ fail:
         close(st->fd);
     if (st->stop_fd >= 0)
         close(st->stop_fd);
-    hn_subuid_fini(&st->subuid);
     free(st);
     return rc;
 }
@@ -318,6 +321,8 @@ static int steps_collect(void *state)
     pthread_mutex_unlock(&st->lock);
     if (err[0])
         hn_debug("steps: malformed step report: %s", err);
+    if (st->subuid_path[0])
+        subuid_refresh(st);
 
     uint64_t now = hn_wall_ns();
     for (unsigned i = 0; i < st->ncycle; i++) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,12 +13,15 @@ static int resolve_passwd(const char *name, uint32_t *uid)
 {
     struct passwd pw, *res = NULL;
     long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-    char *buf = xmalloc(size > 0 ? (size_t)size : 16384);
-    int rc = getpwnam_r(name, &pw, buf, size > 0 ? (size_t)size : 16384, &res);
+    size_t n = size > 0 ? (size_t)size : 16384;
+    char *buf = xmalloc(n);
+    int rc = getpwnam_r(name, &pw, buf, n, &res);
     if (rc == 0 && res)
         *uid = (uint32_t)res->pw_uid;
     free(buf);
-    return rc == 0 && res ? 0 : -1;
+    if (rc != 0)
+        return -rc;
+    return res ? 0 : -ENOENT;
 }
 
 static int by_start(const void *a, const void *b)
@@ -26,39 +30,68 @@ static int by_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* One line "USER:START:COUNT" into *r; NULL, or why it cannot be used. */
-static const char *parse_line(char *line, hn_subuid_resolve_fn resolve, struct hn_subuid_range *r)
+/* A field of 1 to 10 digits, nothing else (no sign, no blank: newuidmap reads it so), below
+ * 2^32: 0 and *out, or -1. */
+static int digits(const char *s, uint64_t *out)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 10 || s[n] != '\0')
+        return -1;
+    *out = strtoull(s, NULL, 10);
+    return *out <= UINT32_MAX ? 0 : -1;
+}
+
+/* One line "USER:START:COUNT" into *r: 0; -1 when it cannot be used, -2 when the name service
+ * failed (it may be usable later); why says what. */
+static int parse_line(char *line, hn_subuid_resolve_fn resolve, struct hn_subuid_range *r,
+                      char *why, size_t whysize)
 {
     char *f[3] = {line, strchr(line, ':'), NULL};
     if (f[1])
         f[2] = strchr(f[1] + 1, ':');
-    if (!f[1] || !f[2] || strchr(f[2] + 1, ':'))
-        return "not USER:START:COUNT";
+    if (!f[1] || !f[2] || strchr(f[2] + 1, ':') || f[1] == line) {
+        hn_set_err(why, whysize, "not USER:START:COUNT");
+        return -1;
+    }
     *f[1]++ = '\0';
     *f[2]++ = '\0';
-    for (int i = 0; i < 3; i++)
-        f[i] = hn_trim(f[i]);
-    if (!f[0][0])
-        return "not USER:START:COUNT";
     uint64_t start, count, owner;
-    if (hn_parse_u64(f[1], 10, &start) != 0 || hn_parse_u64(f[2], 10, &count) != 0 ||
-        start >= UINT32_MAX || count > (uint64_t)UINT32_MAX - start)
-        return "START and COUNT must be whole numbers within the uid space";
-    if (count == 0)
-        return "COUNT is 0";
-    if (hn_parse_u64(f[0], 10, &owner) == 0) {
-        if (owner >= UINT32_MAX)
-            return "the uid is out of range";
-    } else {
-        uint32_t u;
-        if (resolve(f[0], &u) != 0)
-            return "no such user";
+    int numeric = digits(f[0], &owner) == 0; /* a uid rather than a name */
+    const char *bad = NULL;
+    if (digits(f[1], &start) != 0 || digits(f[2], &count) != 0 || start + count > UINT32_MAX)
+        bad = "START and COUNT must be digits only, within the uid space";
+    else if (count == 0)
+        bad = "COUNT is 0";
+    else if (numeric && owner == UINT32_MAX)
+        bad = "the uid is out of range";
+    if (bad) {
+        hn_set_err(why, whysize, "%s", bad);
+        return -1;
+    }
+    if (!numeric) {
+        uint32_t u = 0; /* a resolver that says 0 and sets nothing: root's, maps nothing */
+        int rc = resolve(f[0], &u);
+        if (rc == -ENOENT) {
+            hn_set_err(why, whysize, "no such user '%s'", f[0]);
+            return -1;
+        }
+        if (rc != 0) {
+            hn_set_err(why, whysize, "looking up '%s' failed: %s", f[0], strerror(-rc));
+            return -2;
+        }
         owner = u;
     }
-    if (owner == 0)
-        return "root's range (never mapped)";
+    /* Root's ranges stay, as ranges that never map: a uid they hold is nobody's. */
+    if (owner != 0 && start < HN_SUBUID_MIN)
+        bad = "START is below 65536, where accounts live";
+    else if (owner != 0 && owner >= start && owner - start < count)
+        bad = "the range holds its owner's own uid";
+    if (bad) {
+        hn_set_err(why, whysize, "%s", bad);
+        return -1;
+    }
     *r = (struct hn_subuid_range){(uint32_t)start, (uint32_t)count, (uint32_t)owner};
-    return NULL;
+    return 0;
 }
 
 int hn_subuid_parse(const char *text, size_t len, hn_subuid_resolve_fn resolve,
@@ -73,28 +106,27 @@ int hn_subuid_parse(const char *text, size_t len, hn_subuid_resolve_fn resolve,
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        const char *at = p;
+        p = nl ? nl + 1 : end;
         lineno++;
-        char line[512];
-        const char *why = NULL;
+        char line[512], why[128] = "";
         struct hn_subuid_range r;
+        int rc = -1;
         if (n >= sizeof(line)) {
-            why = "longer than 511 bytes";
-        } else if (memchr(p, '\0', n)) {
-            why = "holds a NUL byte";
+            hn_set_err(why, sizeof(why), "longer than 511 bytes");
+        } else if (memchr(at, '\0', n)) {
+            hn_set_err(why, sizeof(why), "holds a NUL byte");
         } else {
-            memcpy(line, p, n);
+            memcpy(line, at, n);
             line[n] = '\0';
-            char *t = hn_trim(line);
-            if (!*t || *t == '#') {
-                p += n + 1;
+            if (n == 0 || line[0] == '#')
                 continue;
-            }
-            why = parse_line(t, resolve, &r);
+            rc = parse_line(line, resolve, &r, why, sizeof(why));
         }
-        p += n + 1;
-        if (why) {
+        if (rc != 0) {
             if (!out->skipped++)
                 hn_set_err(err, errsize, "line %u: %s", lineno, why);
+            out->unresolved += rc == -2;
             continue;
         }
         if (out->n == HN_SUBUID_MAX_RANGES) {
@@ -134,8 +166,8 @@ int hn_subuid_owner(const struct hn_subuid *t, uint32_t uid, uint32_t *owner)
         const struct hn_subuid_range *r = &t->range[i];
         if ((uint64_t)uid - r->start >= r->count)
             continue;
-        if (found && r->owner != who)
-            return 0;
+        if (r->owner == 0 || (found && r->owner != who))
+            return 0; /* root's, or two users' */
         found = 1;
         who = r->owner;
     }

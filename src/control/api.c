@@ -499,7 +499,8 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         hn_expo_label(labels, sizeof(labels), &len, "job", m->id);
         snprintf(num, sizeof(num), "%d", m->straggler_rank);
         hn_expo_label(labels, sizeof(labels), &len, "rank", num);
-        hn_expo_label(labels, sizeof(labels), &len, "node", m->straggler_node);
+        if (m->straggler_node[0])
+            hn_expo_label(labels, sizeof(labels), &len, "node", m->straggler_node);
         if (m->straggler_gpu >= 0) {
             snprintf(num, sizeof(num), "%d", m->straggler_gpu);
             hn_expo_label(labels, sizeof(labels), &len, "gpu", num);

@@ -2,6 +2,7 @@
 
 #include "control/brain_int.h"
 
+#include "common/log.h"
 #include "common/stats.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -68,8 +69,11 @@ struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
         b->cfg = *cfg;
     else
         hn_brain_config_default(&b->cfg);
-    if (hn_strag_config_check(&b->cfg.straggler, NULL, 0) != 0)
+    char why[128];
+    if (hn_strag_config_check(&b->cfg.straggler, why, sizeof(why)) != 0) {
+        hn_warn("straggler thresholds: %s; using the defaults", why);
         hn_strag_config_default(&b->cfg.straggler);
+    }
     b->next_action = 1;
     b->jobs = hb_jobs_new();
     return b;

@@ -138,7 +138,7 @@ struct hn_brain_config {
     double hang_k;              /* 10 */
     char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
     /* The straggler detector's thresholds for every job (hn_strag_config_default; the
-     * controller's straggler-NAME settings). hn_brain_new uses the defaults instead when they
+     * controller's straggler-NAME settings). hn_brain_new warns and uses the defaults when they
      * fail hn_strag_config_check. */
     struct hn_strag_config straggler;
     /* A job's ranks: at most ranks_per_node_max for each node the scheduler lists it on or

@@ -165,6 +165,19 @@ static const char *const rule_keys[] = {
     "restart-overhead",    "straggler-horizon", "sbe-rate-per-h",
 };
 
+/* straggler-NAME for a threshold of the straggler detector (hn_strag_config_set). */
+static int is_strag_setting(const char *key)
+{
+    const char *name;
+    if (strncmp(key, "straggler-", 10) != 0)
+        return 0;
+    for (size_t i = 0; (name = hn_strag_setting_name(i)) != NULL; i++) {
+        if (strcmp(key + 10, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 const char *hn_control_rules_default_path(void)
 {
     return HN_DATADIR "/rules.csv";
@@ -212,7 +225,7 @@ static int load_rules(struct hn_control_config *cfg, const char *path, char *err
             size_t k = 0;
             while (k < HN_ARRAY_LEN(rule_keys) && strcmp(rule_keys[k], key) != 0)
                 k++;
-            if (k == HN_ARRAY_LEN(rule_keys) && strncmp(key, "straggler-", 10) != 0) {
+            if (k == HN_ARRAY_LEN(rule_keys) && !is_strag_setting(key)) {
                 snprintf(err, errsize, "rules-file %s: record %d: '%s' is not a rule threshold",
                          path, line, key);
                 rc = -1;

@@ -176,6 +176,15 @@ check "one from uid 200005 counts as nobody's: job C is at step 7" wait_for 10 b
     "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = 7 ]"
 check "n3's agent counted one report from a subordinate uid" bash -c \
     "curl -fsS 127.0.0.1:$((AGENT_PORT_BASE + 3))/metrics | grep -qx 'houston_agent_step_reports_subuid_total 1'"
+say "nobody's range moves to 400000 (the file replaced, as usermod does): the agents read it again"
+echo "nobody:400000:65536" >"$work/subuid.new"
+mv "$work/subuid.new" "$work/subuid"
+before=$(not_owner)
+check "uid 200005 is nobody's no more: refused" wait_for 15 bash -c \
+    "send_as 200005 $work/n3/step.sock 'hs1 job=$jobC rank=0 world=1 step=8 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
+send_as 400005 "$work/n3/step.sock" "hs1 job=$jobC rank=0 world=1 step=9 dur=1"
+check "uid 400005 counts as nobody's: job C is at step 9" wait_for 10 bash -c \
+    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = 9 ]"
 scancel "$jobC"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"

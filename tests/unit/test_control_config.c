@@ -140,7 +140,7 @@ static void bad_rules_files(void **state)
         {"sku,key,value,source\n*,hang-min,-3,x\n", "record 2:"},
         {"sku,key,value,source\nH100,laggard-k,3,x\n", "record 2: rule:"},
         {"sku,key,value,source\n*,straggler-quorum,2,x\n", "record 2: straggler-quorum:"},
-        {"sku,key,value,source\n*,straggler-csv,x,x\n", "record 2: unknown setting"},
+        {"sku,key,value,source\n*,straggler-csv,x,x\n", "record 2: 'straggler-csv' is not a rule"},
         {"sku,key,value,source\n*,hang-min\n", "record 2: want sku,key,value"},
         {"a,b,c,d\n", "header must be sku,key,value,source"},
         {"sku,key,value,source\n*,\"hang-min,3\n", "rules-file"},

@@ -9,6 +9,7 @@
 #include "common/xid.h"
 #include "jobs/straggler.h"
 #include "jobs/straggler_int.h"
+#include "verbs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -155,6 +156,45 @@ static const struct hn_strag_detection *find_kind(const struct hn_strag_detectio
 }
 
 /* ---- configuration and lifecycle ---- */
+
+/* Every threshold settable by name is a flag of `houston straggler`, listed in its help and
+ * taken at the end of its range. */
+static void test_every_setting_is_a_flag(void **state)
+{
+    (void)state;
+    char *help = NULL;
+    size_t hlen = 0;
+    FILE *f = open_memstream(&help, &hlen);
+    assert_non_null(f);
+    hn_usage_straggler(f);
+    fclose(f);
+    char csv[] = "/tmp/hn-test-straggler-XXXXXX";
+    int fd = mkstemp(csv);
+    assert_true(fd >= 0);
+    static const char rows[] = "step,rank,seconds\n1,0,1\n1,1,1\n";
+    assert_int_equal(write(fd, rows, sizeof(rows) - 1), (ssize_t)(sizeof(rows) - 1));
+    close(fd);
+    const char *name;
+    for (size_t i = 0; (name = hn_strag_setting_name(i)) != NULL; i++) {
+        char flag[64], value[32], err[128];
+        snprintf(flag, sizeof(flag), "--%s ", name);
+        if (!strstr(help, flag))
+            fail_msg("houston straggler --help does not list %s", flag);
+        /* Its range's low end, from the error for a value below any range. */
+        struct hn_strag_config c;
+        hn_strag_config_default(&c);
+        assert_int_equal(hn_strag_config_set(&c, name, "-1", err, sizeof(err)), -EINVAL);
+        double lo;
+        assert_int_equal(sscanf(strstr(err, "in ["), "in [%lf", &lo), 1);
+        snprintf(flag, sizeof(flag), "--%s", name);
+        snprintf(value, sizeof(value), "%.17g", lo);
+        char *argv[] = {"straggler", "--csv", csv, flag, value, NULL};
+        if (hn_cmd_straggler(5, argv) != 0)
+            fail_msg("houston straggler %s %s was refused", flag, value);
+    }
+    unlink(csv);
+    free(help);
+}
 
 static void test_config(void **state)
 {
@@ -982,6 +1022,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_every_setting_is_a_flag),
         cmocka_unit_test(test_steps_and_quorum),
         cmocka_unit_test(test_healthy_job_is_silent),
         cmocka_unit_test(test_persistent_slowdown_and_recovery),

@@ -1,7 +1,8 @@
 /*
  * test_subuid.c - whose subordinate uid a uid is (common/subuid.h): ranges of subuid(5) text
- * by name or number, their edges, root's ranges and overlaps left out, bad lines skipped and
- * counted with the first one's reason, and the cap on ranges.
+ * by name or number, read as newuidmap reads them, their edges, root's ranges and overlaps
+ * mapping nothing, ranges among the accounts refused, bad lines skipped and counted with the
+ * first one's reason, and the cap on ranges.
  */
 #include "testutil.h"
 
@@ -9,10 +10,14 @@
 #include "common/subuid.h"
 
 #include <errno.h>
+#include <pwd.h>
 
-/* A name service with two users: alice (1000) and bob (1001); root is 0. */
+/* A name service with two users: alice (1000) and bob (1001); root is 0. Looking up "ldap"
+ * fails as when the directory is down. */
 static int resolve(const char *name, uint32_t *uid)
 {
+    if (strcmp(name, "ldap") == 0)
+        return -EIO;
     static const struct {
         const char *name;
         uint32_t uid;
@@ -23,7 +28,7 @@ static int resolve(const char *name, uint32_t *uid)
             return 0;
         }
     }
-    return -1;
+    return -ENOENT;
 }
 
 static void parse_ok(const char *text, struct hn_subuid *t)
@@ -50,12 +55,12 @@ static void ranges_by_name_and_number(void **state)
     parse_ok("# podman's ranges\n"
              "alice:100000:65536\n"
              "\n"
-             "  1001 : 165536 : 65536  \n"
+             "1001:165536:65536\n"
              "bob:300000:10\n"
-             "root:1000000:1000000000\n",
+             "alice:4294967285:10\n",
              &t);
-    assert_int_equal(t.n, 3);
-    assert_int_equal(t.skipped, 1); /* root's */
+    assert_int_equal(t.n, 4);
+    assert_int_equal(t.skipped, 0);
     assert_int_equal(owner_of(&t, 100000), 1000);
     assert_int_equal(owner_of(&t, 165535), 1000);
     assert_int_equal(owner_of(&t, 165536), 1001);
@@ -64,14 +69,38 @@ static void ranges_by_name_and_number(void **state)
     assert_int_equal(owner_of(&t, 99999), -1);
     assert_int_equal(owner_of(&t, 300009), 1001);
     assert_int_equal(owner_of(&t, 300010), -1);
-    assert_int_equal(owner_of(&t, 1000005), -1); /* root's range: never root */
-    assert_int_equal(owner_of(&t, 0), -1);
+    assert_int_equal(owner_of(&t, 4294967294u), 1000); /* the last uid there is */
+    assert_int_equal(owner_of(&t, 4294967284u), -1);
     assert_int_equal(owner_of(&t, UINT32_MAX), -1);
+    assert_int_equal(owner_of(&t, 0), -1);
+    assert_int_equal(owner_of(&t, 1000), -1);
     hn_subuid_fini(&t);
 
     /* No ranges at all: nobody is anyone's. */
     parse_ok("", &t);
     assert_int_equal(owner_of(&t, 100000), -1);
+    hn_subuid_fini(&t);
+}
+
+/* Root's ranges never map, and block any user's range they overlap (an LXD container under
+ * root's range must not speak as alice). */
+static void roots_ranges_map_nothing(void **state)
+{
+    (void)state;
+    struct hn_subuid t;
+    parse_ok("root:1000000:1000000000\n"
+             "alice:1000000:65536\n"
+             "0:100000:10\n"
+             "bob:100000:65536\n"
+             "bob:200000:65536\n",
+             &t);
+    assert_int_equal(t.n, 5);
+    assert_int_equal(t.skipped, 0);
+    assert_int_equal(owner_of(&t, 1000005), -1);
+    assert_int_equal(owner_of(&t, 1999999999), -1);
+    assert_int_equal(owner_of(&t, 100005), -1);
+    assert_int_equal(owner_of(&t, 100010), 1001);
+    assert_int_equal(owner_of(&t, 200000), 1001);
     hn_subuid_fini(&t);
 }
 
@@ -100,11 +129,26 @@ static void bad_lines_are_skipped(void **state)
     static const struct {
         const char *line, *why;
     } bad[] = {
-        {"alice:100000", "not USER:START:COUNT"}, {"alice:100000:10:x", "not USER:START:COUNT"},
-        {":100000:10", "not USER:START:COUNT"},   {"alice:x:10", "whole numbers"},
-        {"alice:-5:10", "whole numbers"},         {"alice:4294967290:10", "whole numbers"},
-        {"alice:100000:0", "COUNT is 0"},         {"carol:100000:10", "no such user"},
-        {"4294967295:100000:10", "out of range"}, {"0:100000:10", "root's range"},
+        /* clang-format off */
+        {"alice:100000", "not USER:START:COUNT"},
+        {"alice:100000:10:x", "not USER:START:COUNT"},
+        {":100000:10", "not USER:START:COUNT"},
+        {" alice:100000:10", "no such user ' alice'"},
+        {"alice:100000:10 ", "digits only"},
+        {"alice: 100000:10", "digits only"},
+        {"alice:+100000:10", "digits only"},
+        {"alice:x:10", "digits only"},
+        {"alice:-5:10", "digits only"},
+        {"alice:4294967290:10", "within the uid space"},
+        {"alice:100000:0", "COUNT is 0"},
+        {"carol:100000:10", "no such user 'carol'"},
+        {"+1001:100000:10", "no such user '+1001'"},
+        {"4294967295:100000:10", "out of range"},
+        {"alice:1000:10", "below 65536"},
+        {"alice:0:4294967295", "below 65536"},
+        {"70000:65536:10000", "holds its owner's own uid"},
+        {"ldap:100000:10", "looking up 'ldap' failed: Input/output error"},
+        /* clang-format on */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char text[256], err[160] = "";
@@ -114,6 +158,7 @@ static void bad_lines_are_skipped(void **state)
         if (t.n != 2)
             fail_msg("'%s' was taken", bad[i].line);
         assert_int_equal(t.skipped, 1);
+        assert_int_equal(t.unresolved, strncmp(bad[i].line, "ldap:", 5) == 0);
         if (!strstr(err, "line 2: ") || !strstr(err, bad[i].why))
             fail_msg("'%s': '%s' does not say line 2 and '%s'", bad[i].line, err, bad[i].why);
         assert_int_equal(owner_of(&t, 600009), 1001);
@@ -162,17 +207,22 @@ static void too_many_ranges(void **state)
     hn_buf_fini(&b);
 }
 
-/* The system's own name service: root's ranges are still left out, a real user's are kept. */
+/* The system's own name service: a real user's range is kept, an unknown name is not. */
 static void getpwnam_by_default(void **state)
 {
     (void)state;
+    struct passwd *pw = getpwnam("nobody");
+    assert_non_null(pw);
+    uint32_t nobody = (uint32_t)pw->pw_uid;
     struct hn_subuid t;
     char err[160] = "";
     const char *text = "root:100000:10\nnobody:200000:10\nno-such-user-here:300000:10\n";
     assert_int_equal(hn_subuid_parse(text, strlen(text), NULL, &t, err, sizeof(err)), 0);
-    assert_int_equal(t.n, 1);
-    assert_int_equal(t.skipped, 2);
-    assert_int_equal(owner_of(&t, 200003), 65534);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.skipped, 1);
+    assert_int_equal(t.unresolved, 0);
+    assert_non_null(strstr(err, "line 3: no such user"));
+    assert_int_equal(owner_of(&t, 200003), nobody);
     assert_int_equal(owner_of(&t, 100003), -1);
     hn_subuid_fini(&t);
 }
@@ -180,8 +230,11 @@ static void getpwnam_by_default(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ranges_by_name_and_number), cmocka_unit_test(overlaps),
-        cmocka_unit_test(bad_lines_are_skipped),     cmocka_unit_test(too_many_ranges),
+        cmocka_unit_test(ranges_by_name_and_number),
+        cmocka_unit_test(roots_ranges_map_nothing),
+        cmocka_unit_test(overlaps),
+        cmocka_unit_test(bad_lines_are_skipped),
+        cmocka_unit_test(too_many_ranges),
         cmocka_unit_test(getpwnam_by_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
