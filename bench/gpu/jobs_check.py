@@ -9,8 +9,10 @@ then runs bench/gpu/train.py twice:
      must agree with it.
   2. Data-parallel jobs of --ranks processes sharing the GPU (gloo all-reduce each step). From
      --slow-from rank 2 does extra forward/backward work (--slow-frac of its batch, then half
-     that); houston must name it, and nothing before. A third job has no slowdown: houston
-     must name nobody. Each job's rows are also run through `houston straggler --csv` offline
+     that); houston must name it, and nothing before. With more ranks than GPUs the other
+     ranks on its GPU run normally, so the finding must be straggler_shared_gpu and the node
+     stay ready; with a GPU each, the node must become suspect. A third job has no slowdown:
+     houston must name nobody. Each job's rows are also run through `houston straggler --csv` offline
      and written to --out as JOB-steps.csv (step,rank,seconds,dur,comm; seconds = dur - comm).
 Hangs are not checked here: houston calls a job hung only while a scheduler lists it
 (docs/jobs.md), and this machine has no Slurm; test_control_jobs.sh covers them.
@@ -257,8 +259,17 @@ node = gpu1 r1 H200 1
                 self.check(f"{job}: the onset it gives is within 10 steps of the real one",
                            0 <= (first.get("onset_step") or -1) - a.slow_from <= 10,
                            f"onset_step={first.get('onset_step')} slow_from={a.slow_from}")
-            self.check(f"{job}: the node becomes suspect", "suspect" in states or "draining" in states,
-                       str(sorted(x for x in states if x)))
+            ngpus = len((self.get("/v1/nodes/gpu1") or {}).get("gpus") or [])
+            if a.ranks > ngpus:
+                # The ranks time-share the GPUs, and the other ranks on the slowed rank's GPU
+                # run at their normal speed: not the GPU's fault (docs/jobs.md, "Shared GPUs").
+                shared = [e for e in evs if e.get("rule") == "straggler_shared_gpu"]
+                self.check(f"{job}: {a.ranks} ranks on {ngpus} GPU(s): straggler_shared_gpu, "
+                           "the node stays ready", bool(shared) and states <= {"ready", None},
+                           f"{len(shared)} straggler_shared_gpu events, states {sorted(x for x in states if x)}")
+            else:
+                self.check(f"{job}: the node becomes suspect", "suspect" in states or "draining" in states,
+                           str(sorted(x for x in states if x)))
         if not a.small:
             self.check(f"{job}: the controller sees the GPU busy through the real NVML", max(util, default=0) >= 50,
                        f"max util {max(util, default=None)}")

@@ -511,6 +511,28 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
  * counts is the one against the peers: replacing the rank by a typical one gains that much at
  * most. A job the scheduler does not list gets the finding as information and no plan
  * (acts_on). */
+/* Ranks of j in its current run that report from the same node and GPU as rank and look
+ * normal (warm, in no episode, no evidence of a slowdown gathering): the GPU runs them at their
+ * normal speed, so rank's slowdown comes from sharing it (time slices), not from the GPU. A
+ * mate whose evidence is gathering may be slowing down with it, as on a bad GPU, and does not
+ * count. 0 when rank's GPU is unknown. */
+static unsigned healthy_gpu_mates(const struct job *j, unsigned rank)
+{
+    const struct rank_st *me = &j->ranks[rank];
+    unsigned n = 0;
+    if (me->node < 0 || me->gpu < 0 || !j->strag)
+        return 0;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        struct hn_strag_rank_info in;
+        if (r == rank || k->node != me->node || k->gpu != me->gpu || k->run != j->run)
+            continue;
+        if (hn_strag_rank_get(j->strag, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0)
+            n++;
+    }
+    return n;
+}
+
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
                             const struct hn_strag_detection *d)
 {
@@ -519,18 +541,27 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         return;
     }
     struct node *n = rank_node(b, j, d->rank);
-    int act = acts_on(b, j);
+    unsigned mates = n ? healthy_gpu_mates(j, d->rank) : 0;
+    int act = acts_on(b, j) && !mates;
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev),
              "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f vs_peers=%.3f "
-             "ranks=%u",
+             "ranks=%u gpu_mates=%u",
              j->l.id, d->rank, (unsigned long long)d->onset_step,
-             (unsigned long long)d->detect_step, d->slowdown, d->vs_peers, j->l.ranks);
-    hb_finding_set(&f, "straggler", act ? HN_SEV_SUSPECT : HN_SEV_INFO,
-                   n ? j->ranks[d->rank].gpu : -1, ev,
-                   "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
-                   d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step);
+             (unsigned long long)d->detect_step, d->slowdown, d->vs_peers, j->l.ranks, mates);
+    if (mates)
+        hb_finding_set(&f, "straggler_shared_gpu", HN_SEV_INFO, j->ranks[d->rank].gpu, ev,
+                       "job %s rank %u is %.0f%% slower than its peers since step %llu, but it "
+                       "shares its GPU with %u rank%s of the job that are not slow: time "
+                       "slicing, not the GPU",
+                       j->l.id, d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step,
+                       mates, mates == 1 ? "" : "s");
+    else
+        hb_finding_set(&f, "straggler", act ? HN_SEV_SUSPECT : HN_SEV_INFO,
+                       n ? j->ranks[d->rank].gpu : -1, ev,
+                       "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
+                       d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step);
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f);
@@ -548,7 +579,12 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     double restart = b->cfg.restart_s;
     double waste = b->cfg.straggler_horizon_s * j->strag_slow / (1 + j->strag_slow);
     j->drain_planned = act && n && waste > restart;
-    if (!act)
+    if (mates)
+        snprintf(j->plan, sizeof(j->plan),
+                 "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
+                 "give each rank its own GPU",
+                 n->name, d->rank, j->ranks[d->rank].gpu, mates, mates == 1 ? "" : "s");
+    else if (!act)
         snprintf(j->plan, sizeof(j->plan),
                  "none: the scheduler does not list job %s, so its reports are not known to "
                  "come from its owner",

@@ -284,6 +284,74 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* Job 9's 16 ranks, 4 a node, but n1's four time-share its GPU 0 (as in the H200 check,
+ * bench/results/gpu-h200.md); slow[r] as in step_all. */
+static void step_shared(struct hn_brain *b, double now, uint64_t step, const double *slow)
+{
+    double extra = 0;
+    for (int r = 0; r < 16; r++)
+        extra = fmax(extra, slow[r]);
+    for (int r = 0; r < 16; r++) {
+        struct hn_step_in s = report("9", r, 16, step, 1.0 + extra);
+        if (r < 4)
+            s.gpu = s.local_rank = 0;
+        double jitter = 0.004 * (double)((step * 7 + (uint64_t)r * 13) % 5) / 4.0;
+        s.comm_s = extra - slow[r] + 0.1 - jitter;
+        assert_int_equal(hn_brain_step(b, now, r / 4, &s), 0);
+    }
+}
+
+/* A rank that shares its GPU with ranks of the job that stay normal is slow from the time
+ * slicing, not from the GPU: information, the node stays ready, the plan keeps it. When all
+ * the ranks on that GPU slow down together (case 1), or the others gather evidence of a
+ * slowdown too small to report (case 2: 1.5%), the GPU is the suspect after all. */
+static void straggler_on_a_shared_gpu(void **state)
+{
+    (void)state;
+    for (int all = 0; all <= 2; all++) {
+        struct hn_brain *b = fleet(4);
+        double slow[16] = {0};
+        uint64_t s = 1;
+        for (; s <= 60; s++)
+            step_shared(b, (double)s, s, slow);
+        (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+        for (int r = 0; r < 4; r++)
+            slow[r] = r == 1 ? 0.27 : all == 1 ? 0.27 : all == 2 ? 0.0135 : 0;
+        int shared = 0, suspect = 0;
+        for (; s <= 90; s++) {
+            step_shared(b, (double)s, s, slow);
+            struct hn_out o;
+            while (hn_brain_poll(b, &o)) {
+                if (o.kind != HN_OUT_FINDING)
+                    continue;
+                if (strcmp(o.finding.rule, "straggler_shared_gpu") == 0) {
+                    shared++;
+                    assert_int_equal(o.finding.severity, HN_SEV_INFO);
+                    assert_string_equal(o.node, "n1");
+                    assert_int_equal(o.finding.gpu, 0);
+                    assert_non_null(strstr(o.finding.evidence, "rank=1 "));
+                    assert_non_null(strstr(o.finding.evidence, "gpu_mates=3"));
+                }
+                suspect += strcmp(o.finding.rule, "straggler") == 0;
+            }
+        }
+        struct hn_job_view v;
+        job_view(b, "9", &v);
+        if (!all) {
+            assert_int_equal(shared, 1);
+            assert_int_equal(suspect, 0);
+            assert_int_equal(node_state(b, 0), HN_NODE_READY);
+            assert_int_equal(v.straggler_rank, 1);
+            assert_non_null(strstr(v.plan, "keep n1: rank 1 shares GPU 0 with 3 ranks"));
+        } else {
+            assert_int_equal(shared, 0);
+            assert_true(suspect >= 1);
+            assert_int_equal(node_state(b, 0), HN_NODE_SUSPECT);
+        }
+        hn_brain_free(b);
+    }
+}
+
 /* Straggler findings of job 9 when rank 9 computes 30% longer from step 61 to 100, with the
  * controller's setting straggler-min-slowdown = min_slowdown. */
 static int stragglers_with_min_slowdown(const char *min_slowdown)
@@ -425,9 +493,10 @@ static void unlisted_job_straggler_is_not_acted_on(void **state)
 }
 
 /* Replays tests/fixtures/step-times/h200/FILE (bench/gpu-check.sh: 4 data-parallel ranks on
- * one H200, rows step,rank,seconds,dur,comm) into a brain of one node as the ranks reported
- * it, in virtual time; returns the brain with its outputs unread. */
-static struct hn_brain *replay_h200(const char *file, const char *job)
+ * one H200, rows step,rank,seconds,dur,comm) into a brain of one node in virtual time; returns
+ * the brain with its outputs unread. As they ran (as_ran), every rank reports GPU 0; otherwise
+ * each rank reports a GPU of its own, as on a machine with one GPU per rank. */
+static struct hn_brain *replay_h200_gpus(const char *file, const char *job, int as_ran)
 {
     char path[4096];
     FILE *f = fopen(tu_fixture(path, sizeof(path), "step-times/h200/%s", file), "r");
@@ -445,6 +514,8 @@ static struct hn_brain *replay_h200(const char *file, const char *job)
         struct hn_step_in s = report(job, rank, 4, step, dur);
         s.comm_s = comm;
         s.checkpoint = (int64_t)(step / 100 * 100);
+        if (as_ran)
+            s.gpu = 0;
         if (rank == 0)
             t += dur;
         assert_int_equal(hn_brain_step(b, t, 0, &s), 0);
@@ -453,6 +524,11 @@ static struct hn_brain *replay_h200(const char *file, const char *job)
     fclose(f);
     assert_true(rows >= 4 * 700);
     return b;
+}
+
+static struct hn_brain *replay_h200(const char *file, const char *job)
+{
+    return replay_h200_gpus(file, job, 0);
 }
 
 /* The real thing a GPU gave: in a healthy job rank 3 ran about 2.7% faster than the others for
@@ -502,6 +578,22 @@ static void real_h200_ranks_back_among_their_peers_are_no_straggler(void **state
         double against_peers = atof(vs + strlen("vs_peers="));
         assert_true(against_peers > slow[k].lo && against_peers < slow[k].hi);
         assert_int_equal(node_state(b, 0), HN_NODE_DRAINING);
+        hn_brain_free(b);
+
+        /* As it ran, rank 2 shared GPU 0 with three ranks at their normal speed: the extra
+         * work is its own, not the GPU's (docs/jobs.md, "Shared GPUs"). */
+        b = replay_h200_gpus(slow[k].file, "s", 1);
+        assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_shared_gpu", &o), 1);
+        assert_int_equal(o.finding.severity, HN_SEV_INFO);
+        assert_non_null(strstr(o.finding.evidence, "rank=2 onset_step=400 "));
+        const char *mates = strstr(o.finding.evidence, "gpu_mates=");
+        assert_non_null(mates); /* 1 to 3: a mate whose evidence is gathering does not count */
+        assert_true(atoi(mates + strlen("gpu_mates=")) >= 1);
+        assert_int_equal(node_state(b, 0), HN_NODE_READY);
+        struct hn_job_view v2;
+        job_view(b, "s", &v2);
+        assert_int_equal(v2.straggler_rank, 2);
+        assert_int_equal(v2.l.interruptions, 0);
         hn_brain_free(b);
     }
 }
@@ -1042,6 +1134,7 @@ int main(void)
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
+        cmocka_unit_test(straggler_on_a_shared_gpu),
         cmocka_unit_test(drift_that_grows_becomes_a_straggler),
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
