@@ -515,22 +515,30 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
  * normal (warm, in no episode, no evidence of a slowdown gathering): the GPU runs them at their
  * normal speed, so rank's slowdown comes from sharing it (time slices), not from the GPU. A
  * mate whose evidence is gathering may be slowing down with it, as on a bad GPU, and does not
- * count. 0 when rank's GPU is unknown. */
-static unsigned healthy_gpu_mates(const struct job *j, unsigned rank)
+ * count. Only where the job runs more ranks on the node than it has GPUs, so that some must
+ * share one: a client that sends every rank's GPU as 0 (CUDA's index under a per-rank
+ * CUDA_VISIBLE_DEVICES rather than nvidia-smi's) must not hide a bad GPU. 0 when rank's GPU
+ * is unknown. */
+static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j, unsigned rank)
 {
     const struct rank_st *me = &j->ranks[rank];
-    unsigned n = 0;
     if (me->node < 0 || me->gpu < 0 || !j->strag)
         return 0;
+    const struct node *nd = &b->nodes[me->node];
+    unsigned gpus = nd->gpus_seen > nd->gpus_expected ? nd->gpus_seen : nd->gpus_expected;
+    unsigned on_node = 0, n = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
         struct hn_strag_rank_info in;
-        if (r == rank || k->node != me->node || k->gpu != me->gpu || k->run != j->run)
+        if (k->node != me->node || k->run != j->run)
+            continue;
+        on_node++;
+        if (r == rank || k->gpu != me->gpu)
             continue;
         if (hn_strag_rank_get(j->strag, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0)
             n++;
     }
-    return n;
+    return on_node > gpus ? n : 0;
 }
 
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
@@ -541,7 +549,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         return;
     }
     struct node *n = rank_node(b, j, d->rank);
-    unsigned mates = n ? healthy_gpu_mates(j, d->rank) : 0;
+    unsigned mates = n ? healthy_gpu_mates(b, j, d->rank) : 0;
     int act = acts_on(b, j) && !mates;
     struct hn_finding f;
     char ev[320];

@@ -284,8 +284,8 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
-/* Job 9's 16 ranks, 4 a node, but n1's four time-share its GPU 0 (as in the H200 check,
- * bench/results/gpu-h200.md); slow[r] as in step_all. */
+/* Job 9's 16 ranks, 4 a node, but n1 has one GPU, which its four time-share (as in the H200
+ * check, bench/results/gpu-h200.md); slow[r] as in step_all. */
 static void step_shared(struct hn_brain *b, double now, uint64_t step, const double *slow)
 {
     double extra = 0;
@@ -304,12 +304,24 @@ static void step_shared(struct hn_brain *b, double now, uint64_t step, const dou
 /* A rank that shares its GPU with ranks of the job that stay normal is slow from the time
  * slicing, not from the GPU: information, the node stays ready, the plan keeps it. When all
  * the ranks on that GPU slow down together (case 1), or the others gather evidence of a
- * slowdown too small to report (case 2: 1.5%), the GPU is the suspect after all. */
+ * slowdown too small to report (case 2: 1.5%), the GPU is the suspect after all; and when the
+ * node has a GPU for each of its ranks (case 3), ranks that all say GPU 0 are not believed to
+ * share it. */
 static void straggler_on_a_shared_gpu(void **state)
 {
     (void)state;
-    for (int all = 0; all <= 2; all++) {
-        struct hn_brain *b = fleet(4);
+    for (int all = 0; all <= 3; all++) {
+        struct hn_brain_config cfg;
+        fleet_config(&cfg);
+        struct hn_brain *b = hn_brain_new(&cfg);
+        for (int i = 0; i < 4; i++) {
+            char name[8];
+            snprintf(name, sizeof(name), "n%d", i + 1);
+            /* Case 3: n1 has four GPUs, and its four ranks all say GPU 0 (a client that sends
+             * CUDA's index under a per-rank CUDA_VISIBLE_DEVICES): not known to share one. */
+            assert_int_equal(
+                hn_brain_add_node(b, name, "r1", "H100", i || all == 3 ? 4 : 1, HN_NODE_READY), i);
+        }
         double slow[16] = {0};
         uint64_t s = 1;
         for (; s <= 60; s++)
@@ -337,7 +349,7 @@ static void straggler_on_a_shared_gpu(void **state)
         }
         struct hn_job_view v;
         job_view(b, "9", &v);
-        if (!all) {
+        if (all == 0) {
             assert_int_equal(shared, 1);
             assert_int_equal(suspect, 0);
             assert_int_equal(node_state(b, 0), HN_NODE_READY);
@@ -501,7 +513,11 @@ static struct hn_brain *replay_h200_gpus(const char *file, const char *job, int 
     char path[4096];
     FILE *f = fopen(tu_fixture(path, sizeof(path), "step-times/h200/%s", file), "r");
     assert_non_null(f);
-    struct hn_brain *b = fleet(1);
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    struct hn_brain *b = hn_brain_new(&cfg);
+    /* As it ran: the machine's one H200; otherwise a GPU for each rank. */
+    assert_int_equal(hn_brain_add_node(b, "n1", "r1", "H200", as_ran ? 1 : 4, HN_NODE_READY), 0);
     char line[256];
     double t = 0;
     unsigned rows = 0;
