@@ -26,6 +26,7 @@
 #define SERIES_MAX      64 /* (job, rank) pairs exported on /metrics */
 #define SERIES_TTL_NS   (600ull * 1000000000ull)
 #define QLEN            1024                    /* datagrams the socket queues (common/dgram.h) */
+#define SUBUID_CHECK_MS 2000                    /* how often the subuid file is looked at */
 #define SUBUID_RETRY_NS (60ull * 1000000000ull) /* names the name service failed: again */
 
 struct series {
@@ -47,14 +48,19 @@ struct steps {
     uint64_t accepted, malformed, dropped, from_subuid;
     char last_error[160];
     int new_error;
-    /* The subordinate uid ranges of subuid_path, swapped in by the collect thread and read by
+    /* The subordinate uid ranges of subuid_path, swapped in by the subuid thread and read by
      * the receiver, under lock. */
     struct hn_subuid subuid;
-    /* Collect thread only (and init): the file as last read (st_ino 0: none), and when to read
-     * it again although it did not change, because the name service failed on a line. */
+    /* The subuid thread only: the file as last read (st_ino 0: none; kept only when it was
+     * read), and when to read it again although it did not change, because the name service
+     * failed on a line. A thread of its own, so that a name service that hangs delays
+     * nothing else. */
     char subuid_path[PATH_MAX];
     struct stat subuid_st;
     uint64_t subuid_retry_ns;
+    int subuid_read_failed;
+    pthread_t subuid_thread;
+    int subuid_running;
     /* Collect thread only. */
     struct hn_steps_report cycle[HN_STEPS_CYCLE_MAX];
     unsigned ncycle;
@@ -72,9 +78,9 @@ static void subuid_swap(struct steps *st, struct hn_subuid *t)
     hn_subuid_fini(&old);
 }
 
-/* Reads subuid_path again if it changed since it was last read, went away, or had a line the
- * name service could not look up a minute ago. Collect thread (and init): the receiver never
- * waits on a file or a name service. */
+/* Reads subuid_path again if it changed since it was last read, went away, could not be read,
+ * or had a line the name service could not look up a minute ago. The subuid thread: the
+ * receiver never waits on a file or a name service. */
 static void subuid_refresh(struct steps *st)
 {
     struct hn_subuid t = {0};
@@ -93,26 +99,50 @@ static void subuid_refresh(struct steps *st)
         sb.st_mtim.tv_nsec == st->subuid_st.st_mtim.tv_nsec &&
         (!st->subuid_retry_ns || now < st->subuid_retry_ns))
         return;
-    st->subuid_st = sb;
     st->subuid_retry_ns = 0;
     char *text = NULL, err[160] = "";
     size_t len = 0;
     if (hn_csv_read_file(st->subuid_path, &text, &len, err, sizeof(err)) != 0) {
-        /* err names the file */
-        hn_warn("steps: %s; no subordinate uid counts as its user's", err);
-    } else if (hn_subuid_parse(text, len, NULL, &t, err, sizeof(err)) != 0) {
+        /* err names the file. Its stat is not kept, so the next look reads it again; the
+         * warning comes once until a read works. */
+        if (!st->subuid_read_failed)
+            hn_warn("steps: %s; no subordinate uid counts as its user's", err);
+        st->subuid_read_failed = 1;
+        memset(&st->subuid_st, 0, sizeof(st->subuid_st));
+        subuid_swap(st, &t);
+        return;
+    }
+    st->subuid_read_failed = 0;
+    st->subuid_st = sb;
+    if (hn_subuid_parse(text, len, NULL, &t, err, sizeof(err)) != 0) {
         hn_warn("steps: %s: %s; no subordinate uid counts as its user's", st->subuid_path, err);
     } else {
         if (t.skipped)
-            hn_warn("steps: %s: %u lines left out (the first, %s)", st->subuid_path, t.skipped,
-                    err);
+            hn_warn("steps: %s: %u lines left out, their uids mapping nothing (the first, %s)%s",
+                    st->subuid_path, t.skipped, err,
+                    t.unresolved ? "; names the name service failed on: again in a minute" : "");
         if (t.unresolved)
             st->subuid_retry_ns = now + SUBUID_RETRY_NS;
-        hn_info("steps: %zu subordinate uid ranges from %s (root's among them map nothing)", t.n,
-                st->subuid_path);
+        hn_info("steps: %zu subordinate uid ranges from %s (root's and those left out map "
+                "nothing)",
+                t.n, st->subuid_path);
     }
     free(text);
     subuid_swap(st, &t);
+}
+
+/* The subuid thread: reads the file at once, then looks at it every SUBUID_CHECK_MS until
+ * stop_fd fires. */
+static void *subuid_main(void *arg)
+{
+    struct steps *st = arg;
+    struct pollfd pf = {st->stop_fd, POLLIN, 0};
+    for (;;) {
+        subuid_refresh(st);
+        int n = poll(&pf, 1, SUBUID_CHECK_MS);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return NULL; /* stopping (or poll broke: the ranges stay as they are) */
+    }
 }
 
 static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t sender)
@@ -268,12 +298,17 @@ static int steps_init(const struct hn_agent_config *cfg, void **state)
         goto fail_unlink;
     }
     pthread_mutex_init(&st->lock, NULL);
-    if (st->subuid_path[0])
-        subuid_refresh(st);
     if ((rc = -pthread_create(&st->thread, NULL, receiver, st)) != 0) {
-        hn_subuid_fini(&st->subuid);
         pthread_mutex_destroy(&st->lock);
         goto fail_unlink;
+    }
+    if (st->subuid_path[0]) {
+        int e = pthread_create(&st->subuid_thread, NULL, subuid_main, st);
+        st->subuid_running = e == 0;
+        if (e != 0)
+            hn_warn("steps: cannot start the thread that reads %s: %s; no subordinate uid "
+                    "counts as its user's",
+                    st->subuid_path, strerror(e));
     }
     hn_info("steps: listening for step reports on %s (queue %u)", st->path, qlen);
     *state = st;
@@ -321,8 +356,6 @@ static int steps_collect(void *state)
     pthread_mutex_unlock(&st->lock);
     if (err[0])
         hn_debug("steps: malformed step report: %s", err);
-    if (st->subuid_path[0])
-        subuid_refresh(st);
 
     uint64_t now = hn_wall_ns();
     for (unsigned i = 0; i < st->ncycle; i++) {
@@ -392,8 +425,11 @@ static void steps_fini(void *state)
 {
     struct steps *st = state;
     uint64_t one = 1;
-    if (write(st->stop_fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+    if (write(st->stop_fd, &one, sizeof(one)) == (ssize_t)sizeof(one)) {
         pthread_join(st->thread, NULL);
+        if (st->subuid_running)
+            pthread_join(st->subuid_thread, NULL);
+    }
     pthread_mutex_destroy(&st->lock);
     close(st->fd);
     close(st->stop_fd);

@@ -7,7 +7,8 @@
  * A socket file left by a dead agent is replaced; one that a live agent answers on is not.
  * The thread parses each datagram (common/stepmsg.h), notes its sender's uid (SO_PASSCRED: the
  * kernel's word, not the sender's; a user's subordinate uid per --step-subuid-file, common/
- * subuid.h, counts as the user's) and appends it to a bounded queue;
+ * subuid.h, counts as the user's: a second thread keeps those ranges, read again within 2 s
+ * of a change) and appends it to a bounded queue;
  * collect moves the queue into the cycle's batch, which the push turns into STEP records.
  * Malformed datagrams and reports beyond the queue are counted, never fatal.
  *

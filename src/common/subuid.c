@@ -11,17 +11,25 @@
 
 static int resolve_passwd(const char *name, uint32_t *uid)
 {
-    struct passwd pw, *res = NULL;
-    long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-    size_t n = size > 0 ? (size_t)size : 16384;
-    char *buf = xmalloc(n);
-    int rc = getpwnam_r(name, &pw, buf, n, &res);
-    if (rc == 0 && res)
-        *uid = (uint32_t)res->pw_uid;
-    free(buf);
-    if (rc != 0)
-        return -rc;
-    return res ? 0 : -ENOENT;
+    long hint = sysconf(_SC_GETPW_R_SIZE_MAX);
+    size_t n = hint > 0 ? (size_t)hint : 16384;
+    for (;;) {
+        struct passwd pw, *res = NULL;
+        char *buf = xmalloc(n);
+        int rc = getpwnam_r(name, &pw, buf, n, &res);
+        if (rc == 0 && res)
+            *uid = (uint32_t)res->pw_uid;
+        free(buf);
+        if (rc == ERANGE && n < (1u << 20)) {
+            n *= 2; /* a long entry (many groups, a long gecos): a bigger buffer */
+            continue;
+        }
+        /* glibc: 0 and no entry is "no such user"; any error is the name service's (sssd or
+         * LDAP down answers ENOENT too), worth trying again later. */
+        if (rc != 0)
+            return -rc;
+        return res ? 0 : 1;
+    }
 }
 
 static int by_start(const void *a, const void *b)
@@ -41,10 +49,13 @@ static int digits(const char *s, uint64_t *out)
     return *out <= UINT32_MAX ? 0 : -1;
 }
 
-/* One line "USER:START:COUNT" into *r: 0; -1 when it cannot be used, -2 when the name service
- * failed (it may be usable later); why says what. */
+/* One line "USER:START:COUNT" into *r: 0 for a range that maps to its user (or, owner 0,
+ * root's, which maps nothing); 1 for a range left out that still maps nothing, so that no
+ * other user's range overlapping it maps either (an unknown user, a name the name service
+ * failed on, a range among the accounts); -1 for a line that is no range. why says what is
+ * wrong; *lookup_failed is set when the name service failed. */
 static int parse_line(char *line, hn_subuid_resolve_fn resolve, struct hn_subuid_range *r,
-                      char *why, size_t whysize)
+                      int *lookup_failed, char *why, size_t whysize)
 {
     char *f[3] = {line, strchr(line, ':'), NULL};
     if (f[1])
@@ -68,16 +79,19 @@ static int parse_line(char *line, hn_subuid_resolve_fn resolve, struct hn_subuid
         hn_set_err(why, whysize, "%s", bad);
         return -1;
     }
+    /* From here on the line is a range: if it is left out, it still maps nothing. */
+    *r = (struct hn_subuid_range){(uint32_t)start, (uint32_t)count, 0};
     if (!numeric) {
         uint32_t u = 0; /* a resolver that says 0 and sets nothing: root's, maps nothing */
         int rc = resolve(f[0], &u);
-        if (rc == -ENOENT) {
+        if (rc > 0) {
             hn_set_err(why, whysize, "no such user '%s'", f[0]);
-            return -1;
+            return 1;
         }
-        if (rc != 0) {
+        if (rc < 0) {
             hn_set_err(why, whysize, "looking up '%s' failed: %s", f[0], strerror(-rc));
-            return -2;
+            *lookup_failed = 1;
+            return 1;
         }
         owner = u;
     }
@@ -88,9 +102,9 @@ static int parse_line(char *line, hn_subuid_resolve_fn resolve, struct hn_subuid
         bad = "the range holds its owner's own uid";
     if (bad) {
         hn_set_err(why, whysize, "%s", bad);
-        return -1;
+        return 1;
     }
-    *r = (struct hn_subuid_range){(uint32_t)start, (uint32_t)count, (uint32_t)owner};
+    r->owner = (uint32_t)owner;
     return 0;
 }
 
@@ -111,7 +125,7 @@ int hn_subuid_parse(const char *text, size_t len, hn_subuid_resolve_fn resolve,
         lineno++;
         char line[512], why[128] = "";
         struct hn_subuid_range r;
-        int rc = -1;
+        int rc = -1, lookup_failed = 0;
         if (n >= sizeof(line)) {
             hn_set_err(why, sizeof(why), "longer than 511 bytes");
         } else if (memchr(at, '\0', n)) {
@@ -121,13 +135,14 @@ int hn_subuid_parse(const char *text, size_t len, hn_subuid_resolve_fn resolve,
             line[n] = '\0';
             if (n == 0 || line[0] == '#')
                 continue;
-            rc = parse_line(line, resolve, &r, why, sizeof(why));
+            rc = parse_line(line, resolve, &r, &lookup_failed, why, sizeof(why));
         }
         if (rc != 0) {
             if (!out->skipped++)
                 hn_set_err(err, errsize, "line %u: %s", lineno, why);
-            out->unresolved += rc == -2;
-            continue;
+            out->unresolved += (unsigned)lookup_failed;
+            if (rc < 0)
+                continue;
         }
         if (out->n == HN_SUBUID_MAX_RANGES) {
             hn_subuid_fini(out);

@@ -14,7 +14,8 @@
  *   - nor does a uid that two users' ranges hold (an overlap is a mistake in the file, and
  *     neither user is more likely than the other);
  *   - a user's range that starts below HN_SUBUID_MIN (system and login accounts live there)
- *     or holds the user's own uid is left out.
+ *     or holds the user's own uid, and a range of a user the name service does not know or
+ *     cannot look up now, are left out and map nothing, as root's.
  * A uid that is also an account's would still map if a range held it; such a file already
  * lets its user become that account through newuidmap, and useradd(8) allocates ranges from
  * 100000 up (SUB_UID_MIN) so that it does not happen.
@@ -38,16 +39,20 @@ struct hn_subuid {
     uint32_t max_count;  /* the longest range's count */
     unsigned skipped;    /* lines left out: malformed, an unknown user, a range refused */
     unsigned unresolved; /* of those, lines whose name the name service failed to look up */
+    /* A line left out that is a range (all but the malformed ones) stays in range[] with
+     * owner 0, as root's do: a uid it holds maps to nobody, so that a mistake or a name the
+     * name service cannot look up now never hands its uids to an overlapping user's range. */
 };
 
-/* Resolves a login name to its uid: 0, -ENOENT when there is no such user, another negative
- * errno when the lookup failed (the name service is down). */
+/* Resolves a login name to its uid: 0, 1 when there is no such user, a negative errno when
+ * the lookup failed (the name service is down). */
 typedef int (*hn_subuid_resolve_fn)(const char *name, uint32_t *uid);
 
 /* Parses subuid(5) text (len bytes; empty lines and lines starting with '#' are ignored) into
- * out, resolving names with resolve (NULL: getpwnam_r). Lines that cannot be used are skipped
- * and counted in out->skipped, with the first one's line number and reason in err. Returns 0,
- * or -E2BIG for more than HN_SUBUID_MAX_RANGES ranges (out is then empty). */
+ * out, resolving names with resolve (NULL: getpwnam_r, with a bigger buffer on ERANGE). Lines
+ * that cannot be used are counted in out->skipped, with the first one's line number and
+ * reason in err. Returns 0, or -E2BIG for more than HN_SUBUID_MAX_RANGES ranges (out is then
+ * empty). */
 int hn_subuid_parse(const char *text, size_t len, hn_subuid_resolve_fn resolve,
                     struct hn_subuid *out, char *err, size_t errsize);
 

@@ -86,6 +86,7 @@ struct job {
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
+    int strag_shared;                 /* it shares its GPU (straggler_shared_gpu) */
     uint32_t drift[DRIFT_MAX];        /* ranks in an episode that were no straggler (drift) */
     unsigned ndrift;
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
@@ -512,33 +513,48 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
  * most. A job the scheduler does not list gets the finding as information and no plan
  * (acts_on). */
 /* Ranks of j in its current run that report from the same node and GPU as rank and look
- * normal (warm, in no episode, no evidence of a slowdown gathering): the GPU runs them at their
- * normal speed, so rank's slowdown comes from sharing it (time slices), not from the GPU. A
- * mate whose evidence is gathering may be slowing down with it, as on a bad GPU, and does not
- * count. Only where the job runs more ranks on the node than it has GPUs, so that some must
- * share one: a client that sends every rank's GPU as 0 (CUDA's index under a per-rank
- * CUDA_VISIBLE_DEVICES rather than nvidia-smi's) must not hide a bad GPU. 0 when rank's GPU
- * is unknown. */
-static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j, unsigned rank)
+ * normal: warm, reporting, in no episode, no evidence of a slowdown gathering, and not slower
+ * than the peers from the start (a baseline within STRAGGLER_MIN_VS_PEERS of the typical
+ * rank's, 1). The GPU runs them at their normal speed, so rank's slowdown comes from sharing
+ * it (time slices), not from the GPU; a mate slowing down with it, as on a bad GPU, does not
+ * count. Only where some GPU must be shared and the GPU numbers are believable: the job runs
+ * more ranks on the node than it has GPUs, and its ranks there name as many different GPUs
+ * as they could (a client that sends every rank's GPU as 0, CUDA's index under a per-rank
+ * CUDA_VISIBLE_DEVICES, must not hide a bad GPU). 0 otherwise, or when rank's GPU is unknown.
+ * O(ranks), and only for a node with more of the job's ranks than GPUs. */
+static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j, unsigned rank,
+                                  uint64_t step)
 {
     const struct rank_st *me = &j->ranks[rank];
-    if (me->node < 0 || me->gpu < 0 || !j->strag)
+    if (me->node < 0 || me->gpu < 0 || me->gpu >= 1024 || !j->strag)
         return 0;
     const struct node *nd = &b->nodes[me->node];
     unsigned gpus = nd->gpus_seen > nd->gpus_expected ? nd->gpus_seen : nd->gpus_expected;
-    unsigned on_node = 0, n = 0;
+    if ((size_t)me->node >= j->cap_node_ranks || j->node_ranks[me->node] <= gpus)
+        return 0; /* node_ranks may count a rank of an earlier run, never one too few */
+    uint64_t seen[1024 / 64] = {0};
+    unsigned on_node = 0, distinct = 0, n = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
         struct hn_strag_rank_info in;
         if (k->node != me->node || k->run != j->run)
             continue;
         on_node++;
-        if (r == rank || k->gpu != me->gpu)
+        if (k->gpu < 0 || k->gpu >= 1024)
+            return 0; /* a GPU number nvidia-smi would not give */
+        if (!(seen[k->gpu / 64] & (1ull << (k->gpu % 64)))) {
+            seen[k->gpu / 64] |= 1ull << (k->gpu % 64);
+            distinct++;
+        }
+        if (r == rank || k->gpu != me->gpu || k->last_step + ROWS < step)
             continue;
-        if (hn_strag_rank_get(j->strag, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0)
+        if (hn_strag_rank_get(j->strag, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0 &&
+            in.baseline < 1 + STRAGGLER_MIN_VS_PEERS)
             n++;
     }
-    return on_node > gpus ? n : 0;
+    if (on_node <= gpus || distinct < gpus)
+        return 0;
+    return n;
 }
 
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
@@ -549,7 +565,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         return;
     }
     struct node *n = rank_node(b, j, d->rank);
-    unsigned mates = n ? healthy_gpu_mates(b, j, d->rank) : 0;
+    unsigned mates = n ? healthy_gpu_mates(b, j, d->rank, d->detect_step) : 0;
     int act = acts_on(b, j) && !mates;
     struct hn_finding f;
     char ev[320];
@@ -577,10 +593,15 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
     /* One straggler per job, the one that costs most: a second, smaller one makes its node
-     * suspect (above) and leaves the job's straggler and plan as they are. */
-    if (j->strag_rank >= 0 && j->strag_rank != (int)d->rank && j->strag_slow >= d->vs_peers)
+     * suspect (above) and leaves the job's straggler and plan as they are. One on a shared
+     * GPU, which houston leaves alone, never takes the place of one it would act on, and
+     * gives way to it whatever their sizes, so that it cannot cancel a planned drain. */
+    if (j->strag_rank >= 0 && j->strag_rank != (int)d->rank &&
+        (mates ? !j->strag_shared || j->strag_slow >= d->vs_peers
+               : !j->strag_shared && j->strag_slow >= d->vs_peers))
         return;
     j->strag_rank = (int)d->rank;
+    j->strag_shared = mates > 0;
     j->strag_slow = d->vs_peers;
     j->strag_onset = d->onset_step;
 

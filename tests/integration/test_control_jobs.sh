@@ -168,23 +168,27 @@ chmod -R o+rX "$(dirname "$SLURM_CONF")" 2>/dev/null
 jobC=$(setpriv --reuid=65534 --regid=65534 --clear-groups sbatch --parsable -w n3 -o /dev/null \
     --chdir=/ --wrap 'sleep 300' 2>>"$work/sbatch.err")
 check "nobody's job C running in Slurm" wait_for 20 bash -c "squeue -h -j $jobC -o %T | grep -q RUNNING"
-before=$(not_owner)
-check "a report of job C from uid 300005 (nobody's range ends at 265535) is refused" wait_for 15 bash -c \
-    "send_as 300005 $work/n3/step.sock 'hs1 job=$jobC rank=0 world=1 step=1 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
-send_as 200005 "$work/n3/step.sock" "hs1 job=$jobC rank=0 world=1 step=7 dur=1"
-check "one from uid 200005 counts as nobody's: job C is at step 7" wait_for 10 bash -c \
-    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = 7 ]"
+# refused UID STEP / accepted UID STEP: job C's report of STEP sent by UID is refused as not the
+# owner's (the count grows; resent until then, since agents read the subuid file at their next
+# collection), or accepted (job C reaches STEP).
+refused() {
+    local before
+    before=$(not_owner)
+    wait_for 15 bash -c "send_as $1 $work/n3/step.sock 'hs1 job=$jobC rank=0 world=1 step=$2 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
+}
+accepted() {
+    send_as "$1" "$work/n3/step.sock" "hs1 job=$jobC rank=0 world=1 step=$2 dur=1"
+    wait_for 10 bash -c "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = $2 ]"
+}
+check "a report of job C from uid 300005 (nobody's range ends at 265535) is refused" refused 300005 1
+check "one from uid 200005 counts as nobody's: job C is at step 7" accepted 200005 7
 check "n3's agent counted one report from a subordinate uid" bash -c \
     "curl -fsS 127.0.0.1:$((AGENT_PORT_BASE + 3))/metrics | grep -qx 'houston_agent_step_reports_subuid_total 1'"
 say "nobody's range moves to 400000 (the file replaced, as usermod does): the agents read it again"
 echo "nobody:400000:65536" >"$work/subuid.new"
 mv "$work/subuid.new" "$work/subuid"
-before=$(not_owner)
-check "uid 200005 is nobody's no more: refused" wait_for 15 bash -c \
-    "send_as 200005 $work/n3/step.sock 'hs1 job=$jobC rank=0 world=1 step=8 dur=1'; sleep 0.3; [ \"\$(not_owner)\" -gt $before ]"
-send_as 400005 "$work/n3/step.sock" "hs1 job=$jobC rank=0 world=1 step=9 dur=1"
-check "uid 400005 counts as nobody's: job C is at step 9" wait_for 10 bash -c \
-    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobC | jq '.job.step')\" = 9 ]"
+check "uid 200005 is nobody's no more: refused" refused 200005 8
+check "uid 400005 counts as nobody's: job C is at step 9" accepted 400005 9
 scancel "$jobC"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
