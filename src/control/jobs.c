@@ -506,12 +506,6 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
         j->drift[j->ndrift++] = d->rank;
 }
 
-/* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
- * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
- * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
- * counts is the one against the peers: replacing the rank by a typical one gains that much at
- * most. A job the scheduler does not list gets the finding as information and no plan
- * (acts_on). */
 /* Ranks of j in its current run that report from the same node and GPU as rank and look
  * normal: warm, reporting, in no episode, no evidence of a slowdown gathering, and not slower
  * than the peers from the start (a baseline within STRAGGLER_MIN_VS_PEERS of the typical
@@ -557,6 +551,13 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
     return n;
 }
 
+/* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
+ * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
+ * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
+ * counts is the one against the peers: replacing the rank by a typical one gains that much at
+ * most. A job the scheduler does not list gets the finding as information and no plan
+ * (acts_on); nor does a straggler on a GPU shared with ranks that look normal
+ * (healthy_gpu_mates: straggler_shared_gpu). */
 static void straggler_found(struct hn_brain *b, double now, struct job *j,
                             const struct hn_strag_detection *d)
 {
