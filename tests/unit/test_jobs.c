@@ -298,7 +298,8 @@ struct shared_case {
     int shared, suspect; /* straggler_shared_gpu findings; straggler findings (-1: any >= 1) */
 };
 
-static void run_shared_case(const struct shared_case *c)
+/* Nodes n1-n4 in one rack: n1 with n1_gpus GPUs, the others with 4. */
+static struct hn_brain *shared_fleet(unsigned n1_gpus)
 {
     struct hn_brain_config cfg;
     fleet_config(&cfg);
@@ -306,25 +307,44 @@ static void run_shared_case(const struct shared_case *c)
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf(name, sizeof(name), "n%d", i + 1);
-        assert_int_equal(
-            hn_brain_add_node(b, name, "r1", "H100", i ? 4 : c->n1_gpus, HN_NODE_READY), i);
+        assert_int_equal(hn_brain_add_node(b, name, "r1", "H100", i ? 4 : n1_gpus, HN_NODE_READY),
+                         i);
     }
+    return b;
+}
+
+/* Job 9's step: its 16 ranks, 4 a node, rank r < 4 reporting GPU gpu[r] unless skip[r]; rank r
+ * computes slow[r] longer (the others wait for the slowest, as in step_all). */
+static void step_gpus(struct hn_brain *b, uint64_t step, const int *gpu, const double *slow,
+                      const int *skip)
+{
+    double extra = 0;
+    for (int r = 0; r < 16; r++)
+        extra = fmax(extra, slow[r]);
+    for (int r = 0; r < 16; r++) {
+        if (r < 4 && skip[r])
+            continue;
+        struct hn_step_in s = report("9", r, 16, step, 1.0 + extra);
+        if (r < 4)
+            s.gpu = gpu[r];
+        double jitter = 0.004 * (double)((step * 7 + (uint64_t)r * 13) % 5) / 4.0;
+        s.comm_s = extra - slow[r] + 0.1 - jitter;
+        assert_int_equal(hn_brain_step(b, (double)step, r / 4, &s), 0);
+    }
+}
+
+static void run_shared_case(const struct shared_case *c)
+{
+    struct hn_brain *b = shared_fleet(c->n1_gpus);
     int shared = 0, suspect = 0;
     for (uint64_t step = 1; step <= 90; step++) {
-        double extra = 0;
+        double slow[16] = {0};
+        int skip[4];
         for (int r = 0; r < 16; r++)
-            extra = step >= c->from ? fmax(extra, c->slow[r]) : extra;
-        for (int r = 0; r < 16; r++) {
-            if (r < 4 && c->silent[r] && step >= 50)
-                continue;
-            struct hn_step_in s = report("9", r, 16, step, 1.0 + extra);
-            if (r < 4)
-                s.gpu = c->gpu[r];
-            double own = step >= c->from ? c->slow[r] : 0;
-            double jitter = 0.004 * (double)((step * 7 + (uint64_t)r * 13) % 5) / 4.0;
-            s.comm_s = extra - own + 0.1 - jitter;
-            assert_int_equal(hn_brain_step(b, (double)step, r / 4, &s), 0);
-        }
+            slow[r] = step >= c->from ? c->slow[r] : 0;
+        for (int r = 0; r < 4; r++)
+            skip[r] = c->silent[r] && step >= 50;
+        step_gpus(b, step, c->gpu, slow, skip);
         struct hn_out o;
         while (hn_brain_poll(b, &o)) {
             if (o.kind != HN_OUT_FINDING)
@@ -357,62 +377,23 @@ static void straggler_on_a_shared_gpu(void **state)
 {
     (void)state;
     static const struct shared_case cases[] = {
+        /* clang-format off */
+        /* what, n1's GPUs, ranks 0-3's GPUs, from, slow, silent, shared, straggler */
         {"one rank of four on n1's one GPU slows down",
-         1,
-         {0, 0, 0, 0},
-         61,
-         {[1] = 0.27},
-         {0},
-         1,
-         0},
+         1, {0, 0, 0, 0}, 61, {[1] = 0.27}, {0}, 1, 0},
         {"all four on it slow down together",
-         1,
-         {0, 0, 0, 0},
-         61,
-         {0.27, 0.27, 0.27, 0.27},
-         {0},
-         0,
-         -1},
+         1, {0, 0, 0, 0}, 61, {0.27, 0.27, 0.27, 0.27}, {0}, 0, -1},
         {"the others gather evidence of a 1.5% slowdown",
-         1,
-         {0, 0, 0, 0},
-         61,
-         {0.0135, 0.27, 0.0135, 0.0135},
-         {0},
-         0,
-         -1},
+         1, {0, 0, 0, 0}, 61, {0.0135, 0.27, 0.0135, 0.0135}, {0}, 0, -1},
         {"a GPU for each rank, all say GPU 0 (CUDA's index)",
-         4,
-         {0, 0, 0, 0},
-         61,
-         {[1] = 0.27},
-         {0},
-         0,
-         1},
+         4, {0, 0, 0, 0}, 61, {[1] = 0.27}, {0}, 0, 1},
         {"two GPUs, all four say GPU 0: the numbers are not believable",
-         2,
-         {0, 0, 0, 0},
-         61,
-         {[1] = 0.27, [3] = 0.27},
-         {0},
-         0,
-         -1},
+         2, {0, 0, 0, 0}, 61, {[1] = 0.27, [3] = 0.27}, {0}, 0, -1},
         {"two GPUs, GPU 1 slow from the start (its ranks' normal is slow)",
-         2,
-         {0, 1, 0, 1},
-         1,
-         {[1] = 0.27, [3] = 0.27},
-         {0},
-         0,
-         -1},
+         2, {0, 1, 0, 1}, 1, {[1] = 0.27, [3] = 0.27}, {0}, 0, -1},
         {"its mates on GPU 0 went silent at step 50",
-         1,
-         {0, 0, 0, 0},
-         61,
-         {[1] = 0.27},
-         {1, 0, 1, 1},
-         0,
-         1},
+         1, {0, 0, 0, 0}, 61, {[1] = 0.27}, {1, 0, 1, 1}, 0, 1},
+        /* clang-format on */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_shared_case(&cases[i]);
@@ -424,29 +405,13 @@ static void straggler_on_a_shared_gpu(void **state)
 static void shared_gpu_straggler_keeps_a_planned_drain(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    struct hn_brain *b = hn_brain_new(&cfg);
-    for (int i = 0; i < 4; i++) {
-        char name[8];
-        snprintf(name, sizeof(name), "n%d", i + 1);
-        assert_int_equal(hn_brain_add_node(b, name, "r1", "H100", i ? 4 : 1, HN_NODE_READY), i);
-    }
+    struct hn_brain *b = shared_fleet(1);
+    static const int gpu[4] = {0, 0, 0, 0}, skip[4] = {0};
     double slow[16] = {0};
     for (uint64_t step = 1; step <= 120; step++) {
         slow[9] = step > 60 ? 0.09 : 0;
         slow[1] = step > 80 ? 0.27 : 0;
-        double extra = 0;
-        for (int r = 0; r < 16; r++)
-            extra = fmax(extra, slow[r]);
-        for (int r = 0; r < 16; r++) {
-            struct hn_step_in s = report("9", r, 16, step, 1.0 + extra);
-            if (r < 4)
-                s.gpu = 0;
-            double jitter = 0.004 * (double)((step * 7 + (uint64_t)r * 13) % 5) / 4.0;
-            s.comm_s = extra - slow[r] + 0.1 - jitter;
-            assert_int_equal(hn_brain_step(b, (double)step, r / 4, &s), 0);
-        }
+        step_gpus(b, step, gpu, slow, skip);
     }
     assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_shared_gpu", NULL), 1);
     struct hn_job_view v;
