@@ -189,6 +189,8 @@ echo "nobody:400000:65536" >"$work/subuid.new"
 mv "$work/subuid.new" "$work/subuid"
 check "uid 200005 is nobody's no more: refused" refused 200005 8
 check "uid 400005 counts as nobody's: job C is at step 9" accepted 400005 9
+rm "$work/subuid"
+check "the file removed: uid 400005 is refused again" refused 400005 10
 scancel "$jobC"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
