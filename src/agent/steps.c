@@ -86,11 +86,14 @@ static void subuid_refresh(struct steps *st)
     struct hn_subuid t = {0};
     struct stat sb;
     if (stat(st->subuid_path, &sb) != 0) {
-        if (st->subuid_st.st_ino)
+        /* Ranges are in use only after a read, which keeps the file's stat: nothing to drop
+         * otherwise (a node without the file looks every 2 s and does nothing more). */
+        if (st->subuid_st.st_ino) {
             hn_info("steps: %s: %s; no subordinate uid counts as its user's now", st->subuid_path,
                     strerror(errno));
-        memset(&st->subuid_st, 0, sizeof(st->subuid_st));
-        subuid_swap(st, &t);
+            memset(&st->subuid_st, 0, sizeof(st->subuid_st));
+            subuid_swap(st, &t);
+        }
         return;
     }
     uint64_t now = hn_mono_ns();
