@@ -1278,6 +1278,14 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
             "interruption(s); last checkpoint step %.0f\n",
             first, last, jnum(j, "productive_s"), jnum(j, "wall_s"), jnum(j, "interruptions"),
             jnum(j, "checkpoint"));
+    double limit = jnum(j, "hang_limit_s"), idle = jnum(j, "no_progress_s");
+    if (!isnan(limit)) {
+        fprintf(out, "hang after %.0f s without progress (longest pause it came back from: %.0f s)",
+                limit, jnum(j, "longest_pause_s"));
+        if (!isnan(idle))
+            fprintf(out, "; none for %.0f s now", idle);
+        fputc('\n', out);
+    }
     const json_t *ev = json_object_get(j, "events");
     if (json_is_array(ev) && json_array_size(ev) > 0) {
         fprintf(out, "\nevents:\n");

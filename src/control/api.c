@@ -424,7 +424,7 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 /* What /metrics shows of a job that has not ended. */
 struct job_metrics {
     char id[sizeof(((struct hn_job_ledger *)0)->id)];
-    double gauge[5]; /* render_jobs' gauges, in order */
+    double gauge[7]; /* render_jobs' gauges, in order */
     double lost_gpu_h[HN_LOSS_NCAUSES];
     int straggler_rank, straggler_gpu; /* -1: no straggler now; GPU unknown */
     char straggler_node[HN_NAME_MAX];
@@ -444,7 +444,13 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         {"houston_job_effective_mfu", "MFU times ETTR: the share of peak turned into training."},
         {"houston_job_step", "Highest step the job reported."},
         {"houston_job_step_seconds", "Typical (median recent) step time of the job."},
+        {"houston_job_no_progress_seconds", "Seconds since the job's step last advanced."},
+        {"houston_job_hang_limit_seconds",
+         "No progress for longer than this is a hang (docs/jobs.md, Hangs)."},
     };
+    _Static_assert(sizeof(gauges) / sizeof(gauges[0]) ==
+                       sizeof(((struct job_metrics *)0)->gauge) / sizeof(double),
+                   "one value per gauge");
     size_t n = hn_brain_job_count(c->brain), live = 0;
     struct job_metrics *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
     for (size_t i = 0; i < n; i++) {
@@ -458,6 +464,8 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         m->gauge[2] = v.effective_mfu;
         m->gauge[3] = (double)v.l.step;
         m->gauge[4] = v.step_seconds;
+        m->gauge[5] = v.no_progress_s;
+        m->gauge[6] = v.hang_limit_s;
         memcpy(m->lost_gpu_h, v.lost_gpu_h, sizeof(m->lost_gpu_h));
         m->straggler_rank = v.straggler_rank;
         m->straggler_gpu = -1;
@@ -654,6 +662,9 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
                        (json_int_t)v->straggler_onset);
     json_object_set_new(o, "straggler", st ? st : json_null());
     json_object_set_new(o, "plan", jstr(v->plan));
+    json_object_set_new(o, "longest_pause_s", json_real(v->l.pause_s));
+    json_object_set_new(o, "hang_limit_s", jnum(v->hang_limit_s));
+    json_object_set_new(o, "no_progress_s", jnum(v->no_progress_s));
     if (with_series) {
         json_t *arr = json_array();
         for (size_t i = 0; i < v->nseries; i++) {

@@ -58,6 +58,8 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     hn_strag_config_default(&cfg->straggler);
     cfg->hang_min_s = 120;
     cfg->hang_k = 10;
+    cfg->hang_pause_k = 3;
+    cfg->hang_pause_max_s = 2700;
     cfg->ranks_per_node_max = 64;
     hn_strlcpy(cfg->mfu_dtype, "bf16", sizeof(cfg->mfu_dtype));
 }
@@ -729,6 +731,16 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
         hb_finding_set(&f, "ib_port_down", HN_SEV_FATAL, -1, ev, "IB port %s is not ACTIVE", port);
         hb_found(b, now, n, &f);
     }
+    return 0;
+}
+
+int hn_brain_node_heard(struct hn_brain *b, int node, double collected)
+{
+    struct node *n = hb_node_at(b, node);
+    if (!n || !(collected >= 0))
+        return -EINVAL;
+    if (collected > n->heard)
+        n->heard = collected;
     return 0;
 }
 

@@ -131,11 +131,15 @@ struct hn_brain_config {
     /* Jobs (docs/jobs.md). A job restart costs restart_s (until the job has measured its own);
      * a persistent straggler is drained at the job's next checkpoint when the GPU time it
      * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
-     * no step progress for max(hang_min_s, hang_k x its typical step time) is hung. */
+     * no step progress for max(hang_min_s, hang_k x its typical step time, hang_pause_k x the
+     * longest pause it came back from, at most hang_pause_max_s) is hung, if an agent of one of
+     * its nodes was heard from in the second half of that time (hn_brain_node_heard). */
     double restart_s;           /* 300 */
     double straggler_horizon_s; /* 3600 */
     double hang_min_s;          /* 120 */
     double hang_k;              /* 10 */
+    double hang_pause_k;        /* 3 */
+    double hang_pause_max_s;    /* 2700 */
     char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
     /* The straggler detector's thresholds for every job (hn_strag_config_default; the
      * controller's straggler-NAME settings). hn_brain_new warns and uses the defaults when they
@@ -203,6 +207,12 @@ int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigne
 int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
                      uint64_t link_downed);
 
+/* The node's agent collected a frame at `collected` (its collection time, clamped to the
+ * controller's clock and never going back; a frame queued during an outage counts for when it
+ * was collected, not when it arrived). A job is called hung only when one of its nodes was
+ * heard from late enough to have shown progress had there been any (docs/jobs.md, "Hangs"). */
+int hn_brain_node_heard(struct hn_brain *b, int node, double collected);
+
 /* The node's agent has sent nothing for silent_s seconds (the controller's clock): a
  * suspect finding, once per silence; the next samples re-arm it. */
 int hn_brain_node_silent(struct hn_brain *b, double now, int node, double silent_s);
@@ -257,6 +267,8 @@ struct hn_job_ledger {
     double lost_s[HN_LOSS_NCAUSES]; /* wall time lost, by cause (x ranks = GPU time) */
     unsigned interruptions;
     int ended;
+    double pause_s; /* longest wait between two advances of the step that ended in progress
+                       (checkpoint saves, evaluation): the hang limit allows for it */
 };
 
 /* A point of a job's history, one per minute of brain time at most (older points thinned). */
@@ -266,10 +278,12 @@ struct hn_job_point {
 
 struct hn_job_view {
     struct hn_job_ledger l;
-    const char *state;                               /* "running", "restarting", "hung", "ended" */
-    unsigned nodes;                                  /* nodes its ranks reported from */
-    double step_seconds;                             /* median of its recent step times */
-    double tokens_per_s;                             /* whole job, NaN unknown */
+    const char *state;    /* "running", "restarting", "hung", "ended" */
+    unsigned nodes;       /* nodes its ranks reported from */
+    double step_seconds;  /* median of its recent step times */
+    double hang_limit_s;  /* no progress for longer is a hang (docs/jobs.md, "Hangs") */
+    double no_progress_s; /* since the step last advanced; NaN: no step yet, or not running */
+    double tokens_per_s;  /* whole job, NaN unknown */
     double tflops_per_gpu, mfu, ettr, effective_mfu; /* NaN unknown */
     double wall_s;
     double lost_gpu_h[HN_LOSS_NCAUSES];

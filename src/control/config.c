@@ -162,7 +162,8 @@ static const char *const rule_keys[] = {
     "laggard-min-util",    "laggard-k",         "laggard-min-drop",
     "laggard-cycles",      "laggard-min-peers", "laggard-max-age",
     "hot-min-delta",       "hang-min",          "hang-k",
-    "restart-overhead",    "straggler-horizon", "sbe-rate-per-h",
+    "hang-pause-k",        "hang-pause-max",    "restart-overhead",
+    "straggler-horizon",   "sbe-rate-per-h",
 };
 
 /* straggler-NAME for a threshold of the straggler detector (hn_strag_config_set). */
@@ -420,6 +421,10 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->hang_min_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "hang-k") == 0)
         return set_num(&b->hang_k, v, 1, 1000, key, err, errsize);
+    if (strcmp(key, "hang-pause-k") == 0)
+        return set_num(&b->hang_pause_k, v, 0, 100, key, err, errsize);
+    if (strcmp(key, "hang-pause-max") == 0)
+        return set_num(&b->hang_pause_max_s, v, 0, 7 * 86400, key, err, errsize);
     if (strcmp(key, "ranks-per-node-max") == 0) {
         if (set_num(&d, v, 1, 1 << 20, key, err, errsize) || d != floor(d)) {
             snprintf(err, errsize, "%s: '%s' is not a whole number in [1, %d]", key, v, 1 << 20);

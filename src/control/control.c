@@ -357,6 +357,7 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
     c->nodes[i].last_sample = t;
     c->nodes[i].last_seen = in->now;
     c->nodes[i].frames++;
+    hn_brain_node_heard(c->brain, i, t);
     return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
 }
 

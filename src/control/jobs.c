@@ -83,6 +83,7 @@ struct job {
     double pending_at;     /* when it was interrupted */
     double sched_seen;     /* time of the last scheduler poll that listed it, -1: never */
     int hung;
+    int unseen_told;                  /* a hang_unseen finding was issued for this stall */
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
@@ -843,6 +844,11 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
         return;
     double add = s->seconds;
     if (j->last_progress > 0) {
+        /* A wait the job came back from (a checkpoint save, an evaluation) is its own to
+         * have: the hang limit allows for it next time. */
+        double gap = now - j->last_progress;
+        if (gap > j->l.pause_s)
+            j->l.pause_s = gap;
         uint64_t steps = s->step - j->l.step;
         add = fmin((double)steps * s->seconds, now - j->last_progress);
         if (add < 0)
@@ -857,6 +863,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
     j->l.step = s->step;
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
+    j->unseen_told = 0;
     j->recent[j->recent_at] = s->seconds;
     j->recent_at = (j->recent_at + 1) % RECENT;
     if (j->nrecent < RECENT)
@@ -1138,6 +1145,46 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     tag_job(b, from, j->l.id);
 }
 
+/* Seconds without progress after which the job is hung (docs/jobs.md, "Hangs"). */
+static double hang_limit(const struct hn_brain *b, const struct job *j)
+{
+    double typ = typical_step(j);
+    double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
+    return fmax(limit, fmin(b->cfg.hang_pause_max_s, b->cfg.hang_pause_k * j->l.pause_s));
+}
+
+/* Whether an agent of one of the job's nodes (its ranks', or the scheduler's) collected a
+ * frame at `since` or later: such a frame would have carried progress had there been any. */
+static int job_heard(const struct hn_brain *b, const struct job *j, double since)
+{
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct node *n = &b->nodes[i];
+        if (n->heard < since)
+            continue;
+        if ((i < j->cap_node_ranks && j->node_ranks[i] > 0) || hb_node_runs(n, j->l.id))
+            return 1;
+    }
+    return 0;
+}
+
+/* No progress for longer than the limit, but houston cannot see the job: its agents fell
+ * silent with it (the controller cut off from its nodes, or the nodes gone). Said once. */
+static void hang_unseen(struct hn_brain *b, double now, struct job *j, double limit)
+{
+    struct hn_finding f;
+    char ev[256];
+    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f", j->l.id,
+             (unsigned long long)j->l.step, now - j->last_progress, limit);
+    hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
+                   "job %s made no progress past step %llu for %.0f s, but no agent of its "
+                   "nodes was heard from since; not called a hang",
+                   j->l.id, (unsigned long long)j->l.step, now - j->last_progress);
+    j->unseen_told = 1;
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
 void hb_jobs_tick(struct hn_brain *b, double now)
 {
     struct hn_jobs *js = b->jobs;
@@ -1155,10 +1202,15 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             j->dirty = 1;
             continue;
         }
-        double typ = typical_step(j);
-        double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
-        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit)
-            hang(b, now, j, limit);
+        double limit = hang_limit(b, j);
+        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit) {
+            /* Heard from in the second half of the wait: not a frame that was on its way
+             * when the progress stopped. */
+            if (job_heard(b, j, j->last_progress + limit / 2))
+                hang(b, now, j, limit);
+            else if (!j->unseen_told)
+                hang_unseen(b, now, j, limit);
+        }
         add_point(j, now);
     }
 }
@@ -1205,6 +1257,9 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     double end = j->l.ended ? j->l.last_report : now;
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = typical_step(j);
+    out->hang_limit_s = hang_limit(b, j);
+    out->no_progress_s =
+        !j->l.ended && !j->pending && j->last_progress > 0 ? fmax(0, now - j->last_progress) : NAN;
     out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
     out->tflops_per_gpu = j->tflops;
     out->mfu = job_mfu(j);

@@ -21,12 +21,13 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      2
+#define SCHEMA_VERSION      3
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -61,6 +62,8 @@ static const char *const migrations[SCHEMA_VERSION] = {
     " lost_hang REAL NOT NULL, lost_operator REAL NOT NULL, lost_other REAL NOT NULL,"
     " interruptions INTEGER NOT NULL, ended INTEGER NOT NULL);"
     "CREATE INDEX events_job ON events (job, id) WHERE job IS NOT NULL;",
+    /* 2 -> 3: the longest pause a job came back from (its hang limit allows for it). */
+    "ALTER TABLE jobs ADD COLUMN pause_s REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -103,7 +106,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
     [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
                " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
-               " interruptions, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               " interruptions, ended, pause_s)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -691,6 +695,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
         bind_double(&b, l->lost_s[c]);
     bind_int(&b, l->interruptions);
     bind_int(&b, l->ended != 0);
+    bind_double(&b, l->pause_s);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -698,7 +703,8 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
 {
     static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
                               " productive_s, lost_failure, lost_straggler, lost_hang,"
-                              " lost_operator, lost_other, interruptions, ended FROM jobs"
+                              " lost_operator, lost_other, interruptions, ended, pause_s"
+                              " FROM jobs"
                               " ORDER BY last_report";
     _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
     sqlite3_stmt *st = NULL;
@@ -722,6 +728,8 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
         int64_t intr = sqlite3_column_int64(st, 12);
         l.interruptions = intr > 0 && intr <= UINT32_MAX ? (unsigned)intr : 0;
         l.ended = sqlite3_column_int(st, 13) != 0;
+        double pause = sqlite3_column_double(st, 14);
+        l.pause_s = pause > 0 && isfinite(pause) ? pause : 0;
         ret = fn(ctx, &l);
     }
     if (ret == 0 && rc != SQLITE_DONE)

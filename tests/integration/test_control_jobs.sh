@@ -4,8 +4,9 @@
 # step through the Python client. Shows: the job ledger and MFU in `houston jobs`; a rank
 # that slows down makes its node suspect, and at the job's next checkpoint the node is drained
 # in Slurm and the job requeued, with the lost GPU time charged to "straggler"; a job whose
-# ranks on one node stop is a hang: that node is drained and the job requeued; the ledger
-# survives kill -9 of the controller.
+# ranks on one node stop is a hang: that node is drained and the job requeued; a job whose
+# node's agent stops with it is not called hung until the agent is back; the ledger survives
+# kill -9 of the controller.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
@@ -192,6 +193,39 @@ check "uid 400005 counts as nobody's: job C is at step 9" accepted 400005 9
 rm "$work/subuid"
 check "the file removed: uid 400005 is refused again" refused 400005 10
 scancel "$jobC"
+
+say "job D on n1 stops while n1's agent is stopped too: houston cannot see it, so no hang yet"
+jobD=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "job D running in Slurm" wait_for 20 bash -c "squeue -h -j $jobD -o %T | grep -q RUNNING"
+python3 "$here/lib/fake_trainer.py" --job "$jobD" --node "n1=$work/n1/step.sock" \
+    --control "$work/ctlD" >"$work/trainerD.log" 2>&1 &
+HN_PIDS+=($!)
+check "job D progresses" wait_for 20 bash -c \
+    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobD | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+check "the API gives job D's hang limit (hang-min 4 s at least) and time without progress" \
+    bash -c "curl -fsS $CTL/v1/jobs/$jobD | jq -e '.job.hang_limit_s >= 4 and .job.no_progress_s < .job.hang_limit_s and .job.longest_pause_s > 0'"
+check "/metrics has job D's hang limit" bash -c \
+    "curl -fsS $CTL/metrics | grep -q '^houston_job_hang_limit_seconds{job=\"$jobD\"} '"
+agent1=$(pgrep -f -- "--hostname n1 --listen 127.0.0.1:$((AGENT_PORT_BASE + 1)) ")
+echo "hang n1" >"$work/ctlD"
+kill -STOP "$agent1"
+check "an event says job D is not seen progressing, and not called a hang" wait_for 20 bash -c \
+    "curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang_unseen\")'"
+check "no hang event for job D" bash -c \
+    "! curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang\")'"
+check "job D still runs in Slurm, not requeued" bash -c \
+    "scontrol show job $jobD | grep -q 'JobState=RUNNING' && scontrol show job $jobD | grep -q 'Restarts=0'"
+check "the API shows it running past its limit" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobD | jq -e '.job.state == \"running\" and .job.no_progress_s > .job.hang_limit_s'"
+kill -CONT "$agent1"
+check "n1's agent back, still no progress: a hang" wait_for 20 bash -c \
+    "curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang\")'"
+check "job D requeued" wait_for 20 bash -c \
+    "scontrol show job $jobD | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+not_drained() { ! slurm_drained "$1"; }
+check "n1 not drained: all of job D's ranks stopped at the same step, no culprit" not_drained n1
+echo stop >"$work/ctlD"
+scancel "$jobD"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
 long=$(printf 'j%.0s' $(seq 63))

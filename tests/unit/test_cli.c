@@ -329,6 +329,20 @@ static void test_jobs_render(void **unused)
     cap_free(&c);
     assert_int_equal(hn_cli_jobs_render("{\"jobs\": 3}", stdout, err, sizeof(err)), -EBADMSG);
     assert_int_equal(hn_cli_job_render("{\"jobs\": []}", stdout, err, sizeof(err)), -EBADMSG);
+    /* One job: its hang limit, and how long it has gone without progress. */
+    cap_open(&c);
+    assert_int_equal(hn_cli_job_render("{\"job\": {\"id\": \"9\", \"state\": \"running\","
+                                       " \"ranks\": 8, \"step\": 40, \"first_seen\": 0,"
+                                       " \"last_report\": 80, \"productive_s\": 80,"
+                                       " \"wall_s\": 90, \"interruptions\": 0,"
+                                       " \"checkpoint\": 30, \"hang_limit_s\": 300,"
+                                       " \"longest_pause_s\": 100, \"no_progress_s\": 12.4}}",
+                                       c.f, err, sizeof(err)),
+                     0);
+    const char *text = cap_close(&c);
+    assert_non_null(strstr(text, "\nhang after 300 s without progress (longest pause it came back "
+                                 "from: 100 s); none for 12 s now\n"));
+    cap_free(&c);
     assert_non_null(strstr(err, "\"job\""));
 }
 

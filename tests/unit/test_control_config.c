@@ -88,12 +88,13 @@ static void shipped_rules_are_the_defaults(void **state)
     assert_int_equal(x->laggard_min_peers, y->laggard_min_peers);
     assert_true(x->hot_min_delta_c == y->hot_min_delta_c);
     assert_true(x->hang_min_s == y->hang_min_s && x->hang_k == y->hang_k);
+    assert_true(x->hang_pause_k == y->hang_pause_k && x->hang_pause_max_s == y->hang_pause_max_s);
     assert_true(x->sbe_rate_per_h == y->sbe_rate_per_h);
     assert_int_equal(b.nsku_rules, 0);
     /* Every row of the shipped file names its source. */
     size_t len;
     char *text = tu_slurp(hn_control_rules_default_path(), &len);
-    assert_int_equal(tu_count(text, "\n*,"), 12);
+    assert_int_equal(tu_count(text, "\n*,"), 14);
     assert_null(strstr(text, ",,"));
     free(text);
     hn_control_config_fini(&a);
@@ -108,6 +109,8 @@ static void operator_rules_file(void **state)
     snprintf(path, sizeof(path), "%s/rules.csv", dir);
     tu_write_file(path, "sku,key,value,source\n"
                         "*,hang-min,30,\"our jobs checkpoint often\"\n"
+                        "*,hang-pause-k,2,\"our saves take the same time\"\n"
+                        "*,hang-pause-max,900,x\n"
                         "*,retired-pages-limit,40,\n"
                         "*,straggler-min-slowdown,0.04,\"small slowdowns cost us little\"\n"
                         "GB200,retired-pages-limit,48,\"vendor advice\"\n"
@@ -116,6 +119,7 @@ static void operator_rules_file(void **state)
     hn_control_config_defaults(&c);
     set_ok(&c, "rules-file", path);
     assert_true(c.brain.hang_min_s == 30);
+    assert_true(c.brain.hang_pause_k == 2 && c.brain.hang_pause_max_s == 900);
     assert_true(c.brain.retired_pages_limit == 40);
     assert_true(c.brain.straggler.min_slowdown == 0.04);
     assert_int_equal(c.nsku_rules, 1);
@@ -126,6 +130,8 @@ static void operator_rules_file(void **state)
     /* A later config line wins over the file. */
     set_ok(&c, "hang-min", "45");
     assert_true(c.brain.hang_min_s == 45);
+    set_ok(&c, "hang-pause-k", "0"); /* 0: pauses do not raise the limit */
+    assert_true(c.brain.hang_pause_k == 0);
     hn_control_config_fini(&c);
 }
 
@@ -138,6 +144,8 @@ static void bad_rules_files(void **state)
     } bad[] = {
         {"sku,key,value,source\n*,listen,0.0.0.0:1,evil\n", "record 2: 'listen' is not a rule"},
         {"sku,key,value,source\n*,hang-min,-3,x\n", "record 2:"},
+        {"sku,key,value,source\n*,hang-pause-k,101,x\n",
+         "record 2: hang-pause-k: '101' is not a number in [0, 100]"},
         {"sku,key,value,source\nH100,laggard-k,3,x\n", "record 2: rule:"},
         {"sku,key,value,source\n*,straggler-quorum,2,x\n", "record 2: straggler-quorum:"},
         {"sku,key,value,source\n*,straggler-csv,x,x\n", "record 2: 'straggler-csv' is not a rule"},

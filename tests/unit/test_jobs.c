@@ -704,10 +704,13 @@ static void hang_case(const char *job, const char *const *name)
         assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
     }
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
-    /* 2 s steps: the limit is max(hang_min 120 s, 10 x 2 s) = 120 s. */
+    /* 2 s steps: the limit is max(hang_min 120 s, 10 x 2 s) = 120 s. Both agents still
+     * send frames (without progress). */
     for (double k = 10; k <= 110; k += 10) {
         hn_brain_node_job(b, t + k, 0, job);
         hn_brain_node_job(b, t + k, 1, job);
+        assert_int_equal(hn_brain_node_heard(b, 0, t + k), 0);
+        assert_int_equal(hn_brain_node_heard(b, 1, t + k), 0);
         hn_brain_tick(b, t + k);
     }
     assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
@@ -756,6 +759,155 @@ static void hang_drains_the_node_whose_ranks_stopped(void **state)
     n2[0] = 'b';
     const char *const names[] = {n1, n2};
     hang_case(job, names);
+}
+
+/* A two-node job with 2 s steps and a checkpoint every 10 steps, both agents heard from
+ * every step, from t to the step `to`; returns the time after it. */
+static double run_steps(struct hn_brain *b, const char *job, double t, uint64_t from, uint64_t to)
+{
+    for (uint64_t s = from; s <= to; s++, t += 2) {
+        hn_brain_node_job(b, t, 0, job);
+        hn_brain_node_job(b, t, 1, job);
+        hn_brain_node_heard(b, 0, t);
+        hn_brain_node_heard(b, 1, t);
+        step_all(b, t, job, 8, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        hn_brain_tick(b, t);
+    }
+    return t;
+}
+
+/* From t to t + secs, every 10 s: the scheduler still runs the job, and its agents send frames
+ * collected at that time when heard (or, when not, nothing at all). Returns the hangs. */
+static int wait_without_progress(struct hn_brain *b, const char *job, double t, double secs,
+                                 int heard)
+{
+    int hangs = 0;
+    for (double k = 10; k <= secs; k += 10) {
+        hn_brain_node_job(b, t + k, 0, job);
+        hn_brain_node_job(b, t + k, 1, job);
+        if (heard) {
+            hn_brain_node_heard(b, 0, t + k);
+            hn_brain_node_heard(b, 1, t + k);
+        }
+        hn_brain_tick(b, t + k);
+        hangs += find_output(b, HN_OUT_FINDING, "hang", NULL);
+    }
+    return hangs;
+}
+
+/* The controller cut off from the job's nodes sees no progress, and no frames either: that is
+ * not a hang (a requeue of every job in the fleet), and it says so once. Frames collected
+ * before the cut-off that arrive late do not make it one; frames collected since do. */
+static void hang_needs_its_agents_heard(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "u1", 0, 1, 20);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    double last = t - 2; /* the last progress */
+    struct hn_out o;
+    int unseen = 0, hangs = 0;
+    for (double k = 10; k <= 600; k += 10) {
+        hn_brain_node_job(b, t + k, 0, "u1");
+        hn_brain_node_job(b, t + k, 1, "u1");
+        /* the backlog: frames collected up to 30 s after the last progress */
+        hn_brain_node_heard(b, 0, fmin(last + 30, t + k));
+        hn_brain_tick(b, t + k);
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind != HN_OUT_FINDING)
+                continue;
+            hangs += strcmp(o.finding.rule, "hang") == 0;
+            if (strcmp(o.finding.rule, "hang_unseen") == 0 && !unseen++) {
+                assert_int_equal(o.finding.severity, HN_SEV_INFO);
+                assert_string_equal(o.job, "u1");
+                assert_non_null(strstr(o.finding.detail, "no agent of its nodes was heard"));
+            }
+        }
+    }
+    assert_int_equal(hangs, 0);
+    assert_int_equal(unseen, 1);
+    struct hn_job_view v;
+    job_view(b, "u1", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 0);
+    assert_true(fabs(v.no_progress_s - 602) < 1e-9);
+    assert_true(v.hang_limit_s == 120);
+    /* One agent comes back and still shows no progress: a hang. */
+    t += 600;
+    hn_brain_node_job(b, t + 10, 0, "u1");
+    hn_brain_node_job(b, t + 10, 1, "u1");
+    hn_brain_node_heard(b, 1, t + 10);
+    hn_brain_tick(b, t + 10);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", &o), 1);
+    assert_string_equal(o.job, "u1");
+    job_view(b, "u1", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(isnan(v.no_progress_s)); /* restarting */
+    hn_brain_free(b);
+
+    /* An agent heard only in the first half of the wait is not enough either. */
+    b = fleet(2);
+    t = run_steps(b, "u2", 0, 1, 20);
+    last = t - 2;
+    hn_brain_node_heard(b, 0, last + 59);
+    assert_int_equal(wait_without_progress(b, "u2", t, 200, 0), 0);
+    hn_brain_node_heard(b, 0, last + 61);
+    assert_int_equal(wait_without_progress(b, "u2", t + 200, 10, 0), 1);
+    hn_brain_free(b);
+}
+
+/* A job that came back from a pause (a checkpoint save) is allowed hang-pause-k times that
+ * pause next time, at most hang-pause-max; the ledger keeps the pause over a restart. */
+static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "p1", 0, 1, 20);
+    struct hn_job_view v;
+    job_view(b, "p1", &v);
+    assert_true(v.hang_limit_s == 120);
+    assert_true(v.l.pause_s == 2);
+    /* A 100 s save after step 20, then on. */
+    assert_int_equal(wait_without_progress(b, "p1", t, 100, 1), 0);
+    t = run_steps(b, "p1", t + 98, 21, 40);
+    job_view(b, "p1", &v);
+    assert_true(v.l.pause_s == 100);
+    assert_true(v.hang_limit_s == 300);
+    /* The next save takes 250 s: not a hang. */
+    assert_int_equal(wait_without_progress(b, "p1", t, 250, 1), 0);
+    t = run_steps(b, "p1", t + 248, 41, 60);
+    job_view(b, "p1", &v);
+    assert_true(v.l.pause_s == 250);
+    assert_true(v.hang_limit_s == 750);
+    /* A real hang is found after 750 s. */
+    assert_int_equal(wait_without_progress(b, "p1", t, 740, 1), 0);
+    assert_int_equal(wait_without_progress(b, "p1", t + 740, 20, 1), 1);
+
+    /* Saved and restored (a controller restart): the limit stands. */
+    int i = hn_brain_find_job(b, "p1");
+    struct hn_job_ledger saved = *hn_brain_job_ledger(b, (size_t)i);
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+    job_view(b, "p1", &v);
+    assert_true(v.l.pause_s == 250 && v.hang_limit_s == 750);
+    hn_brain_free(b);
+
+    /* hang-pause-max caps what was learned; hang-pause-k 0 learns nothing. */
+    static const struct {
+        double k, max, want;
+    } cfgs[] = {{3, 600, 600}, {0, 2700, 120}, {2, 2700, 500}};
+    for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+        struct hn_brain_config cfg;
+        fleet_config(&cfg);
+        cfg.hang_pause_k = cfgs[c].k;
+        cfg.hang_pause_max_s = cfgs[c].max;
+        b = fleet_from(&cfg, 2, NULL);
+        assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+        job_view(b, "p1", &v);
+        assert_true(v.hang_limit_s == cfgs[c].want);
+        hn_brain_free(b);
+    }
 }
 
 static void job_that_ends_is_not_a_hang(void **state)
@@ -1217,6 +1369,8 @@ int main(void)
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
+        cmocka_unit_test(hang_needs_its_agents_heard),
+        cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),

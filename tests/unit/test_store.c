@@ -132,7 +132,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "2");
+    assert_string_equal(text, "3");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -195,7 +195,8 @@ static void test_jobs(void **state)
                               .checkpoint = 12000,
                               .productive_s = 700,
                               .interruptions = 2,
-                              .ended = 0};
+                              .ended = 0,
+                              .pause_s = 412.5};
     a.lost_s[HN_LOSS_FAILURE] = 60;
     a.lost_s[HN_LOSS_STRAGGLER] = 30.5;
     a.lost_s[HN_LOSS_OTHER] = 1;
@@ -233,14 +234,29 @@ static void test_jobs(void **state)
     assert_true(got[0].lost_s[HN_LOSS_STRAGGLER] == 30.5 && got[0].productive_s == 700);
     assert_int_equal(got[0].ended, 0);
     assert_int_equal(got[1].ended, 1);
+    assert_true(got[0].pause_s == 412.5);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
     assert_non_null(strstr(l->text, "job=4242"));
     hn_store_close(s);
 
-    /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
+    /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     char text[128];
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN pause_s", text, sizeof(text));
+    raw_query(path, "PRAGMA user_version = 2", text, sizeof(text));
+    s = open_ok(path);
+    memset(got, 0, sizeof(got));
+    got[0].pause_s = -1;
+    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    assert_string_equal(got[0].id, "4242");
+    assert_int_equal((int)got[0].step, 12346);
+    assert_true(got[0].pause_s == 0);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "3");
+
+    /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
     raw_query(path, "DROP TABLE jobs", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 1", text, sizeof(text));
@@ -250,7 +266,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "2");
+    assert_string_equal(text, "3");
     hn_store_close(s);
 }
 
