@@ -734,13 +734,15 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
     return 0;
 }
 
-int hn_brain_node_heard(struct hn_brain *b, int node, double collected)
+int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected)
 {
     struct node *n = hb_node_at(b, node);
-    if (!n || !(collected >= 0))
+    if (!n || !(collected >= 0) || !(now >= 0))
         return -EINVAL;
     if (collected > n->heard)
         n->heard = collected;
+    if (now > n->heard_at)
+        n->heard_at = now;
     return 0;
 }
 

@@ -132,8 +132,8 @@ struct hn_brain_config {
      * a persistent straggler is drained at the job's next checkpoint when the GPU time it
      * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
      * no step progress for max(hang_min_s, hang_k x its typical step time, hang_pause_k x the
-     * longest pause it came back from, at most hang_pause_max_s) is hung, if an agent of one of
-     * its nodes was heard from in the second half of that time (hn_brain_node_heard). */
+     * longest pause it came back from, at most hang_pause_max_s) is hung, once an agent of one of
+     * its nodes collected a frame that long after its last progress (hn_brain_node_heard). */
     double restart_s;           /* 300 */
     double straggler_horizon_s; /* 3600 */
     double hang_min_s;          /* 120 */
@@ -207,11 +207,12 @@ int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigne
 int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
                      uint64_t link_downed);
 
-/* The node's agent collected a frame at `collected` (its collection time, clamped to the
- * controller's clock and never going back; a frame queued during an outage counts for when it
- * was collected, not when it arrived). A job is called hung only when one of its nodes was
- * heard from late enough to have shown progress had there been any (docs/jobs.md, "Hangs"). */
-int hn_brain_node_heard(struct hn_brain *b, int node, double collected);
+/* A frame from the node's agent arrived at now; the agent collected it at `collected` (its own
+ * clock, clamped as step report times are: never after now, nor more than an hour before).
+ * Hangs are decided in the agents' clock, from the frames of the nodes the job runs on
+ * (docs/jobs.md, "Hangs"): a frame collected a whole limit after the job's last progress,
+ * without progress, is a hang; none arriving at all is hang_unseen. */
+int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected);
 
 /* The node's agent has sent nothing for silent_s seconds (the controller's clock): a
  * suspect finding, once per silence; the next samples re-arm it. */

@@ -310,6 +310,15 @@ struct ingest {
     char name[HN_NAME_MAX];
 };
 
+/* An agent's time t as the brain takes it: its own clock, but never after now and never more
+ * than an hour before (a clock far off, or a frame queued that long), which is now. Step
+ * reports and frames' collection times go through the same clamp, so that a hang is decided
+ * in one clock (docs/jobs.md, "Hangs"). */
+static double agent_time(double t, double now)
+{
+    return t <= now && t >= now - 3600 ? t : now;
+}
+
 static int on_header(void *ctx, const struct hn_frame_header *h)
 {
     struct ingest *in = ctx;
@@ -357,7 +366,7 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
     c->nodes[i].last_sample = t;
     c->nodes[i].last_seen = in->now;
     c->nodes[i].frames++;
-    hn_brain_node_heard(c->brain, i, t);
+    hn_brain_node_heard(c->brain, in->now, i, agent_time((double)in->h.time_ns / 1e9, in->now));
     return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
 }
 
@@ -428,10 +437,8 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
                           : (int64_t)f->checkpoint,
         .uid = f->uid == HN_FRAME_NO_U32 ? -1 : (int64_t)f->uid,
     };
-    /* When the agent received it (steps of one cycle share a frame), never in the future. */
-    double t = (double)f->time_ns / 1e9;
-    if (!(t <= in->now) || t < in->now - 3600)
-        t = in->now;
+    /* When the agent received it (steps of one cycle share a frame). */
+    double t = agent_time((double)f->time_ns / 1e9, in->now);
     int rc = hn_brain_step(in->c->brain, t, in->node, &s);
     if (rc == 0) {
         in->c->steps_accepted++;

@@ -83,7 +83,9 @@ struct job {
     double pending_at;     /* when it was interrupted */
     double sched_seen;     /* time of the last scheduler poll that listed it, -1: never */
     int hung;
-    int unseen_told;                  /* a hang_unseen finding was issued for this stall */
+    int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
+    double unseen_at; /* when */
+    int watched;      /* houston watched it since its last progress: a pause to learn from */
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
@@ -409,6 +411,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->last_progress = now - seconds;
+    j->watched = 0;
     clear_rows(j);
     hn_strag_free(j->strag);
     j->strag = NULL;
@@ -845,9 +848,11 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
     double add = s->seconds;
     if (j->last_progress > 0) {
         /* A wait the job came back from (a checkpoint save, an evaluation) is its own to
-         * have: the hang limit allows for it next time. */
+         * have: the hang limit allows for it next time. Not one houston did not watch: the
+         * first step of a run (its time is the client's), after a restore, a job listed
+         * again after it ended, a wait its agents went silent in. */
         double gap = now - j->last_progress;
-        if (gap > j->l.pause_s)
+        if (j->watched && gap > j->l.pause_s)
             j->l.pause_s = gap;
         uint64_t steps = s->step - j->l.step;
         add = fmin((double)steps * s->seconds, now - j->last_progress);
@@ -863,7 +868,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
     j->l.step = s->step;
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
-    j->unseen_told = 0;
+    j->watched = 1;
     j->recent[j->recent_at] = s->seconds;
     j->recent_at = (j->recent_at + 1) % RECENT;
     if (j->nrecent < RECENT)
@@ -1011,6 +1016,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
             grow_ranks(j, to);
     }
     struct rank_st *r = &j->ranks[rank];
+    if (j->l.ended)
+        j->watched = 0; /* back after it ended (requeued by someone else, say) */
     j->l.ended = 0;
     j->dirty = 1;
 
@@ -1100,6 +1107,16 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
 
 /* ---- hangs ---- */
 
+/* A node the scheduler lists j on, or NULL. */
+static struct node *sched_node(struct hn_brain *b, const struct job *j)
+{
+    for (size_t i = 0; i < b->nnodes; i++) {
+        if (hb_node_runs(&b->nodes[i], j->l.id))
+            return &b->nodes[i];
+    }
+    return NULL;
+}
+
 /* The one node whose ranks did not reach the job's highest step, or -1 (none, or several). */
 static int hang_culprit(const struct job *j)
 {
@@ -1139,6 +1156,8 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
         /* No culprit, or the guard holds it: the job still has to start again. */
         interrupt(j, HN_LOSS_HANG);
         struct node *any = n ? n : rank_node(b, j, 0);
+        if (!any) /* a ledger restored after a controller restart: no rank reported yet */
+            any = sched_node(b, j);
         if (any)
             hb_requeue(b, now, any, j->l.id);
     }
@@ -1153,33 +1172,51 @@ static double hang_limit(const struct hn_brain *b, const struct job *j)
     return fmax(limit, fmin(b->cfg.hang_pause_max_s, b->cfg.hang_pause_k * j->l.pause_s));
 }
 
-/* Whether an agent of one of the job's nodes (its ranks', or the scheduler's) collected a
- * frame at `since` or later: such a frame would have carried progress had there been any. */
-static int job_heard(const struct hn_brain *b, const struct job *j, double since)
+/* The latest collection time (agents' clock) and arrival (controller's) of a frame from the
+ * nodes the job's ranks report from in this run: their frames would carry its progress. Until
+ * one of them has reported (a ledger restored after a controller restart), the nodes the
+ * scheduler lists it on. -1 when none. */
+static void job_heard(const struct hn_brain *b, const struct job *j, double *collected,
+                      double *arrived)
 {
-    for (size_t i = 0; i < b->nnodes; i++) {
-        const struct node *n = &b->nodes[i];
-        if (n->heard < since)
+    double c = -1, a = -1;
+    int any = 0;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        if (k->node < 0 || k->run != j->run)
             continue;
-        if ((i < j->cap_node_ranks && j->node_ranks[i] > 0) || hb_node_runs(n, j->l.id))
-            return 1;
+        any = 1;
+        c = fmax(c, b->nodes[k->node].heard);
+        a = fmax(a, b->nodes[k->node].heard_at);
     }
-    return 0;
+    for (size_t i = 0; !any && i < b->nnodes; i++) {
+        if (hb_node_runs(&b->nodes[i], j->l.id)) {
+            c = fmax(c, b->nodes[i].heard);
+            a = fmax(a, b->nodes[i].heard_at);
+        }
+    }
+    *collected = c;
+    *arrived = a;
 }
 
-/* No progress for longer than the limit, but houston cannot see the job: its agents fell
- * silent with it (the controller cut off from its nodes, or the nodes gone). Said once. */
-static void hang_unseen(struct hn_brain *b, double now, struct job *j, double limit)
+/* No progress for longer than the limit, and no frame from the job's nodes lately: houston
+ * cannot see it (the controller cut off from them, or the nodes gone). Said once, until a
+ * frame of theirs arrives again. */
+static void hang_unseen(struct hn_brain *b, double now, struct job *j, double limit, double arrived)
 {
     struct hn_finding f;
     char ev[256];
-    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f", j->l.id,
-             (unsigned long long)j->l.step, now - j->last_progress, limit);
+    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f last_frame_s=%.0f",
+             j->l.id, (unsigned long long)j->l.step, now - j->last_progress, limit,
+             arrived >= 0 ? now - arrived : -1);
     hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
-                   "job %s made no progress past step %llu for %.0f s, but no agent of its "
-                   "nodes was heard from since; not called a hang",
-                   j->l.id, (unsigned long long)j->l.step, now - j->last_progress);
+                   "job %s made no progress past step %llu for %.0f s, but no frame came from "
+                   "its nodes' agents for %.0f s; not called a hang",
+                   j->l.id, (unsigned long long)j->l.step, now - j->last_progress,
+                   arrived >= 0 ? now - arrived : now - j->last_progress);
     j->unseen_told = 1;
+    j->unseen_at = now;
+    j->watched = 0;
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
@@ -1204,12 +1241,17 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         }
         double limit = hang_limit(b, j);
         if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit) {
-            /* Heard from in the second half of the wait: not a frame that was on its way
-             * when the progress stopped. */
-            if (job_heard(b, j, j->last_progress + limit / 2))
+            double collected, arrived;
+            job_heard(b, j, &collected, &arrived);
+            if (j->unseen_told && arrived > j->unseen_at)
+                j->unseen_told = 0; /* its agents are back */
+            /* A hang in the agents' own clock: one of them collected a frame a whole limit
+             * after the last progress, and it carried none. Step times and collection times
+             * are clamped alike, so an agent's clock that is off does not make one. */
+            if (collected >= j->last_progress + limit)
                 hang(b, now, j, limit);
-            else if (!j->unseen_told)
-                hang_unseen(b, now, j, limit);
+            else if (now - arrived > limit / 2 && !j->unseen_told)
+                hang_unseen(b, now, j, limit, arrived);
         }
         add_point(j, now);
     }
@@ -1257,9 +1299,11 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     double end = j->l.ended ? j->l.last_report : now;
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = typical_step(j);
-    out->hang_limit_s = hang_limit(b, j);
+    /* Only a job the scheduler lists is checked for hangs. */
+    int checked = !j->l.ended && j->sched_seen >= 0;
+    out->hang_limit_s = checked ? hang_limit(b, j) : NAN;
     out->no_progress_s =
-        !j->l.ended && !j->pending && j->last_progress > 0 ? fmax(0, now - j->last_progress) : NAN;
+        checked && !j->pending && j->last_progress > 0 ? fmax(0, now - j->last_progress) : NAN;
     out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
     out->tflops_per_gpu = j->tflops;
     out->mfu = job_mfu(j);

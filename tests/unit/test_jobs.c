@@ -709,13 +709,14 @@ static void hang_case(const char *job, const char *const *name)
     for (double k = 10; k <= 110; k += 10) {
         hn_brain_node_job(b, t + k, 0, job);
         hn_brain_node_job(b, t + k, 1, job);
-        assert_int_equal(hn_brain_node_heard(b, 0, t + k), 0);
-        assert_int_equal(hn_brain_node_heard(b, 1, t + k), 0);
+        assert_int_equal(hn_brain_node_heard(b, t + k, 0, t + k), 0);
+        assert_int_equal(hn_brain_node_heard(b, t + k, 1, t + k), 0);
         hn_brain_tick(b, t + k);
     }
     assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
     hn_brain_node_job(b, t + 130, 0, job);
     hn_brain_node_job(b, t + 130, 1, job);
+    assert_int_equal(hn_brain_node_heard(b, t + 130, 0, t + 130), 0);
     hn_brain_tick(b, t + 130);
     struct hn_out o;
     struct hn_out first = {0};
@@ -761,98 +762,190 @@ static void hang_drains_the_node_whose_ranks_stopped(void **state)
     hang_case(job, names);
 }
 
-/* A two-node job with 2 s steps and a checkpoint every 10 steps, both agents heard from
- * every step, from t to the step `to`; returns the time after it. */
-static double run_steps(struct hn_brain *b, const char *job, double t, uint64_t from, uint64_t to)
+/* The job's ranks report step `from` to `to`, 2 s apart from t (8 ranks on n1 and n2, or
+ * `world` ranks from n1), with a checkpoint every 10 steps; the scheduler lists it on n1 and
+ * n2 and both agents send a frame each step, collected `skew` seconds before it arrives (an
+ * agent's clock behind). Returns the time after the last step. */
+static double run_steps_as(struct hn_brain *b, const char *job, int world, double skew, double t,
+                           uint64_t from, uint64_t to)
 {
     for (uint64_t s = from; s <= to; s++, t += 2) {
         hn_brain_node_job(b, t, 0, job);
         hn_brain_node_job(b, t, 1, job);
-        hn_brain_node_heard(b, 0, t);
-        hn_brain_node_heard(b, 1, t);
-        step_all(b, t, job, 8, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        assert_int_equal(hn_brain_node_heard(b, t, 0, t - skew), 0);
+        assert_int_equal(hn_brain_node_heard(b, t, 1, t - skew), 0);
+        step_all(b, t - skew, job, world, s, 2.0, NULL, (int64_t)(s / 10 * 10));
         hn_brain_tick(b, t);
     }
     return t;
 }
 
-/* From t to t + secs, every 10 s: the scheduler still runs the job, and its agents send frames
- * collected at that time when heard (or, when not, nothing at all). Returns the hangs. */
-static int wait_without_progress(struct hn_brain *b, const char *job, double t, double secs,
-                                 int heard)
+static double run_steps(struct hn_brain *b, const char *job, double t, uint64_t from, uint64_t to)
+{
+    return run_steps_as(b, job, 8, 0, t, from, to);
+}
+
+/* From t to t + secs, every 10 s: the scheduler still runs the job; node i's agent sends a
+ * frame, collected `skew` seconds before, when heard[i] (NULL: both). Returns the hangs and
+ * counts hang_unseen findings into *unseen (may be NULL). */
+static int requeues_seen; /* requeue actions wait_as saw */
+
+static int wait_as(struct hn_brain *b, const char *job, double t, double secs, const int *heard,
+                   double skew, int *unseen)
 {
     int hangs = 0;
+    struct hn_out o;
     for (double k = 10; k <= secs; k += 10) {
-        hn_brain_node_job(b, t + k, 0, job);
-        hn_brain_node_job(b, t + k, 1, job);
-        if (heard) {
-            hn_brain_node_heard(b, 0, t + k);
-            hn_brain_node_heard(b, 1, t + k);
+        for (int i = 0; i < 2; i++) {
+            hn_brain_node_job(b, t + k, i, job);
+            if (!heard || heard[i])
+                assert_int_equal(hn_brain_node_heard(b, t + k, i, t + k - skew), 0);
         }
         hn_brain_tick(b, t + k);
-        hangs += find_output(b, HN_OUT_FINDING, "hang", NULL);
+        while (hn_brain_poll(b, &o)) {
+            requeues_seen += o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE &&
+                             strcmp(o.action.job, job) == 0;
+            if (o.kind != HN_OUT_FINDING)
+                continue;
+            hangs += strcmp(o.finding.rule, "hang") == 0;
+            if (strcmp(o.finding.rule, "hang_unseen") == 0) {
+                assert_int_equal(o.finding.severity, HN_SEV_INFO);
+                assert_string_equal(o.job, job);
+                assert_non_null(strstr(o.finding.detail, "no frame came from its nodes' agents"));
+                if (unseen)
+                    (*unseen)++;
+            }
+        }
     }
     return hangs;
 }
 
+static int wait_without_progress(struct hn_brain *b, const char *job, double t, double secs,
+                                 int heard)
+{
+    static const int none[2] = {0, 0};
+    return wait_as(b, job, t, secs, heard ? NULL : none, 0, NULL);
+}
+
 /* The controller cut off from the job's nodes sees no progress, and no frames either: that is
- * not a hang (a requeue of every job in the fleet), and it says so once. Frames collected
- * before the cut-off that arrive late do not make it one; frames collected since do. */
+ * not a hang (a requeue of every job in the fleet), and it says so once. The agents' backlog
+ * decides when they are back: progress in it is progress, a whole limit of frames without
+ * any is a hang. */
 static void hang_needs_its_agents_heard(void **state)
 {
     (void)state;
-    struct hn_brain *b = fleet(2);
-    double t = run_steps(b, "u1", 0, 1, 20);
-    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
-    double last = t - 2; /* the last progress */
-    struct hn_out o;
-    int unseen = 0, hangs = 0;
-    for (double k = 10; k <= 600; k += 10) {
-        hn_brain_node_job(b, t + k, 0, "u1");
-        hn_brain_node_job(b, t + k, 1, "u1");
-        /* the backlog: frames collected up to 30 s after the last progress */
-        hn_brain_node_heard(b, 0, fmin(last + 30, t + k));
-        hn_brain_tick(b, t + k);
-        while (hn_brain_poll(b, &o)) {
-            if (o.kind != HN_OUT_FINDING)
-                continue;
-            hangs += strcmp(o.finding.rule, "hang") == 0;
-            if (strcmp(o.finding.rule, "hang_unseen") == 0 && !unseen++) {
-                assert_int_equal(o.finding.severity, HN_SEV_INFO);
-                assert_string_equal(o.job, "u1");
-                assert_non_null(strstr(o.finding.detail, "no agent of its nodes was heard"));
+    static const int none[2] = {0, 0};
+    for (int hung = 0; hung <= 1; hung++) {
+        struct hn_brain *b = fleet(2);
+        double t = run_steps(b, "u1", 0, 1, 20);
+        (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+        double last = t - 2; /* the last progress */
+        int unseen = 0;
+        assert_int_equal(wait_as(b, "u1", t, 600, none, 0, &unseen), 0);
+        assert_int_equal(unseen, 1);
+        struct hn_job_view v;
+        job_view(b, "u1", &v);
+        assert_string_equal(v.state, "running");
+        assert_int_equal(v.l.interruptions, 0);
+        assert_true(fabs(v.no_progress_s - 602) < 1e-9);
+        assert_true(v.hang_limit_s == 120);
+        /* Back: both agents send what they collected since, a frame every 2 s of their time,
+         * 20 frames a second of the controller's, ticks in between. */
+        double now = t + 600, c = last;
+        int hangs = 0;
+        uint64_t step = 21;
+        struct hn_out o;
+        for (; c < t + 600; c += 2, now += 0.05) {
+            for (int i = 0; i < 2; i++) {
+                hn_brain_node_job(b, now, i, "u1");
+                hn_brain_node_heard(b, now, i, c);
             }
+            if (!hung)
+                step_all(b, c, "u1", 8, step++, 2.0, NULL, 20);
+            hn_brain_tick(b, now);
+            while (hn_brain_poll(b, &o)) {
+                hangs += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0;
+                assert_false(o.kind == HN_OUT_FINDING &&
+                             strcmp(o.finding.rule, "hang_unseen") == 0);
+            }
+            if (hung && c < last + 120)
+                assert_int_equal(hangs, 0); /* not before a whole limit of its frames */
         }
+        assert_int_equal(hangs, hung);
+        job_view(b, "u1", &v);
+        assert_int_equal(v.l.interruptions, (unsigned)hung);
+        if (!hung) /* the wait was not watched: nothing learned from it */
+            assert_true(v.l.pause_s == 2);
+        hn_brain_free(b);
     }
-    assert_int_equal(hangs, 0);
+}
+
+/* A second outage is said again: a frame from the job's agents in between re-arms it. */
+static void hang_unseen_once_per_outage(void **state)
+{
+    (void)state;
+    static const int none[2] = {0, 0};
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "o1", 0, 1, 20);
+    int unseen = 0;
+    assert_int_equal(wait_as(b, "o1", t, 300, none, 0, &unseen), 0);
     assert_int_equal(unseen, 1);
-    struct hn_job_view v;
-    job_view(b, "u1", &v);
-    assert_string_equal(v.state, "running");
-    assert_int_equal(v.l.interruptions, 0);
-    assert_true(fabs(v.no_progress_s - 602) < 1e-9);
-    assert_true(v.hang_limit_s == 120);
-    /* One agent comes back and still shows no progress: a hang. */
-    t += 600;
-    hn_brain_node_job(b, t + 10, 0, "u1");
-    hn_brain_node_job(b, t + 10, 1, "u1");
-    hn_brain_node_heard(b, 1, t + 10);
-    hn_brain_tick(b, t + 10);
-    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", &o), 1);
-    assert_string_equal(o.job, "u1");
-    job_view(b, "u1", &v);
-    assert_int_equal(v.l.interruptions, 1);
-    assert_true(isnan(v.no_progress_s)); /* restarting */
+    /* One frame of the backlog arrives (collected 10 s after the last progress), then the
+     * agents are cut off again. */
+    assert_int_equal(hn_brain_node_heard(b, t + 305, 0, t + 8), 0);
+    assert_int_equal(wait_as(b, "o1", t + 300, 300, none, 0, &unseen), 0);
+    assert_int_equal(unseen, 2);
+    hn_brain_free(b);
+}
+
+/* The nodes that count are those the job's ranks report from: another node the scheduler
+ * lists it on (a `houston tail` job, ranks that do not report) carries none of its progress.
+ * An agent's clock that is behind neither makes a hang nor hides one. */
+static void hang_is_decided_by_the_nodes_that_report(void **state)
+{
+    (void)state;
+    /* Four ranks, all reporting from n1; the scheduler lists n1 and n2. */
+    struct hn_brain *b = fleet(2);
+    double t = run_steps_as(b, "one", 4, 0, 0, 1, 20);
+    static const int only_n2[2] = {0, 1}, only_n1[2] = {1, 0};
+    int unseen = 0;
+    assert_int_equal(wait_as(b, "one", t, 600, only_n2, 0, &unseen), 0);
+    assert_int_equal(unseen, 1);
+    assert_int_equal(wait_as(b, "one", t + 600, 20, only_n1, 0, NULL), 1);
     hn_brain_free(b);
 
-    /* An agent heard only in the first half of the wait is not enough either. */
+    /* Both agents' clocks 1,000 s behind the controller's: 600 s of steps raise nothing, a
+     * stop is a hang a limit later in their clock. */
     b = fleet(2);
-    t = run_steps(b, "u2", 0, 1, 20);
-    last = t - 2;
-    hn_brain_node_heard(b, 0, last + 59);
-    assert_int_equal(wait_without_progress(b, "u2", t, 200, 0), 0);
-    hn_brain_node_heard(b, 0, last + 61);
-    assert_int_equal(wait_without_progress(b, "u2", t + 200, 10, 0), 1);
+    t = run_steps_as(b, "skew", 8, 1000, 2000, 1, 300);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "hang_unseen", NULL), 0);
+    unseen = 0;
+    assert_int_equal(wait_as(b, "skew", t, 110, NULL, 1000, &unseen), 0);
+    assert_int_equal(wait_as(b, "skew", t + 110, 20, NULL, 1000, &unseen), 1);
+    assert_int_equal(unseen, 0);
+    hn_brain_free(b);
+
+    /* A ledger restored after a controller restart, of a job that never reports again: the
+     * nodes the scheduler lists it on count until a rank reports; its hang requeues it. */
+    b = fleet(2);
+    struct hn_job_ledger l = {.id = "gone",
+                              .ranks = 8,
+                              .first_seen = 10,
+                              .last_report = 20,
+                              .step = 9,
+                              .checkpoint = 5,
+                              .productive_s = 10};
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    requeues_seen = 0;
+    int hangs = wait_as(b, "gone", 20, 130, NULL, 0, NULL);
+    assert_int_equal(hangs, 1);
+    assert_int_equal(requeues_seen, 1);
+    hn_brain_node_job(b, 160, 0, "gone");
+    hn_brain_tick(b, 160);
+    struct hn_job_view v;
+    job_view(b, "gone", &v);
+    assert_int_equal(v.l.interruptions, 1);
     hn_brain_free(b);
 }
 
@@ -867,14 +960,14 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
     job_view(b, "p1", &v);
     assert_true(v.hang_limit_s == 120);
     assert_true(v.l.pause_s == 2);
-    /* A 100 s save after step 20, then on. */
-    assert_int_equal(wait_without_progress(b, "p1", t, 100, 1), 0);
+    /* A 100 s save after step 20 (the last progress at t - 2), then on. */
+    assert_int_equal(wait_without_progress(b, "p1", t, 90, 1), 0);
     t = run_steps(b, "p1", t + 98, 21, 40);
     job_view(b, "p1", &v);
     assert_true(v.l.pause_s == 100);
     assert_true(v.hang_limit_s == 300);
     /* The next save takes 250 s: not a hang. */
-    assert_int_equal(wait_without_progress(b, "p1", t, 250, 1), 0);
+    assert_int_equal(wait_without_progress(b, "p1", t, 240, 1), 0);
     t = run_steps(b, "p1", t + 248, 41, 60);
     job_view(b, "p1", &v);
     assert_true(v.l.pause_s == 250);
@@ -889,6 +982,7 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
     hn_brain_free(b);
     b = fleet(2);
     assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+    hn_brain_node_job(b, saved.last_report, 0, "p1");
     job_view(b, "p1", &v);
     assert_true(v.l.pause_s == 250 && v.hang_limit_s == 750);
     hn_brain_free(b);
@@ -904,10 +998,60 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
         cfg.hang_pause_max_s = cfgs[c].max;
         b = fleet_from(&cfg, 2, NULL);
         assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+        hn_brain_node_job(b, saved.last_report, 0, "p1");
         job_view(b, "p1", &v);
         assert_true(v.hang_limit_s == cfgs[c].want);
         hn_brain_free(b);
     }
+}
+
+/* Waits houston did not watch are not pauses the job came back from: the first step of a run
+ * (its time is what the client says), the first after a restore, a job listed again after it
+ * ended. */
+static void unwatched_waits_are_not_learned(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "w1", 0, 1, 20);
+    /* Restarted without houston from checkpoint 10: the first step of the run says 400 s. */
+    t += 500;
+    hn_brain_node_job(b, t, 0, "w1");
+    hn_brain_node_job(b, t, 1, "w1");
+    step_all(b, t, "w1", 8, 11, 400.0, NULL, 10);
+    t = run_steps(b, "w1", t + 2, 12, 40);
+    struct hn_job_view v;
+    job_view(b, "w1", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(v.l.pause_s == 2);
+    /* The scheduler no longer lists it (ended); an hour later it is back at the next step. */
+    hn_brain_node_job(b, t, 0, "");
+    hn_brain_node_job(b, t, 1, "");
+    hn_brain_tick(b, t);
+    job_view(b, "w1", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(isnan(v.hang_limit_s) && isnan(v.no_progress_s));
+    t = run_steps(b, "w1", t + 3600, 41, 60);
+    job_view(b, "w1", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.pause_s == 2);
+    assert_true(v.hang_limit_s == 120);
+    /* Restored after a controller restart an hour later: its first step is not a pause. */
+    int i = hn_brain_find_job(b, "w1");
+    struct hn_job_ledger saved = *hn_brain_job_ledger(b, (size_t)i);
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+    run_steps(b, "w1", t + 3600, 61, 70);
+    job_view(b, "w1", &v);
+    assert_true(v.l.pause_s == 2);
+    hn_brain_free(b);
+
+    /* A job the scheduler never listed is not checked: no limit, no time without progress. */
+    b = fleet(1);
+    step_all(b, 1, "free", 4, 1, 1.0, NULL, -1);
+    job_view(b, "free", &v);
+    assert_true(isnan(v.hang_limit_s) && isnan(v.no_progress_s));
+    hn_brain_free(b);
 }
 
 static void job_that_ends_is_not_a_hang(void **state)
@@ -1370,7 +1514,10 @@ int main(void)
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(hang_needs_its_agents_heard),
+        cmocka_unit_test(hang_unseen_once_per_outage),
+        cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
+        cmocka_unit_test(unwatched_waits_are_not_learned),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),
