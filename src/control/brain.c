@@ -734,11 +734,13 @@ int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port,
     return 0;
 }
 
-int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected)
+int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected, int follows)
 {
     struct node *n = hb_node_at(b, node);
     if (!n || !(collected >= 0) || !(now >= 0))
         return -EINVAL;
+    if (!follows || n->heard_at <= 0)
+        n->heard_from = collected;
     if (collected > n->heard)
         n->heard = collected;
     if (now > n->heard_at)

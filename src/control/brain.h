@@ -207,12 +207,14 @@ int hn_brain_xid(struct hn_brain *b, double now, int node, unsigned gpu, unsigne
 int hn_brain_ib_port(struct hn_brain *b, double now, int node, const char *port, int active,
                      uint64_t link_downed);
 
-/* A frame from the node's agent arrived at now; the agent collected it at `collected` (its own
- * clock, clamped as step report times are: never after now, nor more than an hour before).
- * Hangs are decided in the agents' clock, from the frames of the nodes the job runs on
- * (docs/jobs.md, "Hangs"): a frame collected a whole limit after the job's last progress,
- * without progress, is a hang; none arriving at all is hang_unseen. */
-int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected);
+/* A frame from the node's agent arrived at now; the agent collected it at `collected`, in the
+ * controller's clock (the controller corrects for the agent's clock: a queued frame keeps the
+ * time it was collected). `follows`: it is the agent's next frame after the previous one; 0
+ * after frames were lost, a restart of the agent or of the controller, which starts the node's
+ * unbroken record again. A job is hung once an agent of a node its ranks report from collected
+ * a frame a whole limit after both its last progress and the start of that record, with no
+ * progress (docs/jobs.md, "Hangs"); when no frame arrives at all it is hang_unseen. */
+int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collected, int follows);
 
 /* The node's agent has sent nothing for silent_s seconds (the controller's clock): a
  * suspect finding, once per silence; the next samples re-arm it. */

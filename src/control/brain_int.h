@@ -69,7 +69,8 @@ struct node {
     double last_bad;        /* time of the last suspect or fatal finding */
     double last_data;       /* time of the last samples */
     double heard;           /* latest collection time of a frame from its agent (its clock) */
-    double heard_at;        /* when the latest frame from its agent arrived */
+    double heard_at;        /* when the latest frame from its agent arrived; 0: none yet */
+    double heard_from;      /* collection time where its unbroken record of frames starts */
     double step_cap_next;   /* no step_rank_cap finding about it before this time (jobs.c) */
     double step_owner_next; /* no step_owner finding about it before this time (jobs.c) */
     struct gpu_st *gpus;

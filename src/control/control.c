@@ -307,16 +307,40 @@ struct ingest {
     double sample_time; /* the frame's own time: rates must not depend on arrival */
     struct hn_frame_header h;
     int node;
+    double shift; /* agent's clock to the controller's, for this frame (agent_clock) */
     char name[HN_NAME_MAX];
 };
 
-/* An agent's time t as the brain takes it: its own clock, but never after now and never more
- * than an hour before (a clock far off, or a frame queued that long), which is now. Step
- * reports and frames' collection times go through the same clamp, so that a hang is decided
- * in one clock (docs/jobs.md, "Hangs"). */
-static double agent_time(double t, double now)
+/* Puts the frame's collection time `t` (the agent's clock) into the controller's: through
+ * the node's clock offset, never after now nor more than an hour before. Sets in->shift, which
+ * step reports of the same frame take too, so that a hang is decided in one clock whatever the
+ * agents' clocks say (docs/jobs.md, "Hangs"). */
+static double agent_clock(struct ingest *in, struct hn_control_node *cn, double t)
 {
-    return t <= now && t >= now - 3600 ? t : now;
+    double d = in->now - t;
+    if (isfinite(d)) {
+        if (cn->clock_off_at <= 0 || d < cn->clock_off)
+            cn->clock_off = d;
+        else
+            cn->clock_off = fmin(d, cn->clock_off + (in->now - cn->clock_off_at) / 60);
+        cn->clock_off_at = in->now;
+    }
+    double at = t + cn->clock_off;
+    if (!(at <= in->now))
+        at = in->now;
+    if (at < in->now - 3600)
+        at = in->now - 3600;
+    in->shift = at - t;
+    return at;
+}
+
+/* A step report's time (the agent's clock) in the controller's, as its frame's. */
+static double step_clock(const struct ingest *in, double t)
+{
+    double at = t + in->shift;
+    if (!(at <= in->now))
+        at = in->now;
+    return at < in->now - 3600 ? in->now - 3600 : at;
 }
 
 static int on_header(void *ctx, const struct hn_frame_header *h)
@@ -366,7 +390,15 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
     c->nodes[i].last_sample = t;
     c->nodes[i].last_seen = in->now;
     c->nodes[i].frames++;
-    hn_brain_node_heard(c->brain, in->now, i, agent_time((double)in->h.time_ns / 1e9, in->now));
+    struct hn_control_node *cn = &c->nodes[i];
+    /* A frame that does not follow the previous one (frames dropped from a full queue, the
+     * agent restarted, or the first since the controller started) breaks what the brain
+     * knows of the node's frames. */
+    int follows = cn->frames > 1 && in->h.boot_id == cn->boot_id && in->h.seq == cn->seq + 1;
+    cn->boot_id = in->h.boot_id;
+    cn->seq = in->h.seq;
+    double collected = agent_clock(in, cn, (double)in->h.time_ns / 1e9);
+    hn_brain_node_heard(c->brain, in->now, i, collected, follows);
     return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
 }
 
@@ -438,7 +470,7 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
         .uid = f->uid == HN_FRAME_NO_U32 ? -1 : (int64_t)f->uid,
     };
     /* When the agent received it (steps of one cycle share a frame). */
-    double t = agent_time((double)f->time_ns / 1e9, in->now);
+    double t = step_clock(in, (double)f->time_ns / 1e9);
     int rc = hn_brain_step(in->c->brain, t, in->node, &s);
     if (rc == 0) {
         in->c->steps_accepted++;

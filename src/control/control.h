@@ -80,6 +80,13 @@ struct hn_control_node {
     double last_seen;   /* when the controller received its last frame */
     double last_sample; /* the agent's time of that frame, clamped (rates use it) */
     uint64_t frames;
+    /* The agent's clock against the controller's: the least (arrival - collection time) of
+     * its frames, which a queued frame does not lower, rising by at most a second a minute
+     * (a clock stepped back). Its frames and step reports are put in the controller's clock
+     * with it (agent_clock in control.c). */
+    double clock_off;
+    double clock_off_at;   /* when it was last set; 0: not yet */
+    uint64_t boot_id, seq; /* of its last frame: the next one follows it, or there is a break */
 };
 
 struct hn_control {

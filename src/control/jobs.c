@@ -75,6 +75,9 @@ struct job {
     struct hn_strag *strag;
     double recent[RECENT];
     unsigned nrecent, recent_at;
+    double gaps[RECENT]; /* waits between advances of the step (reports may be sparse) */
+    unsigned ngaps, gaps_at;
+    int restored;         /* its ledger was restored and no report came since */
     double last_progress; /* when the highest step last advanced */
     double since_ckpt_s;  /* productive time since the last checkpoint */
     int pending;          /* interrupted, waiting for the next run's first step */
@@ -237,6 +240,14 @@ static double nanmedian_small(const double *v, unsigned n)
 static double typical_step(const struct job *j)
 {
     return nanmedian_small(j->recent, j->nrecent);
+}
+
+/* The typical wait between two advances of the step: a step, or more where reports are sparse
+ * (`houston tail` reads a line per log interval of many steps). */
+static double typical_gap(const struct job *j)
+{
+    double gap = nanmedian_small(j->gaps, j->ngaps), step = typical_step(j);
+    return isnan(gap) || gap < step ? step : gap;
 }
 
 /* Whether job a goes before job v when the table is full: an ended job first, then one the
@@ -841,7 +852,8 @@ static double rank_seconds(const struct hn_step_in *s)
     return s->seconds;
 }
 
-static void progress(struct job *j, double now, const struct hn_step_in *s)
+/* `unbroken`: the reporting node's frames came without a break since the last progress. */
+static void progress(struct job *j, double now, const struct hn_step_in *s, int unbroken)
 {
     if (s->step <= j->l.step)
         return;
@@ -852,8 +864,20 @@ static void progress(struct job *j, double now, const struct hn_step_in *s)
          * first step of a run (its time is the client's), after a restore, a job listed
          * again after it ended, a wait its agents went silent in. */
         double gap = now - j->last_progress;
-        if (j->watched && gap > j->l.pause_s)
+        int watched = j->watched && unbroken;
+        if (watched && gap > j->l.pause_s)
             j->l.pause_s = gap;
+        /* The rhythm of its reports: what the steps since the last one took (a report per
+         * log interval of many steps), or the wait itself when houston watched it. */
+        double rhythm = (double)(s->step - j->l.step) * s->seconds;
+        if (watched && gap > rhythm)
+            rhythm = gap;
+        if (isfinite(rhythm)) {
+            j->gaps[j->gaps_at] = rhythm;
+            j->gaps_at = (j->gaps_at + 1) % RECENT;
+            if (j->ngaps < RECENT)
+                j->ngaps++;
+        }
         uint64_t steps = s->step - j->l.step;
         add = fmin((double)steps * s->seconds, now - j->last_progress);
         if (add < 0)
@@ -1022,6 +1046,11 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     j->dirty = 1;
 
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
+    /* After a restore no rank has a last step: a report well behind the saved one is a run
+     * Slurm restarted from an earlier checkpoint while the controller was away. */
+    if (j->restored && !j->pending && s->step + ROWS < j->l.step)
+        new_run = 1;
+    j->restored = 0;
     if (j->pending) {
         /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
          * not progress. The next run is a rank starting over at or before its last step (a
@@ -1045,7 +1074,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->last_secs = secs;
     j->l.last_report = now;
 
-    progress(j, now, s);
+    progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
     rates(b, j, node, s);
     row_put(b, now, j, rank, s->step, secs);
     checkpoint(b, now, j, s->checkpoint);
@@ -1167,35 +1196,37 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
 /* Seconds without progress after which the job is hung (docs/jobs.md, "Hangs"). */
 static double hang_limit(const struct hn_brain *b, const struct job *j)
 {
-    double typ = typical_step(j);
+    double typ = typical_gap(j);
     double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
     return fmax(limit, fmin(b->cfg.hang_pause_max_s, b->cfg.hang_pause_k * j->l.pause_s));
 }
 
-/* The latest collection time (agents' clock) and arrival (controller's) of a frame from the
- * nodes the job's ranks report from in this run: their frames would carry its progress. Until
- * one of them has reported (a ledger restored after a controller restart), the nodes the
- * scheduler lists it on. -1 when none. */
-static void job_heard(const struct hn_brain *b, const struct job *j, double *collected,
+/* Of the nodes the job's ranks report from in this run (until one has, after a controller
+ * restart, those the scheduler lists it on): the longest unbroken record of frames since the
+ * job's last progress (seconds; their collection times are in the controller's clock), and
+ * the latest arrival of a frame (0: none). Their frames would carry its progress. */
+static void job_heard(const struct hn_brain *b, const struct job *j, double *watched,
                       double *arrived)
 {
-    double c = -1, a = -1;
+    double w = -1, a = 0;
     int any = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
         if (k->node < 0 || k->run != j->run)
             continue;
+        const struct node *n = &b->nodes[k->node];
         any = 1;
-        c = fmax(c, b->nodes[k->node].heard);
-        a = fmax(a, b->nodes[k->node].heard_at);
+        w = fmax(w, n->heard - fmax(j->last_progress, n->heard_from));
+        a = fmax(a, n->heard_at);
     }
     for (size_t i = 0; !any && i < b->nnodes; i++) {
-        if (hb_node_runs(&b->nodes[i], j->l.id)) {
-            c = fmax(c, b->nodes[i].heard);
-            a = fmax(a, b->nodes[i].heard_at);
+        const struct node *n = &b->nodes[i];
+        if (hb_node_runs(n, j->l.id)) {
+            w = fmax(w, n->heard - fmax(j->last_progress, n->heard_from));
+            a = fmax(a, n->heard_at);
         }
     }
-    *collected = c;
+    *watched = w;
     *arrived = a;
 }
 
@@ -1208,12 +1239,12 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     char ev[256];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f last_frame_s=%.0f",
              j->l.id, (unsigned long long)j->l.step, now - j->last_progress, limit,
-             arrived >= 0 ? now - arrived : -1);
+             arrived > 0 ? now - arrived : -1);
     hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
                    "job %s made no progress past step %llu for %.0f s, but no frame came from "
                    "its nodes' agents for %.0f s; not called a hang",
                    j->l.id, (unsigned long long)j->l.step, now - j->last_progress,
-                   arrived >= 0 ? now - arrived : now - j->last_progress);
+                   arrived > 0 ? now - arrived : now - j->last_progress);
     j->unseen_told = 1;
     j->unseen_at = now;
     j->watched = 0;
@@ -1240,15 +1271,17 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             continue;
         }
         double limit = hang_limit(b, j);
-        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit) {
-            double collected, arrived;
-            job_heard(b, j, &collected, &arrived);
+        /* Checked once its rhythm is known (it advanced twice), or as restored. */
+        if (!j->hung && j->last_progress > 0 && (j->ngaps > 0 || j->restored) &&
+            now - j->last_progress > limit) {
+            double watched, arrived;
+            job_heard(b, j, &watched, &arrived);
             if (j->unseen_told && arrived > j->unseen_at)
                 j->unseen_told = 0; /* its agents are back */
-            /* A hang in the agents' own clock: one of them collected a frame a whole limit
-             * after the last progress, and it carried none. Step times and collection times
-             * are clamped alike, so an agent's clock that is off does not make one. */
-            if (collected >= j->last_progress + limit)
+            /* A hang: an agent of the job's nodes collected frames without a break for a whole
+             * limit after its last progress, and none carried any. A backlog after an
+             * outage is read in order; one with frames lost starts the record again. */
+            if (watched >= limit)
                 hang(b, now, j, limit);
             else if (now - arrived > limit / 2 && !j->unseen_told)
                 hang_unseen(b, now, j, limit, arrived);
@@ -1355,5 +1388,6 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     j->l = *l;
     j->l.ranks = ranks;
     j->last_progress = l->last_report;
+    j->restored = 1;
     return 0;
 }

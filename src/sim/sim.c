@@ -884,7 +884,7 @@ static void on_tick(struct hn_sim *s)
     int listed = s->js == J_RUNNING || s->js == J_CKPT || s->js == J_HUNG;
     for (unsigned i = 0; i < s->nnodes; i++) {
         struct snode *n = &s->nodes[i];
-        hn_brain_node_heard(s->brain, bnow(s), (int)i, bnow(s)); /* every agent reports */
+        hn_brain_node_heard(s->brain, bnow(s), (int)i, bnow(s), 1); /* every agent reports */
         /* The poll: the job's nodes while it runs; a node that no longer runs it is told so
          * once (nothing changes for the others). */
         int on = listed && n->in_job;
