@@ -312,10 +312,11 @@ struct ingest {
 };
 
 /* Puts the frame's collection time `t` (the agent's clock) into the controller's: through
- * the node's clock offset, never after now nor more than an hour before. Sets in->shift, which
+ * the node's clock offset, never after now nor more than an hour before (*clamped: it was, so
+ * the frame does not continue an unbroken record). Sets in->shift, which
  * step reports of the same frame take too, so that a hang is decided in one clock whatever the
  * agents' clocks say (docs/jobs.md, "Hangs"). */
-static double agent_clock(struct ingest *in, struct hn_control_node *cn, double t)
+static double agent_clock(struct ingest *in, struct hn_control_node *cn, double t, int *clamped)
 {
     double d = in->now - t;
     if (isfinite(d)) {
@@ -326,10 +327,13 @@ static double agent_clock(struct ingest *in, struct hn_control_node *cn, double 
         cn->clock_off_at = in->now;
     }
     double at = t + cn->clock_off;
+    *clamped = 0;
     if (!(at <= in->now))
         at = in->now;
-    if (at < in->now - 3600)
-        at = in->now - 3600;
+    if (at < in->now - 3600) {
+        at = in->now - 3600; /* what it says of the time before is lost */
+        *clamped = 1;
+    }
     in->shift = at - t;
     return at;
 }
@@ -397,8 +401,9 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
     int follows = cn->frames > 1 && in->h.boot_id == cn->boot_id && in->h.seq == cn->seq + 1;
     cn->boot_id = in->h.boot_id;
     cn->seq = in->h.seq;
-    double collected = agent_clock(in, cn, (double)in->h.time_ns / 1e9);
-    hn_brain_node_heard(c->brain, in->now, i, collected, follows);
+    int clamped;
+    double collected = agent_clock(in, cn, (double)in->h.time_ns / 1e9, &clamped);
+    hn_brain_node_heard(c->brain, in->now, i, collected, follows && !clamped);
     return hn_brain_gpu_count(c->brain, in->now, i, gpus) == 0 ? 0 : -EBADMSG;
 }
 

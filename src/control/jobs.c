@@ -77,7 +77,10 @@ struct job {
     unsigned nrecent, recent_at;
     double gaps[RECENT]; /* waits between advances of the step (reports may be sparse) */
     unsigned ngaps, gaps_at;
-    int restored;         /* its ledger was restored and no report came since */
+    /* Its highest step since this controller knew it (restored: from 0), which a hang waits
+     * on; a run Slurm restarted from a checkpoint while the controller was away advances it
+     * below the ledger's step. */
+    uint64_t front;
     double last_progress; /* when the highest step last advanced */
     double since_ckpt_s;  /* productive time since the last checkpoint */
     int pending;          /* interrupted, waiting for the next run's first step */
@@ -421,6 +424,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->hung = 0;
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
+    j->front = j->l.step;
     j->last_progress = now - seconds;
     j->watched = 0;
     clear_rows(j);
@@ -855,22 +859,20 @@ static double rank_seconds(const struct hn_step_in *s)
 /* `unbroken`: the reporting node's frames came without a break since the last progress. */
 static void progress(struct job *j, double now, const struct hn_step_in *s, int unbroken)
 {
-    if (s->step <= j->l.step)
+    if (s->step <= j->front)
         return;
-    double add = s->seconds;
-    if (j->last_progress > 0) {
+    if (j->last_progress > 0 && j->watched) {
         /* A wait the job came back from (a checkpoint save, an evaluation) is its own to
          * have: the hang limit allows for it next time. Not one houston did not watch: the
          * first step of a run (its time is the client's), after a restore, a job listed
-         * again after it ended, a wait its agents went silent in. */
+         * again after it ended, a wait its agents went silent in or their frames broke. */
         double gap = now - j->last_progress;
-        int watched = j->watched && unbroken;
-        if (watched && gap > j->l.pause_s)
+        if (unbroken && gap > j->l.pause_s)
             j->l.pause_s = gap;
         /* The rhythm of its reports: what the steps since the last one took (a report per
          * log interval of many steps), or the wait itself when houston watched it. */
-        double rhythm = (double)(s->step - j->l.step) * s->seconds;
-        if (watched && gap > rhythm)
+        double rhythm = (double)(s->step - j->front) * s->seconds;
+        if (unbroken && gap > rhythm)
             rhythm = gap;
         if (isfinite(rhythm)) {
             j->gaps[j->gaps_at] = rhythm;
@@ -878,18 +880,24 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
             if (j->ngaps < RECENT)
                 j->ngaps++;
         }
-        uint64_t steps = s->step - j->l.step;
-        add = fmin((double)steps * s->seconds, now - j->last_progress);
-        if (add < 0)
-            add = 0;
     }
-    /* A straggler's share of each step is GPU time lost to it; the step still counts as
-     * productive (Meta's ETTR), the slowdown shows in MFU instead. */
-    if (j->strag_rank >= 0)
-        j->l.lost_s[HN_LOSS_STRAGGLER] += add * j->strag_slow / (1 + j->strag_slow);
-    j->l.productive_s += add;
-    j->since_ckpt_s += add;
-    j->l.step = s->step;
+    if (s->step > j->l.step) {
+        double add = s->seconds;
+        if (j->last_progress > 0) {
+            uint64_t steps = s->step - j->l.step;
+            add = fmin((double)steps * s->seconds, now - j->last_progress);
+            if (add < 0)
+                add = 0;
+        }
+        /* A straggler's share of each step is GPU time lost to it; the step still counts as
+         * productive (Meta's ETTR), the slowdown shows in MFU instead. */
+        if (j->strag_rank >= 0)
+            j->l.lost_s[HN_LOSS_STRAGGLER] += add * j->strag_slow / (1 + j->strag_slow);
+        j->l.productive_s += add;
+        j->since_ckpt_s += add;
+        j->l.step = s->step;
+    }
+    j->front = s->step;
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
     j->watched = 1;
@@ -1046,11 +1054,6 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     j->dirty = 1;
 
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
-    /* After a restore no rank has a last step: a report well behind the saved one is a run
-     * Slurm restarted from an earlier checkpoint while the controller was away. */
-    if (j->restored && !j->pending && s->step + ROWS < j->l.step)
-        new_run = 1;
-    j->restored = 0;
     if (j->pending) {
         /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
          * not progress. The next run is a rank starting over at or before its last step (a
@@ -1153,7 +1156,7 @@ static int hang_culprit(const struct job *j)
     unsigned behind = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
-        if (k->node < 0 || k->run != j->run || k->last_step >= j->l.step)
+        if (k->node < 0 || k->run != j->run || k->last_step >= j->front)
             continue;
         behind++;
         if (culprit >= 0 && culprit != k->node)
@@ -1170,10 +1173,11 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s", j->l.id,
-             (unsigned long long)j->l.step, now - j->last_progress, limit, n ? n->name : "unknown");
+             (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress, limit,
+             n ? n->name : "unknown");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
-                   (unsigned long long)j->l.step, now - j->last_progress,
+                   (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress,
                    n ? "; ranks behind on " : "", n ? n->name : "");
     j->hung = 1;
     size_t from = b->qlen;
@@ -1198,7 +1202,10 @@ static double hang_limit(const struct hn_brain *b, const struct job *j)
 {
     double typ = typical_gap(j);
     double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
-    return fmax(limit, fmin(b->cfg.hang_pause_max_s, b->cfg.hang_pause_k * j->l.pause_s));
+    /* Until it advanced twice under watch, its rhythm is unknown (one report per log
+     * interval?): the longest a pause may make the limit. */
+    double pause = j->ngaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
+    return fmax(limit, fmin(b->cfg.hang_pause_max_s, pause));
 }
 
 /* Of the nodes the job's ranks report from in this run (until one has, after a controller
@@ -1238,13 +1245,13 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     struct hn_finding f;
     char ev[256];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f last_frame_s=%.0f",
-             j->l.id, (unsigned long long)j->l.step, now - j->last_progress, limit,
-             arrived > 0 ? now - arrived : -1);
+             j->l.id, (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress,
+             limit, arrived > 0 ? now - arrived : -1);
     hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
                    "job %s made no progress past step %llu for %.0f s, but no frame came from "
                    "its nodes' agents for %.0f s; not called a hang",
-                   j->l.id, (unsigned long long)j->l.step, now - j->last_progress,
-                   arrived > 0 ? now - arrived : now - j->last_progress);
+                   j->l.id, (unsigned long long)(j->front ? j->front : j->l.step),
+                   now - j->last_progress, arrived > 0 ? now - arrived : now - j->last_progress);
     j->unseen_told = 1;
     j->unseen_at = now;
     j->watched = 0;
@@ -1271,9 +1278,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             continue;
         }
         double limit = hang_limit(b, j);
-        /* Checked once its rhythm is known (it advanced twice), or as restored. */
-        if (!j->hung && j->last_progress > 0 && (j->ngaps > 0 || j->restored) &&
-            now - j->last_progress > limit) {
+        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit) {
             double watched, arrived;
             job_heard(b, j, &watched, &arrived);
             if (j->unseen_told && arrived > j->unseen_at)
@@ -1388,6 +1393,5 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     j->l = *l;
     j->l.ranks = ranks;
     j->last_progress = l->last_report;
-    j->restored = 1;
     return 0;
 }

@@ -139,10 +139,48 @@ static void clocks_off_make_no_hang_and_hide_none(void **state)
     }
 }
 
+/* A controller cut off from both nodes for 90 minutes while the job runs, a step every 30 s:
+ * the agents' queues hold everything and send it when the link is back. Frames collected more
+ * than an hour before they arrive are put an hour back, which says nothing of the time before:
+ * no hang while the backlog is read, and none after. */
+static void long_outage_backlog_is_no_hang(void **state)
+{
+    (void)state;
+    struct fleet f;
+    fleet_open(&f, "outage");
+    double t = 1.7e9;
+    uint64_t step = 0;
+    int hung = 0;
+    t = run(&f, t, 600, 0, 0, &step, UINT64_MAX, &hung);
+    assert_int_equal(hung, 0);
+    /* Collected every 2 s during the outage; a step in every 15th frame. */
+    double cut = t, back = t + 5400;
+    double now = back;
+    uint64_t k = 0;
+    for (double c = cut; c < back; c += 2, k++, now += 0.02) {
+        uint64_t s = k % 15 == 14 ? ++step : 0;
+        for (int n = 0; n < 2; n++) {
+            hn_brain_node_job(f.c.brain, now, n, "j");
+            frame(&f, n, now, now - c, s);
+        }
+        if (k % 10 == 0)
+            hn_control_tick(&f.c, now + 0.01);
+        struct hn_job_view v;
+        view(&f, &v);
+        hung += strcmp(v.state, "hung") == 0 || v.l.interruptions > 0;
+    }
+    assert_int_equal(hung, 0);
+    /* Live again, the job steps on. */
+    t = run(&f, now, 600, 0, 0, &step, UINT64_MAX, &hung);
+    assert_int_equal(hung, 0);
+    fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clocks_off_make_no_hang_and_hide_none),
+        cmocka_unit_test(long_outage_backlog_is_no_hang),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -943,7 +943,9 @@ static void sparse_reports_set_the_limit(void **state)
 }
 
 /* A ledger restored after a controller restart, of a job Slurm restarted meanwhile from an
- * earlier checkpoint: its reports well behind the saved step are a new run, not a hang. */
+ * earlier checkpoint: its reports behind the saved step advance it (no hang); the ledger's
+ * step and productive time move on only past the saved step (the steps before are done
+ * again). */
 static void restored_job_restarted_from_an_earlier_checkpoint(void **state)
 {
     (void)state;
@@ -956,14 +958,20 @@ static void restored_job_restarted_from_an_earlier_checkpoint(void **state)
                               .checkpoint = 300,
                               .productive_s = 990};
     assert_int_equal(hn_brain_restore_job(b, &l), 0);
-    run_steps(b, "rs", 1600, 301, 400);
+    double t = run_steps(b, "rs", 1600, 301, 480);
     assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
     struct hn_job_view v;
     job_view(b, "rs", &v);
     assert_string_equal(v.state, "running");
-    assert_int_equal(v.l.interruptions, 1);
-    assert_true(v.l.lost_s[HN_LOSS_OTHER] > 0);
-    assert_int_equal((int)v.l.step, 400);
+    assert_int_equal((int)v.l.step, 500);
+    assert_true(v.l.productive_s == 990);
+    assert_true(v.hang_limit_s == 120); /* its rhythm is known again */
+    run_steps(b, "rs", t, 481, 510);
+    job_view(b, "rs", &v);
+    assert_int_equal((int)v.l.step, 510);
+    assert_true(fabs(v.l.productive_s - 1010) < 1e-9);
+    /* and a stop is a hang */
+    assert_int_equal(wait_without_progress(b, "rs", t + 60, 130, 1), 1);
     hn_brain_free(b);
 }
 
@@ -1013,7 +1021,8 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
     hn_brain_free(b);
 
     /* A ledger restored after a controller restart, of a job that never reports again: the
-     * nodes the scheduler lists it on count until a rank reports; its hang requeues it. */
+     * nodes the scheduler lists it on count until a rank reports; its rhythm unknown, the
+     * limit is hang-pause-max (2,700 s); its hang requeues it. */
     b = fleet(2);
     struct hn_job_ledger l = {.id = "gone",
                               .ranks = 8,
@@ -1024,11 +1033,12 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
                               .productive_s = 10};
     assert_int_equal(hn_brain_restore_job(b, &l), 0);
     requeues_seen = 0;
-    int hangs = wait_as(b, "gone", 20, 130, NULL, 0, NULL);
+    assert_int_equal(wait_as(b, "gone", 20, 2690, NULL, 0, NULL), 0);
+    int hangs = wait_as(b, "gone", 2710, 20, NULL, 0, NULL);
     assert_int_equal(hangs, 1);
     assert_int_equal(requeues_seen, 1);
-    hn_brain_node_job(b, 160, 0, "gone");
-    hn_brain_tick(b, 160);
+    hn_brain_node_job(b, 2750, 0, "gone");
+    hn_brain_tick(b, 2750);
     struct hn_job_view v;
     job_view(b, "gone", &v);
     assert_int_equal(v.l.interruptions, 1);
@@ -1062,13 +1072,18 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
     assert_int_equal(wait_without_progress(b, "p1", t, 740, 1), 0);
     assert_int_equal(wait_without_progress(b, "p1", t + 740, 20, 1), 1);
 
-    /* Saved and restored (a controller restart): the limit stands. */
+    /* Saved and restored (a controller restart): until it advanced twice, the longest limit;
+     * then the one it had. */
     int i = hn_brain_find_job(b, "p1");
     struct hn_job_ledger saved = *hn_brain_job_ledger(b, (size_t)i);
     hn_brain_free(b);
     b = fleet(2);
     assert_int_equal(hn_brain_restore_job(b, &saved), 0);
     hn_brain_node_job(b, saved.last_report, 0, "p1");
+    job_view(b, "p1", &v);
+    assert_true(v.l.pause_s == 250 && v.hang_limit_s == 2700);
+    double t2 = saved.last_report + 3600;
+    run_steps(b, "p1", t2, saved.step + 1, saved.step + 2);
     job_view(b, "p1", &v);
     assert_true(v.l.pause_s == 250 && v.hang_limit_s == 750);
     hn_brain_free(b);
@@ -1084,7 +1099,7 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
         cfg.hang_pause_max_s = cfgs[c].max;
         b = fleet_from(&cfg, 2, NULL);
         assert_int_equal(hn_brain_restore_job(b, &saved), 0);
-        hn_brain_node_job(b, saved.last_report, 0, "p1");
+        run_steps(b, "p1", t2, saved.step + 1, saved.step + 2);
         job_view(b, "p1", &v);
         assert_true(v.hang_limit_s == cfgs[c].want);
         hn_brain_free(b);
