@@ -313,9 +313,9 @@ struct ingest {
 
 /* Puts the frame's collection time `t` (the agent's clock) into the controller's: through
  * the node's clock offset, never after now nor more than an hour before (*clamped: it was, so
- * the frame does not continue an unbroken record). Sets in->shift, which
- * step reports of the same frame take too, so that a hang is decided in one clock whatever the
- * agents' clocks say (docs/jobs.md, "Hangs"). */
+ * the frame does not continue an unbroken record). Sets in->shift, which the frame's step
+ * reports take too, so that a hang is decided in one clock whatever the agents' clocks say
+ * (docs/jobs.md, "Hangs"). */
 static double agent_clock(struct ingest *in, struct hn_control_node *cn, double t, int *clamped)
 {
     double d = in->now - t;
