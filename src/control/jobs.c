@@ -1149,6 +1149,13 @@ static struct node *sched_node(struct hn_brain *b, const struct job *j)
     return NULL;
 }
 
+/* The step a hang waits past: the highest since this controller knew the job (the saved one
+ * before any report after a restore). */
+static uint64_t waited_step(const struct job *j)
+{
+    return j->front ? j->front : j->l.step;
+}
+
 /* The one node whose ranks did not reach the job's highest step, or -1 (none, or several). */
 static int hang_culprit(const struct job *j)
 {
@@ -1173,11 +1180,11 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s", j->l.id,
-             (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress, limit,
+             (unsigned long long)waited_step(j), now - j->last_progress, limit,
              n ? n->name : "unknown");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
-                   (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress,
+                   (unsigned long long)waited_step(j), now - j->last_progress,
                    n ? "; ranks behind on " : "", n ? n->name : "");
     j->hung = 1;
     size_t from = b->qlen;
@@ -1245,13 +1252,13 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     struct hn_finding f;
     char ev[256];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f last_frame_s=%.0f",
-             j->l.id, (unsigned long long)(j->front ? j->front : j->l.step), now - j->last_progress,
-             limit, arrived > 0 ? now - arrived : -1);
+             j->l.id, (unsigned long long)waited_step(j), now - j->last_progress, limit,
+             arrived > 0 ? now - arrived : -1);
     hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
                    "job %s made no progress past step %llu for %.0f s, but no frame came from "
                    "its nodes' agents for %.0f s; not called a hang",
-                   j->l.id, (unsigned long long)(j->front ? j->front : j->l.step),
-                   now - j->last_progress, arrived > 0 ? now - arrived : now - j->last_progress);
+                   j->l.id, (unsigned long long)waited_step(j), now - j->last_progress,
+                   arrived > 0 ? now - arrived : now - j->last_progress);
     j->unseen_told = 1;
     j->unseen_at = now;
     j->watched = 0;

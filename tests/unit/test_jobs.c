@@ -764,17 +764,16 @@ static void hang_drains_the_node_whose_ranks_stopped(void **state)
 
 /* The job's ranks report step `from` to `to`, 2 s apart from t (8 ranks on n1 and n2, or
  * `world` ranks from n1), with a checkpoint every 10 steps; the scheduler lists it on n1 and
- * n2 and both agents send a frame each step, collected `skew` seconds before it arrives (an
- * agent's clock behind). Returns the time after the last step. */
-static double run_steps_as(struct hn_brain *b, const char *job, int world, double skew, double t,
-                           uint64_t from, uint64_t to)
+ * n2 and both agents send a frame each step. Returns the time after the last step. */
+static double run_steps_as(struct hn_brain *b, const char *job, int world, double t, uint64_t from,
+                           uint64_t to)
 {
     for (uint64_t s = from; s <= to; s++, t += 2) {
         hn_brain_node_job(b, t, 0, job);
         hn_brain_node_job(b, t, 1, job);
-        assert_int_equal(hn_brain_node_heard(b, t, 0, t - skew, 1), 0);
-        assert_int_equal(hn_brain_node_heard(b, t, 1, t - skew, 1), 0);
-        step_all(b, t - skew, job, world, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        assert_int_equal(hn_brain_node_heard(b, t, 0, t, 1), 0);
+        assert_int_equal(hn_brain_node_heard(b, t, 1, t, 1), 0);
+        step_all(b, t, job, world, s, 2.0, NULL, (int64_t)(s / 10 * 10));
         hn_brain_tick(b, t);
     }
     return t;
@@ -782,16 +781,16 @@ static double run_steps_as(struct hn_brain *b, const char *job, int world, doubl
 
 static double run_steps(struct hn_brain *b, const char *job, double t, uint64_t from, uint64_t to)
 {
-    return run_steps_as(b, job, 8, 0, t, from, to);
+    return run_steps_as(b, job, 8, t, from, to);
 }
 
 /* From t to t + secs, every 10 s: the scheduler still runs the job; node i's agent sends a
- * frame, collected `skew` seconds before, when heard[i] (NULL: both). Returns the hangs and
+ * frame when heard[i] (NULL: both). Returns the hangs and
  * counts hang_unseen findings into *unseen (may be NULL). */
 static int requeues_seen; /* requeue actions wait_as saw */
 
 static int wait_as(struct hn_brain *b, const char *job, double t, double secs, const int *heard,
-                   double skew, int *unseen)
+                   int *unseen)
 {
     int hangs = 0;
     struct hn_out o;
@@ -799,7 +798,7 @@ static int wait_as(struct hn_brain *b, const char *job, double t, double secs, c
         for (int i = 0; i < 2; i++) {
             hn_brain_node_job(b, t + k, i, job);
             if (!heard || heard[i])
-                assert_int_equal(hn_brain_node_heard(b, t + k, i, t + k - skew, 1), 0);
+                assert_int_equal(hn_brain_node_heard(b, t + k, i, t + k, 1), 0);
         }
         hn_brain_tick(b, t + k);
         while (hn_brain_poll(b, &o)) {
@@ -824,7 +823,7 @@ static int wait_without_progress(struct hn_brain *b, const char *job, double t, 
                                  int heard)
 {
     static const int none[2] = {0, 0};
-    return wait_as(b, job, t, secs, heard ? NULL : none, 0, NULL);
+    return wait_as(b, job, t, secs, heard ? NULL : none, NULL);
 }
 
 /* The controller cut off from the job's nodes sees no progress, and no frames either: that is
@@ -841,7 +840,7 @@ static void hang_needs_its_agents_heard(void **state)
         (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
         double last = t - 2; /* the last progress */
         int unseen = 0;
-        assert_int_equal(wait_as(b, "u1", t, 600, none, 0, &unseen), 0);
+        assert_int_equal(wait_as(b, "u1", t, 600, none, &unseen), 0);
         assert_int_equal(unseen, 1);
         struct hn_job_view v;
         job_view(b, "u1", &v);
@@ -889,7 +888,7 @@ static void backlog_with_frames_lost_is_no_hang(void **state)
     static const int none[2] = {0, 0};
     struct hn_brain *b = fleet(2);
     double t = run_steps(b, "q1", 0, 1, 20);
-    assert_int_equal(wait_as(b, "q1", t, 7200, none, 0, NULL), 0);
+    assert_int_equal(wait_as(b, "q1", t, 7200, none, NULL), 0);
     /* The oldest kept frames, collected an hour into the outage: no step in the first. */
     double now = t + 7200, c = t + 3600;
     for (int i = 0; i < 2; i++) {
@@ -983,12 +982,12 @@ static void hang_unseen_once_per_outage(void **state)
     struct hn_brain *b = fleet(2);
     double t = run_steps(b, "o1", 0, 1, 20);
     int unseen = 0;
-    assert_int_equal(wait_as(b, "o1", t, 300, none, 0, &unseen), 0);
+    assert_int_equal(wait_as(b, "o1", t, 300, none, &unseen), 0);
     assert_int_equal(unseen, 1);
     /* One frame of the backlog arrives (collected 10 s after the last progress), then the
      * agents are cut off again. */
     assert_int_equal(hn_brain_node_heard(b, t + 305, 0, t + 8, 1), 0);
-    assert_int_equal(wait_as(b, "o1", t + 300, 300, none, 0, &unseen), 0);
+    assert_int_equal(wait_as(b, "o1", t + 300, 300, none, &unseen), 0);
     assert_int_equal(unseen, 2);
     hn_brain_free(b);
 }
@@ -1001,23 +1000,23 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
     (void)state;
     /* Four ranks, all reporting from n1; the scheduler lists n1 and n2. */
     struct hn_brain *b = fleet(2);
-    double t = run_steps_as(b, "one", 4, 0, 0, 1, 20);
+    double t = run_steps_as(b, "one", 4, 0, 1, 20);
     static const int only_n2[2] = {0, 1}, only_n1[2] = {1, 0};
     int unseen = 0;
-    assert_int_equal(wait_as(b, "one", t, 600, only_n2, 0, &unseen), 0);
+    assert_int_equal(wait_as(b, "one", t, 600, only_n2, &unseen), 0);
     assert_int_equal(unseen, 1);
-    assert_int_equal(wait_as(b, "one", t + 600, 20, only_n1, 0, NULL), 1);
+    assert_int_equal(wait_as(b, "one", t + 600, 20, only_n1, NULL), 1);
     hn_brain_free(b);
 
     /* Frames lost (a full queue) or an agent restarted: the record starts again there. */
     b = fleet(2);
     t = run_steps(b, "brk", 0, 1, 20);
     double last = t - 2;
-    assert_int_equal(wait_as(b, "brk", t, 100, NULL, 0, NULL), 0);
+    assert_int_equal(wait_as(b, "brk", t, 100, NULL, NULL), 0);
     for (int i = 0; i < 2; i++)
         assert_int_equal(hn_brain_node_heard(b, t + 101, i, last + 100, 0), 0);
-    assert_int_equal(wait_as(b, "brk", t + 100, 110, NULL, 0, NULL), 0); /* 108 s since */
-    assert_int_equal(wait_as(b, "brk", t + 210, 20, NULL, 0, NULL), 1);
+    assert_int_equal(wait_as(b, "brk", t + 100, 110, NULL, NULL), 0); /* 108 s since */
+    assert_int_equal(wait_as(b, "brk", t + 210, 20, NULL, NULL), 1);
     hn_brain_free(b);
 
     /* A ledger restored after a controller restart, of a job that never reports again: the
@@ -1033,8 +1032,8 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
                               .productive_s = 10};
     assert_int_equal(hn_brain_restore_job(b, &l), 0);
     requeues_seen = 0;
-    assert_int_equal(wait_as(b, "gone", 20, 2690, NULL, 0, NULL), 0);
-    int hangs = wait_as(b, "gone", 2710, 20, NULL, 0, NULL);
+    assert_int_equal(wait_as(b, "gone", 20, 2690, NULL, NULL), 0);
+    int hangs = wait_as(b, "gone", 2710, 20, NULL, NULL);
     assert_int_equal(hangs, 1);
     assert_int_equal(requeues_seen, 1);
     hn_brain_node_job(b, 2750, 0, "gone");
