@@ -11,7 +11,14 @@ contract is docs/steps.md. Standard library only, Python 3.9 or newer.
         train_one_step()
         reporter.report(step + 1, time.perf_counter() - t0, tokens=tokens_per_step)
 
-report() never raises and never blocks: when no agent listens, its queue is full or anything
+When the job stops stepping on purpose (a checkpoint save, an evaluation), say so first, so that
+a slow save is not taken for a hang; the next report ends the pause:
+
+        if step % save_interval == 0:
+            reporter.pause(step, "checkpoint")
+            save_checkpoint(step)
+
+report() and pause() never raise and never block: when no agent listens, its queue is full or anything
 else goes wrong, the report is dropped and counted (Reporter.dropped). It sends a datagram
 with MSG_DONTWAIT on a non-blocking socket; a report costs a few microseconds.
 
@@ -34,11 +41,13 @@ import os
 import socket
 import threading
 
-__all__ = ["Reporter", "open", "report", "SOCKET_DEFAULT", "DGRAM_MAX", "JOB_MAX"]
+__all__ = ["Reporter", "open", "report", "pause", "PAUSE_KINDS", "SOCKET_DEFAULT", "DGRAM_MAX",
+           "JOB_MAX"]
 
 SOCKET_DEFAULT = "/run/houston/step.sock"
 DGRAM_MAX = 512
 JOB_MAX = 63
+PAUSE_KINDS = ("checkpoint", "eval", "other")  # pause(kind=...): the words on the wire
 _INT_MAX = 2**31 - 1
 _DIGITS = frozenset(b"0123456789")
 
@@ -172,11 +181,7 @@ class Reporter:
         dur = _real(seconds)
         if not self._job or step is None or dur is None:
             return None
-        parts = ["hs1", "job=" + self._job]
-        for key, value in (("rank", self._rank), ("lrank", self._local_rank),
-                           ("world", self._world)):
-            if value >= 0:
-                parts.append("%s=%d" % (key, value))
+        parts = self._identity_parts()
         parts.append("step=%d" % step)
         parts.append("dur=" + dur)
         tokens = _integer(tokens, 2**63)
@@ -202,13 +207,45 @@ class Reporter:
         data = " ".join(parts).encode("ascii")
         return data if len(data) <= DGRAM_MAX else None
 
+    def _identity_parts(self):
+        parts = ["hs1", "job=" + self._job]
+        for key, value in (("rank", self._rank), ("lrank", self._local_rank),
+                           ("world", self._world)):
+            if value >= 0:
+                parts.append("%s=%d" % (key, value))
+        return parts
+
+    def format_pause(self, step, kind="checkpoint"):
+        """The pause notice's datagram as bytes, or None (no job id, no valid step, a kind not in
+        PAUSE_KINDS)."""
+        step = _integer(step, 2**64)
+        if not self._job or step is None or kind not in PAUSE_KINDS:
+            return None
+        parts = self._identity_parts()
+        parts.append("step=%d" % step)
+        parts.append("pause=" + kind)
+        if self._gpu >= 0:
+            parts.append("gpu=%d" % self._gpu)
+        data = " ".join(parts).encode("ascii")
+        return data if len(data) <= DGRAM_MAX else None
+
     def report(self, step, seconds, **optional):
         """Sends one report; True when the datagram was handed to the kernel, False when it was
         dropped (counted). Never raises, never blocks. Keyword arguments as format()."""
+        return self._send(lambda: self.format(step, seconds, **optional))
+
+    def pause(self, step, kind="checkpoint"):
+        """Tells the agent the job stops stepping on purpose after step `step` (the last one
+        completed) for a checkpoint save, an evaluation or some other reason (PAUSE_KINDS); the
+        next report() ends the pause. houston then allows the pause up to its hang-pause-max
+        (45 minutes by default) before it calls the job hung. Returns and drops as report()."""
+        return self._send(lambda: self.format_pause(step, kind))
+
+    def _send(self, make):
         try:
-            data = self.format(step, seconds, **optional)
+            data = make()
             if data is None:
-                raise ValueError("no job id, or no valid step and duration")
+                raise ValueError("no job id, or an invalid step, duration or pause kind")
             sock = self._sock
             if sock is None:
                 sock = self._open_socket()
@@ -257,14 +294,26 @@ _default = None
 _default_lock = threading.Lock()
 
 
+def _module_reporter():
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Reporter()
+    return _default
+
+
 def report(step, seconds, **optional):
     """report() on a module-wide Reporter made on first use. Never raises."""
-    global _default
     try:
-        if _default is None:
-            with _default_lock:
-                if _default is None:
-                    _default = Reporter()
-        return _default.report(step, seconds, **optional)
+        return _module_reporter().report(step, seconds, **optional)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def pause(step, kind="checkpoint"):
+    """pause() on the module-wide Reporter. Never raises."""
+    try:
+        return _module_reporter().pause(step, kind)
     except Exception:  # noqa: BLE001
         return False

@@ -27,6 +27,11 @@
  *   hs1 job=JOB [rank=R] [lrank=L] [world=W] step=S dur=SECONDS [tokens=N] [fwd=S] [bwd=S]
  *       [opt=S] [comm=S] [ckpt=STEP] [tflops=X] [fpt=F] [gpu=G]
  *
+ * and a pause notice (hn_step_pause), sent when the job stops stepping on purpose, has pause=
+ * in place of dur= and nothing after it but gpu=:
+ *
+ *   hs1 job=JOB [rank=R] [lrank=L] [world=W] step=S pause=checkpoint|eval|other [gpu=G]
+ *
  * Keys are lower-case, values have no spaces; unknown keys are ignored by the agent (room to
  * grow), a missing optional key means "not reported" (rank, lrank and world are left out when
  * unknown). Integers are plain decimal; reals are printf's "%.9g" in the C locale (always a
@@ -65,6 +70,13 @@ struct hn_step {
                                when tflops is not known */
 };
 
+/* Why a rank stops stepping for a while (hn_step_pause). */
+enum hn_step_pause {
+    HN_STEP_PAUSE_CHECKPOINT = 1, /* saving a checkpoint */
+    HN_STEP_PAUSE_EVAL = 2,       /* an evaluation (validation) run */
+    HN_STEP_PAUSE_OTHER = 3,      /* anything else that stops the steps on purpose */
+};
+
 struct hn_step_client;
 
 /* Opens a client with identity from the environment (see above). Never returns NULL: a client
@@ -92,6 +104,13 @@ void hn_step_init(struct hn_step *s);
  * (ENOENT), nobody bound to it (ECONNREFUSED), the agent's queue full (EAGAIN), no job id or
  * an invalid step (EINVAL), and any other sendto error. */
 int hn_step_report(struct hn_step_client *c, const struct hn_step *s);
+/* Tells the agent that the job stops stepping on purpose after step `step` (the last step
+ * completed): call it when a checkpoint save or an evaluation starts; the next report ends the
+ * pause. The controller then waits up to its hang-pause-max (45 min by default) before it
+ * calls the job hung, instead of the limit its step rhythm sets (docs/jobs.md, "Hangs"): a
+ * slow save is not a hang, a save that never ends still is. One rank's notice covers the job.
+ * Returns and drops as hn_step_report() (EINVAL: no job id or an unknown kind). */
+int hn_step_pause(struct hn_step_client *c, uint64_t step, enum hn_step_pause kind);
 /* Reports dropped so far (no agent, socket full, report invalid or too long). */
 uint64_t hn_step_dropped(const struct hn_step_client *c);
 /* The errno of the most recent drop, 0 if none yet (for a one-line diagnosis by the caller). */
@@ -103,6 +122,10 @@ void hn_step_close(struct hn_step_client *c);
  * (HN_STEP_DGRAM_MAX always suffices). Exposed for tools (houston tail --print) and tests. */
 int hn_step_format(const struct hn_step_client *c, const struct hn_step *s, char *buf,
                    unsigned size);
+
+/* The pause notice's datagram, as hn_step_format(); -1 for no job id or an unknown kind. */
+int hn_step_format_pause(const struct hn_step_client *c, uint64_t step, enum hn_step_pause kind,
+                         char *buf, unsigned size);
 
 #ifdef __cplusplus
 }

@@ -280,6 +280,7 @@ static void build_steps(struct hn_frame_writer *w, const void *steps, unsigned n
             .tflops = m->tflops,
             .flops_per_token = m->flops_per_token,
             .uid = r[i].uid,
+            .pause = (unsigned)m->pause,
         };
         hn_frame_step(w, &f);
     }

@@ -363,6 +363,8 @@ static int steps_collect(void *state)
     uint64_t now = hn_wall_ns();
     for (unsigned i = 0; i < st->ncycle; i++) {
         const struct hn_steps_report *r = &st->cycle[i];
+        if (r->msg.pause != HN_PAUSE_NONE)
+            continue; /* a notice, not a step: the series keep the last step */
         struct series *s = series_slot(st, &r->msg);
         s->gpu = r->msg.gpu >= 0 ? r->msg.gpu : r->msg.local_rank;
         s->step = r->msg.step;

@@ -1286,6 +1286,11 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
             fprintf(out, "; none for %.0f s now", idle);
         fputc('\n', out);
     }
+    const json_t *pause = json_object_get(j, "pause");
+    if (json_is_object(pause))
+        fprintf(out, "paused on purpose (%s) after step %.0f, for %.0f s now\n",
+                jstr(pause, "kind") ? jstr(pause, "kind") : "?", jnum(pause, "after_step"),
+                jnum(pause, "for_s"));
     const json_t *ev = json_object_get(j, "events");
     if (json_is_array(ev) && json_array_size(ev) > 0) {
         fprintf(out, "\nevents:\n");

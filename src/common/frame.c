@@ -8,6 +8,7 @@
 #include "common/frame.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -313,8 +314,12 @@ void hn_frame_step(struct hn_frame_writer *w, const struct hn_frame_step *s)
         fail(w, -EINVAL);
         return;
     }
+    if (s->pause > 0xff) {
+        fail(w, -EINVAL);
+        return;
+    }
     struct rec_out r;
-    rec_start(&r, HN_REC_STEP);
+    rec_start(&r, s->pause ? HN_REC_PAUSE : HN_REC_STEP);
     rec_str(&r, s->job.p, s->job.len);
     rec_put(&r, s->rank, 4);
     rec_put(&r, s->local_rank, 4);
@@ -322,6 +327,12 @@ void hn_frame_step(struct hn_frame_writer *w, const struct hn_frame_step *s)
     rec_put(&r, s->gpu, 2);
     rec_put(&r, s->step, 8);
     rec_put(&r, s->time_ns, 8);
+    if (s->pause) {
+        rec_put(&r, s->pause, 1);
+        rec_put(&r, s->uid, 4);
+        rec_emit(w, &r);
+        return;
+    }
     const double reals[] = {s->seconds,    s->tokens,      s->forward_s,
                             s->backward_s, s->optimizer_s, s->comm_s};
     for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
@@ -521,6 +532,7 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         r->u.ib.link_error_recovery = take(&c, 8);
         break;
     case HN_REC_STEP:
+        r->u.step.pause = 0;
         r->u.step.job = take_str(&c);
         r->u.step.rank = (uint32_t)take(&c, 4);
         r->u.step.local_rank = (uint32_t)take(&c, 4);
@@ -539,6 +551,23 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         r->u.step.flops_per_token = take_f64(&c);
         /* Appended later: an older agent's STEP ends before it. */
         r->u.step.uid = c.end - c.pos >= 4 ? (uint32_t)take(&c, 4) : HN_FRAME_NO_U32;
+        break;
+    case HN_REC_PAUSE:
+        r->u.step.job = take_str(&c);
+        r->u.step.rank = (uint32_t)take(&c, 4);
+        r->u.step.local_rank = (uint32_t)take(&c, 4);
+        r->u.step.world = (uint32_t)take(&c, 4);
+        r->u.step.gpu = (unsigned)take(&c, 2);
+        r->u.step.step = take(&c, 8);
+        r->u.step.time_ns = take(&c, 8);
+        r->u.step.pause = (unsigned)take(&c, 1);
+        r->u.step.uid = (uint32_t)take(&c, 4);
+        r->u.step.seconds = r->u.step.tokens = r->u.step.forward_s = NAN;
+        r->u.step.backward_s = r->u.step.optimizer_s = r->u.step.comm_s = NAN;
+        r->u.step.tflops = r->u.step.flops_per_token = NAN;
+        r->u.step.checkpoint = HN_FRAME_NO_U64;
+        if (!c.bad && r->u.step.pause == 0)
+            return bad(f, off, "PAUSE record with kind 0");
         break;
     default:
         break; /* unknown: skipped */
@@ -568,6 +597,7 @@ static int check_record(const struct rec *r, int first, unsigned gpus, struct fa
         gpu = r->u.xid.gpu;
         break;
     case HN_REC_STEP:
+    case HN_REC_PAUSE:
         if (r->u.step.gpu == HN_FRAME_NO_GPU)
             return 0;
         gpu = r->u.step.gpu;
@@ -619,6 +649,7 @@ static int deliver(const struct hn_frame_sink *s, void *ctx, const struct rec *r
     case HN_REC_IBPORT:
         return s->ibport ? s->ibport(ctx, &r->u.ib) : 0;
     case HN_REC_STEP:
+    case HN_REC_PAUSE:
         return s->step ? s->step(ctx, &r->u.step) : 0;
     default:
         return 0;

@@ -30,19 +30,24 @@
  *                                                     one training step of one rank
  *                                                     (docs/steps.md); u32 0xffffffff and
  *                                                     u64 all-ones: unknown; f64 NaN: unknown
+ *   PAUSE   job str | rank u32 | local_rank u32 | world u32 | gpu u16 | step u64 |
+ *           time_ns u64 | kind u8 | uid u32            a rank's notice that its job stops
+ *                                                     stepping on purpose after step (a
+ *                                                     checkpoint save...); kind 1..255 (1
+ *                                                     checkpoint, 2 eval, 3 other; 0 invalid)
  *   END     (empty)                                                   last record, once
  *
  * END marks the end, so a frame cut at a record boundary is not mistaken for a shorter valid
  * one. A frame is invalid unless its first record is its only NODE, END is its last record and
- * ends exactly at the end of the data, and every GPU index in GPU, SAMPLES, LINK, XID and STEP
- * records is below NODE's gpus (XID and STEP may also say HN_FRAME_NO_GPU), so a reader can index
- * per-GPU arrays with it. SAMPLES and LINK lengths must equal their n exactly. A NODE, GPU,
- * XID, IBPORT, STEP or END payload shorter than its fields, or a length past the end of the frame,
- * makes the frame invalid, while bytes after their last field are ignored (room for fields
- * appended later). Fields in brackets were appended in a later release and may be missing (an
- * older writer): STEP's uid then reads as HN_FRAME_NO_U32. Unknown record types are skipped (newer
- * agents talk to older controllers); unknown field ids and Xid kinds reach the sink unchanged, for
- * it to ignore.
+ * ends exactly at the end of the data, and every GPU index in GPU, SAMPLES, LINK, XID, STEP and
+ * PAUSE records is below NODE's gpus (XID, STEP and PAUSE may also say HN_FRAME_NO_GPU), so a
+ * reader can index per-GPU arrays with it. SAMPLES and LINK lengths must equal their n exactly.
+ * A NODE, GPU, XID, IBPORT, STEP, PAUSE or END payload shorter than its fields, or a length past
+ * the end of the frame, makes the frame invalid, while bytes after their last field are ignored
+ * (room for fields appended later). Fields in brackets were appended in a later release and may be
+ * missing (an older writer): STEP's uid then reads as HN_FRAME_NO_U32. Unknown record types are
+ * skipped (newer agents talk to older controllers); unknown field ids and Xid kinds reach the sink
+ * unchanged, for it to ignore.
  *
  * Writing: struct hn_frame_writer appends to a caller's hn_buf (capped), so an agent reuses one
  * buffer per cycle; it allocates nothing but that buffer's growth. Reading: hn_frame_decode()
@@ -75,6 +80,7 @@ enum hn_frame_record {
     HN_REC_XID = 5,
     HN_REC_IBPORT = 6,
     HN_REC_STEP = 7,
+    HN_REC_PAUSE = 8, /* added with the pause notice: older controllers skip it */
     HN_REC_END = 0xff,
 };
 
@@ -116,7 +122,9 @@ struct hn_frame_ibport {
     uint64_t link_error_recovery;
 };
 
-/* One step of one rank, as an agent received it from a training process. */
+/* One step of one rank, as an agent received it from a training process; or, with pause set,
+ * a pause notice (written as a PAUSE record: only job, ranks, gpu, step, time_ns and uid are
+ * sent, the decoder gives the rest as unknown). */
 struct hn_frame_step {
     struct hn_frame_str job;
     uint32_t rank, local_rank, world; /* HN_FRAME_NO_U32: unknown */
@@ -126,8 +134,9 @@ struct hn_frame_step {
     double seconds, tokens, forward_s, backward_s, optimizer_s, comm_s; /* NaN: unknown */
     uint64_t checkpoint;                                                /* HN_FRAME_NO_U64 */
     double tflops, flops_per_token;
-    uint32_t uid; /* the sending process's user id, as the agent's kernel gave it (SO_PASSCRED);
-                   * HN_FRAME_NO_U32: unknown (an older agent) */
+    uint32_t uid;   /* the sending process's user id, as the agent's kernel gave it (SO_PASSCRED);
+                     * HN_FRAME_NO_U32: unknown (an older agent) */
+    unsigned pause; /* 0: a step; else a PAUSE record's kind (enum hn_pause_kind) */
 };
 
 /* Callbacks for hn_frame_decode(); any may be NULL. header comes first, then one call per
@@ -145,7 +154,7 @@ struct hn_frame_sink {
     int (*link)(void *ctx, unsigned gpu, unsigned link, const struct hn_frame_field *f, unsigned n);
     int (*xid)(void *ctx, const struct hn_frame_xid *x);
     int (*ibport)(void *ctx, const struct hn_frame_ibport *p);
-    int (*step)(void *ctx, const struct hn_frame_step *s);
+    int (*step)(void *ctx, const struct hn_frame_step *s); /* STEP and PAUSE records */
 };
 
 /*

@@ -9,18 +9,19 @@
 
 #define INT_MAX_V 100000000 /* ranks, world sizes and GPU indexes above this are nonsense */
 
-enum key_kind { K_JOB, K_INT, K_STEP, K_REAL, K_CKPT };
+enum key_kind { K_JOB, K_INT, K_STEP, K_REAL, K_CKPT, K_PAUSE };
 
 /* The keys the agent reads; `off` is the member's offset in struct hn_step_msg. */
 static const struct {
     const char *name;
     enum key_kind kind;
     size_t off;
-    int required;
+    int required; /* 2: dur or pause, one of them */
 } keys[] = {
     {"job", K_JOB, offsetof(struct hn_step_msg, job), 1},
     {"step", K_STEP, offsetof(struct hn_step_msg, step), 1},
-    {"dur", K_REAL, offsetof(struct hn_step_msg, seconds), 1},
+    {"dur", K_REAL, offsetof(struct hn_step_msg, seconds), 2},
+    {"pause", K_PAUSE, offsetof(struct hn_step_msg, pause), 2},
     {"rank", K_INT, offsetof(struct hn_step_msg, rank), 0},
     {"lrank", K_INT, offsetof(struct hn_step_msg, local_rank), 0},
     {"world", K_INT, offsetof(struct hn_step_msg, world), 0},
@@ -35,6 +36,25 @@ static const struct {
     {"fpt", K_REAL, offsetof(struct hn_step_msg, flops_per_token), 0},
 };
 #define NKEYS HN_ARRAY_LEN(keys)
+
+const char *hn_pause_name(int kind)
+{
+    static const char *const names[] = {NULL, "checkpoint", "eval", "other"};
+    return kind >= 0 && kind < (int)HN_ARRAY_LEN(names) ? names[kind] : NULL;
+}
+
+/* A pause word: 1 to 16 of [a-z0-9_-]. */
+static int pause_kind(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 16 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n)
+        return -1;
+    if (strcmp(v, "checkpoint") == 0)
+        return HN_PAUSE_CHECKPOINT;
+    if (strcmp(v, "eval") == 0)
+        return HN_PAUSE_EVAL;
+    return HN_PAUSE_OTHER; /* a reason a newer client knows */
+}
 
 void hn_stepmsg_clear(struct hn_step_msg *m)
 {
@@ -88,6 +108,13 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
         if (hn_parse_double(v, &d) != 0 || !isfinite(d) || d < 0)
             return -1;
         memcpy(base, &d, sizeof(d));
+        return 0;
+    }
+    case K_PAUSE: {
+        int p = pause_kind(v);
+        if (p < 0)
+            return -1;
+        memcpy(base, &p, sizeof(p));
         return 0;
     }
     }
@@ -146,10 +173,17 @@ int hn_stepmsg_parse(const char *data, size_t len, struct hn_step_msg *out, char
         }
     }
     for (size_t k = 0; k < NKEYS; k++) {
-        if (keys[k].required && !(seen & (1u << k))) {
+        if (keys[k].required == 1 && !(seen & (1u << k))) {
             hn_set_err(err, errsize, "no %s", keys[k].name);
             return -EBADMSG;
         }
+    }
+    unsigned either = 0;
+    for (size_t k = 0; k < NKEYS; k++)
+        either += keys[k].required == 2 && (seen & (1u << k));
+    if (either != 1) {
+        hn_set_err(err, errsize, either ? "dur and pause together" : "no dur (nor pause)");
+        return -EBADMSG;
     }
     return 0;
 }

@@ -4,10 +4,13 @@
  *
  * A datagram is one line of ASCII: "hs1" and then space-separated key=value pairs. The reader
  * is strict about what it uses and lenient about what it does not: the version word, job,
- * step and dur are required; rank, lrank, world, gpu, tokens, fwd, bwd, opt, comm, ckpt,
- * tflops and fpt are optional; unknown keys are skipped (newer clients, older agents); a key given
- * twice, a value that does not parse, a NUL or control byte, or more than HN_STEP_DGRAM_MAX
- * bytes makes the whole datagram invalid. One trailing newline is allowed.
+ * step and either dur (a step report) or pause (a pause notice) are required, never both;
+ * rank, lrank, world, gpu, tokens, fwd, bwd, opt, comm, ckpt, tflops and fpt are optional;
+ * unknown keys are skipped (newer clients, older agents); a key given twice, a value that does
+ * not parse, a NUL or control byte, or more than HN_STEP_DGRAM_MAX bytes makes the whole
+ * datagram invalid. One trailing newline is allowed. A pause word is 1 to 16 of [a-z0-9_-]:
+ * "checkpoint" and "eval" are known, any other word reads as HN_PAUSE_OTHER (a newer client's
+ * reason).
  */
 #ifndef HN_STEPMSG_H
 #define HN_STEPMSG_H
@@ -17,7 +20,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One step of one rank, as the agent read it. Unknown integers are -1, unknown reals NaN. */
+/* Why a job stops stepping (a pause notice); the values of enum hn_step_pause. */
+enum hn_pause_kind {
+    HN_PAUSE_NONE = 0, /* a step report, not a notice */
+    HN_PAUSE_CHECKPOINT = 1,
+    HN_PAUSE_EVAL = 2,
+    HN_PAUSE_OTHER = 3,
+};
+
+/* "checkpoint", "eval", "other"; NULL for HN_PAUSE_NONE and values out of range. */
+const char *hn_pause_name(int kind);
+
+/* One step of one rank, or a pause notice (pause != HN_PAUSE_NONE: seconds is NaN), as the
+ * agent read it. Unknown integers are -1, unknown reals NaN. */
 struct hn_step_msg {
     char job[HN_JOB_ID_SIZE];
     int64_t rank, local_rank, world, gpu;
@@ -28,6 +43,7 @@ struct hn_step_msg {
     int64_t checkpoint; /* step of the last completed checkpoint */
     double tflops;
     double flops_per_token; /* model FLOPs per token (6N + attention), for MFU */
+    int pause;              /* enum hn_pause_kind */
 };
 
 /* Parses data[0..len). Returns 0, or -EBADMSG with a one-line reason in err. */

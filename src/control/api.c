@@ -665,6 +665,11 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     json_object_set_new(o, "longest_pause_s", json_real(v->l.pause_s));
     json_object_set_new(o, "hang_limit_s", jnum(v->hang_limit_s));
     json_object_set_new(o, "no_progress_s", jnum(v->no_progress_s));
+    json_t *pause = json_null();
+    if (v->pause)
+        pause = json_pack("{s:s, s:I, s:o}", "kind", v->pause, "after_step",
+                          (json_int_t)v->pause_step, "for_s", jnum(v->pause_s));
+    json_object_set_new(o, "pause", pause ? pause : json_null());
     if (with_series) {
         json_t *arr = json_array();
         for (size_t i = 0; i < v->nseries; i++) {

@@ -236,7 +236,11 @@ int hn_brain_node_idle(struct hn_brain *b, double now, int node);
  * Unknown integers are -1, unknown reals NaN. hn_brain_step returns 0, -EINVAL for a report
  * the brain cannot use, -ERANGE for a rank beyond the job's cap (ranks_per_node_max x its
  * nodes, docs/jobs.md), or -EPERM for a report whose sender (uid) is neither the job's owner
- * (hn_brain_job_owner), root nor one of step_trusted_uids; a refused report is not applied. */
+ * (hn_brain_job_owner), root nor one of step_trusted_uids; a refused report is not applied.
+ * With pause set (enum hn_pause_kind) it is a pause notice instead: the job stops stepping on
+ * purpose after `step` (seconds and the other reals are ignored) and is allowed up to
+ * hang_pause_max_s without progress (docs/jobs.md, "Hangs"); a notice for a job the brain does
+ * not know, one that is not running, or for a step it has passed, changes nothing. */
 struct hn_step_in {
     const char *job;
     int64_t rank, local_rank, world;
@@ -245,6 +249,7 @@ struct hn_step_in {
     double seconds, tokens, forward_s, backward_s, optimizer_s, comm_s, tflops, flops_per_token;
     int64_t checkpoint;
     int64_t uid; /* the sending process's user id; -1: unknown */
+    int pause;   /* enum hn_pause_kind; HN_PAUSE_NONE for a step */
 };
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s);
 
@@ -286,7 +291,11 @@ struct hn_job_view {
     double step_seconds;  /* median of its recent step times */
     double hang_limit_s;  /* no progress for longer is a hang (docs/jobs.md, "Hangs") */
     double no_progress_s; /* since the step last advanced; NaN: no step yet, or not running */
-    double tokens_per_s;  /* whole job, NaN unknown */
+    const char *pause;    /* a declared pause in progress ("checkpoint", "eval", "other"), else
+                             NULL; it began after step pause_step, pause_s seconds ago */
+    uint64_t pause_step;
+    double pause_s;
+    double tokens_per_s;                             /* whole job, NaN unknown */
     double tflops_per_gpu, mfu, ettr, effective_mfu; /* NaN unknown */
     double wall_s;
     double lost_gpu_h[HN_LOSS_NCAUSES];

@@ -473,6 +473,7 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
                           ? -1
                           : (int64_t)f->checkpoint,
         .uid = f->uid == HN_FRAME_NO_U32 ? -1 : (int64_t)f->uid,
+        .pause = (int)f->pause,
     };
     /* When the agent received it (steps of one cycle share a frame). */
     double t = step_clock(in, (double)f->time_ns / 1e9);

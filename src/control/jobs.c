@@ -26,6 +26,7 @@
 
 #include "common/sku.h"
 #include "common/stats.h"
+#include "common/stepmsg.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
 
@@ -92,6 +93,11 @@ struct job {
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     double unseen_at; /* when */
     int watched;      /* houston watched it since its last progress: a pause to learn from */
+    /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
+     * pause_step, at pause_at; progress past that step ends it. */
+    int pause;
+    uint64_t pause_step;
+    double pause_at;
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
@@ -409,6 +415,7 @@ static void interrupt(struct job *j, enum hn_loss_cause cause)
     j->pending_at = j->l.last_report;
     j->pending_cause = cause;
     j->interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
+    j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
     j->dirty = 1;
@@ -901,6 +908,8 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
     j->watched = 1;
+    if (j->pause && j->front > j->pause_step)
+        j->pause = 0; /* back from the pause it declared */
     j->recent[j->recent_at] = s->seconds;
     j->recent_at = (j->recent_at + 1) % RECENT;
     if (j->nrecent < RECENT)
@@ -1001,12 +1010,24 @@ static int foreign_ranks(const struct hn_brain *b, const struct job *j, int64_t 
  * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
  * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
  * the scheduler lists the job's nodes is still accepted. */
+/* A rank declared that its job stops stepping on purpose after s->step (docs/jobs.md, "Hangs"):
+ * its hang limit is at least hang-pause-max until it steps past it. Not for a job that has not
+ * reported a step, is not running, or has already passed that step (a late notice). */
+static void pause_notice(struct job *j, double now, const struct hn_step_in *s)
+{
+    if (!j || j->l.ended || j->pending || s->step < j->front)
+        return;
+    j->pause = s->pause < HN_PAUSE_OTHER ? s->pause : HN_PAUSE_OTHER; /* newer kinds: other */
+    j->pause_step = s->step;
+    j->pause_at = now;
+}
+
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
 {
     struct hn_jobs *js = b->jobs;
     if (!hb_node_at(b, node) || !s->job || !s->job[0] || strlen(s->job) >= sizeof(js->v[0]->l.id) ||
-        !(s->seconds >= 0) || !isfinite(s->seconds) || s->rank >= (int64_t)RANKS_MAX ||
-        s->world > (int64_t)RANKS_MAX)
+        (!s->pause && (!(s->seconds >= 0) || !isfinite(s->seconds))) || s->pause < 0 ||
+        s->rank >= (int64_t)RANKS_MAX || s->world > (int64_t)RANKS_MAX)
         return -EINVAL;
     js->now = now;
     /* Who may report (docs/steps.md, may_report): the job's owner, root and step-trusted-uids.
@@ -1019,6 +1040,10 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     if (owner >= 0 && s->uid >= 0 && !may_report(b, s->uid, owner)) {
         owner_refused(b, now, node, s, owner);
         return -EPERM;
+    }
+    if (s->pause) {
+        pause_notice(i >= 0 ? js->v[i] : NULL, now, s);
+        return 0;
     }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
     struct job *j = i >= 0 ? js->v[i] : new_job(js, s->job, now - s->seconds);
@@ -1179,12 +1204,16 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
     struct hn_finding f;
     char ev[320];
-    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s", j->l.id,
-             (unsigned long long)waited_step(j), now - j->last_progress, limit,
-             n ? n->name : "unknown");
+    const char *pause = hn_pause_name(j->pause);
+    char during[64] = "";
+    if (pause)
+        snprintf(during, sizeof(during), " (a declared %s pause)", pause);
+    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s%s%s",
+             j->l.id, (unsigned long long)waited_step(j), now - j->last_progress, limit,
+             n ? n->name : "unknown", pause ? " pause=" : "", pause ? pause : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
-                   "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
-                   (unsigned long long)waited_step(j), now - j->last_progress,
+                   "hang: job %s made no progress past step %llu for %.0f s%s%s%s", j->l.id,
+                   (unsigned long long)waited_step(j), now - j->last_progress, during,
                    n ? "; ranks behind on " : "", n ? n->name : "");
     j->hung = 1;
     size_t from = b->qlen;
@@ -1212,6 +1241,9 @@ static double hang_limit(const struct hn_brain *b, const struct job *j)
     /* Until it advanced twice under watch, its rhythm is unknown (one report per log
      * interval?): the longest a pause may make the limit. */
     double pause = j->ngaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
+    /* A pause the job declared (a checkpoint save) may last the longest a pause may. */
+    if (j->pause)
+        pause = b->cfg.hang_pause_max_s;
     return fmax(limit, fmin(b->cfg.hang_pause_max_s, pause));
 }
 
@@ -1281,6 +1313,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             continue;
         if (j->sched_seen < js->sched_poll) {
             j->l.ended = 1;
+            j->pause = 0;
             j->dirty = 1;
             continue;
         }
@@ -1349,6 +1382,9 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->hang_limit_s = checked ? hang_limit(b, j) : NAN;
     out->no_progress_s =
         checked && !j->pending && j->last_progress > 0 ? fmax(0, now - j->last_progress) : NAN;
+    out->pause = checked ? hn_pause_name(j->pause) : NULL;
+    out->pause_step = j->pause_step;
+    out->pause_s = out->pause ? fmax(0, now - j->pause_at) : NAN;
     out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
     out->tflops_per_gpu = j->tflops;
     out->mfu = job_mfu(j);

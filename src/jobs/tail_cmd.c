@@ -61,6 +61,7 @@ struct tail_stats {
     uint64_t reported;
     uint64_t malformed;
     uint64_t repeated;
+    uint64_t pauses;  /* checkpoint saves announced (pause notices sent or printed) */
     uint64_t dropped; /* reports lost for good (a full queue is retried first) */
 };
 
@@ -104,8 +105,10 @@ void hn_usage_tail(FILE *out)
             "with libhouston-step would. A Megatron or NeMo log is written by one process for\n"
             "the whole job, so its reports carry one rank (--rank, else RANK / SLURM_PROCID,\n"
             "else 0) and the controller reads them as the job's step time. Unreadable lines\n"
-            "are counted and skipped. At the end a summary goes to stderr: lines read,\n"
-            "iterations reported, malformed lines skipped, reports dropped.\n"
+            "are counted and skipped. Megatron's 'saving checkpoint at iteration N' lines are\n"
+            "sent as pause notices, so that a long save is not taken for a hang. At the end a\n"
+            "summary goes to stderr: lines read, iterations reported, malformed lines skipped,\n"
+            "reports dropped, checkpoint saves announced.\n"
             "\n"
             "options:\n"
             "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
@@ -265,18 +268,15 @@ static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
     return tokens;
 }
 
-static void report(struct tail *t, const struct hn_trainlog_rec *r)
+/* Sends one datagram (s: a step report; else a checkpoint pause notice after step `at`), or
+ * prints it with --print; *counter counts it. */
+static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, uint64_t *counter)
 {
-    struct hn_step s;
-    hn_step_init(&s);
-    s.step = r->iteration;
-    s.seconds = r->elapsed_ms / 1000.0;
-    s.tokens = step_tokens(t, r);
-    s.tflops = r->tflops; /* NaN when not printed: not sent */
     if (!t->o->print) {
-        t->st.reported++;
+        (*counter)++;
         int tries = 0;
-        while (hn_step_report(t->client, &s) != 0) {
+        while ((s ? hn_step_report(t->client, s)
+                  : hn_step_pause(t->client, at, HN_STEP_PAUSE_CHECKPOINT)) != 0) {
             if (hn_step_last_errno(t->client) != EAGAIN || ++tries > FULL_RETRIES ||
                 stop_requested) {
                 t->st.dropped++;
@@ -287,13 +287,25 @@ static void report(struct tail *t, const struct hn_trainlog_rec *r)
         return;
     }
     char buf[HN_STEP_DGRAM_MAX];
-    if (hn_step_format(t->client, &s, buf, sizeof(buf)) < 0) {
+    if ((s ? hn_step_format(t->client, s, buf, sizeof(buf))
+           : hn_step_format_pause(t->client, at, HN_STEP_PAUSE_CHECKPOINT, buf, sizeof(buf))) < 0) {
         t->st.malformed++;
         return;
     }
-    t->st.reported++;
+    (*counter)++;
     printf("%s\n", buf);
     fflush(stdout);
+}
+
+static void report(struct tail *t, const struct hn_trainlog_rec *r)
+{
+    struct hn_step s;
+    hn_step_init(&s);
+    s.step = r->iteration;
+    s.seconds = r->elapsed_ms / 1000.0;
+    s.tokens = step_tokens(t, r);
+    s.tflops = r->tflops; /* NaN when not printed: not sent */
+    send_one(t, &s, 0, &t->st.reported);
 }
 
 static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
@@ -312,6 +324,10 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     }
     if (rc == 0 || r.format != t->o->format)
         return;
+    if (rc == 2) { /* a checkpoint save begins: the steps stop on purpose */
+        send_one(t, NULL, r.iteration, &t->st.pauses);
+        return;
+    }
     if (t->have_last && r.iteration == t->last_iter) {
         t->st.repeated++;
         return;
@@ -506,6 +522,8 @@ int hn_cmd_tail(int argc, char **argv)
     int err = hn_step_last_errno(t->client);
     if (t->st.dropped && err)
         fprintf(stderr, " (last: %s)", strerror(err));
+    if (t->st.pauses)
+        fprintf(stderr, ", %llu checkpoint saves announced", (unsigned long long)t->st.pauses);
     fputc('\n', stderr);
     if (fd != STDIN_FILENO)
         close(fd);

@@ -356,6 +356,24 @@ static int nemo_steps(uint64_t from_zero, uint64_t *out)
     return 0;
 }
 
+/* Megatron's "saving checkpoint at iteration N to PATH" (also Megatron-DeepSpeed's "global
+ * rank R is saving checkpoint at iteration N to PATH"): 2 with out->iteration = N, 0 for
+ * another line, -1 without a number. */
+static int read_save(const char *line, const char *end, struct hn_trainlog_rec *out)
+{
+    static const char head[] = "saving checkpoint at iteration";
+    const char *p = find(line, end, head);
+    if (!p)
+        return 0;
+    struct span s = {p + sizeof(head) - 1, end};
+    skip_blanks(&s);
+    if (scan_u64(&s, &out->iteration) != 0 || (s.p < end && !is_blank(*s.p)))
+        return -1;
+    out->format = HN_TRAINLOG_MEGATRON;
+    read_prefix(line, end, out->prefix);
+    return 2;
+}
+
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
 {
     const char *end = line + len;
@@ -385,7 +403,7 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
         /* A step-time field without a head: a line cut short or garbled on the way. */
         if (find(line, end, "elapsed time per iteration") || find(line, end, "train_step_timing"))
             return -1;
-        return 0;
+        return read_save(line, end, out);
     }
 
     if (read_bar_fields(fields_at, end, &v) != 0)

@@ -8,6 +8,8 @@
  *     [TIME] iteration      100/    1000 | consumed samples: 102400 | elapsed time per
  *     iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 401.2 | learning rate: ... |
  *     global batch size:  1024 | lm loss: ... | samples per second: 26.9 | TFLOPs: 147.61 | ...
+ *   and, when a checkpoint save begins (megatron/training/checkpointing.py, print_rank_0):
+ *     saving checkpoint at iteration     500 to /path/to/checkpoints [in torch_dist format]
  *   NeMo 2 (Lightning, MegatronProgressBar):
  *     Training epoch 0, iteration 28/99 | lr: ... | global_batch_size: 32 | global_step: 28 |
  *     reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928
@@ -61,13 +63,16 @@ struct hn_trainlog_rec {
 };
 
 /*
- * Parses one line (without its newline). Returns 1 and fills *out for an iteration line, 0
+ * Parses one line (without its newline). Returns 1 and fills *out for an iteration line, 2
+ * for Megatron's "saving checkpoint at iteration N to PATH" (printed by rank 0 when a save
+ * begins, after iteration N's own line; *out holds format, prefix and iteration only), 0
  * for any other line (out then holds nothing useful), or -1 for a line that looks like an
  * iteration line but cannot be read: an "iteration N/M |" head without a step time, a step
  * time or global_step that is not a number (or is negative, or does not fit), a progress bar
- * with a train_step_timing but no usable global_step, or a step-time field with no head at all
- * (a line cut short or garbled). Other known fields that hold no number ("TFLOPs: inf") are
- * left unknown and the line still counts.
+ * with a train_step_timing but no usable global_step, a step-time field with no head at all
+ * (a line cut short or garbled), or a "saving checkpoint at iteration" without its number.
+ * Other known fields that hold no number ("TFLOPs: inf") are left unknown and the line still
+ * counts.
  */
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out);
 

@@ -272,6 +272,18 @@ static void put_real(struct out *o, const char *key, double v)
     put(o, " %s=%s", key, num);
 }
 
+/* "hs1 job=J [rank=R] [lrank=L] [world=W]": what every datagram starts with. */
+static void put_identity(struct out *o, const struct hn_step_client *c)
+{
+    put(o, "hs1 job=%s", c->job);
+    if (c->rank >= 0)
+        put(o, " rank=%d", c->rank);
+    if (c->local_rank >= 0)
+        put(o, " lrank=%d", c->local_rank);
+    if (c->world >= 0)
+        put(o, " world=%d", c->world);
+}
+
 int hn_step_format(const struct hn_step_client *c, const struct hn_step *s, char *buf,
                    unsigned size)
 {
@@ -281,13 +293,7 @@ int hn_step_format(const struct hn_step_client *c, const struct hn_step *s, char
     if (c->job[0] == '\0' || !real_ok(s->seconds))
         return -1;
     struct out o = {.buf = buf, .size = size};
-    put(&o, "hs1 job=%s", c->job);
-    if (c->rank >= 0)
-        put(&o, " rank=%d", c->rank);
-    if (c->local_rank >= 0)
-        put(&o, " lrank=%d", c->local_rank);
-    if (c->world >= 0)
-        put(&o, " world=%d", c->world);
+    put_identity(&o, c);
     put(&o, " step=%" PRIu64, s->step);
     put_real(&o, "dur", s->seconds);
     if (s->tokens >= 0)
@@ -306,6 +312,40 @@ int hn_step_format(const struct hn_step_client *c, const struct hn_step *s, char
         put_real(&o, "tflops", s->tflops);
     if (real_ok(s->flops_per_token))
         put_real(&o, "fpt", s->flops_per_token);
+    if (c->gpu >= 0)
+        put(&o, " gpu=%d", c->gpu);
+    if (o.overflow) {
+        buf[0] = '\0';
+        return -1;
+    }
+    return (int)o.len;
+}
+
+static const char *pause_word(enum hn_step_pause kind)
+{
+    switch (kind) {
+    case HN_STEP_PAUSE_CHECKPOINT:
+        return "checkpoint";
+    case HN_STEP_PAUSE_EVAL:
+        return "eval";
+    case HN_STEP_PAUSE_OTHER:
+        return "other";
+    }
+    return NULL;
+}
+
+int hn_step_format_pause(const struct hn_step_client *c, uint64_t step, enum hn_step_pause kind,
+                         char *buf, unsigned size)
+{
+    if (!c || !buf || size == 0)
+        return -1;
+    buf[0] = '\0';
+    const char *word = pause_word(kind);
+    if (c->job[0] == '\0' || !word)
+        return -1;
+    struct out o = {.buf = buf, .size = size};
+    put_identity(&o, c);
+    put(&o, " step=%" PRIu64 " pause=%s", step, word);
     if (c->gpu >= 0)
         put(&o, " gpu=%d", c->gpu);
     if (o.overflow) {
@@ -341,12 +381,11 @@ static int client_fd(struct hn_step_client *c)
     return fd;
 }
 
-static int send_report(struct hn_step_client *c, const struct hn_step *s)
+/* Sends buf[0..n) (n < 0: the datagram could not be made). */
+static int send_dgram(struct hn_step_client *c, const char *buf, int n)
 {
-    char buf[HN_STEP_DGRAM_MAX];
     if (c->addr_err)
         return drop(c, c->addr_err);
-    int n = s ? hn_step_format(c, s, buf, sizeof(buf)) : -1;
     if (n < 0)
         return drop(c, EINVAL);
     int fd = client_fd(c);
@@ -369,7 +408,19 @@ int hn_step_report(struct hn_step_client *c, const struct hn_step *s)
     if (!c)
         return -1;
     int saved = errno; /* a training loop's errno is none of our business */
-    int rc = send_report(c, s);
+    char buf[HN_STEP_DGRAM_MAX];
+    int rc = send_dgram(c, buf, s ? hn_step_format(c, s, buf, sizeof(buf)) : -1);
+    errno = saved;
+    return rc;
+}
+
+int hn_step_pause(struct hn_step_client *c, uint64_t step, enum hn_step_pause kind)
+{
+    if (!c)
+        return -1;
+    int saved = errno;
+    char buf[HN_STEP_DGRAM_MAX];
+    int rc = send_dgram(c, buf, hn_step_format_pause(c, step, kind, buf, sizeof(buf)));
     errno = saved;
     return rc;
 }

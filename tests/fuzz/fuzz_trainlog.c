@@ -33,8 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct hn_trainlog_rec rec;
     int r = hn_trainlog_parse((const char *)data, size, &rec);
-    if (r < -1 || r > 1)
+    if (r < -1 || r > 2)
         abort();
+    if (r == 2 && (rec.format != HN_TRAINLOG_MEGATRON || !prefix_ok(rec.prefix)))
+        abort(); /* a checkpoint save begins */
     if (r != 1)
         return 0;
     if (rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_NEMO)

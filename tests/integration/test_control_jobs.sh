@@ -5,8 +5,8 @@
 # that slows down makes its node suspect, and at the job's next checkpoint the node is drained
 # in Slurm and the job requeued, with the lost GPU time charged to "straggler"; a job whose
 # ranks on one node stop is a hang: that node is drained and the job requeued; a job whose
-# node's agent stops with it is not called hung until the agent is back; the ledger survives
-# kill -9 of the controller.
+# node's agent stops with it is not called hung until the agent is back; a checkpoint save
+# announced by a pause notice is not a hang; the ledger survives kill -9 of the controller.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
@@ -226,6 +226,31 @@ not_drained() { ! slurm_drained "$1"; }
 check "n1 not drained: all of job D's ranks stopped at the same step, no culprit" not_drained n1
 echo stop >"$work/ctlD"
 scancel "$jobD"
+
+say "job E on n1 saves a checkpoint for 15 s, longer than its hang limit, and said so first: no hang"
+jobE=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "job E running in Slurm" wait_for 20 bash -c "squeue -h -j $jobE -o %T | grep -q RUNNING"
+python3 "$here/lib/fake_trainer.py" --job "$jobE" --node "n1=$work/n1/step.sock" \
+    --control "$work/ctlE" >"$work/trainerE.log" 2>&1 &
+HN_PIDS+=($!)
+check "job E progresses" wait_for 20 bash -c \
+    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobE | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+check "its hang limit is under 10 s: an unannounced 15 s save would be a hang" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.hang_limit_s < 10 and .job.pause == null'"
+echo "save 15" >"$work/ctlE"
+check "the API shows the declared pause and the longest limit (hang-pause-max)" wait_for 10 bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause.kind == \"checkpoint\" and .job.hang_limit_s == 2700'"
+check "houston jobs JOB says it is paused on purpose" grep -q \
+    '^paused on purpose (checkpoint) after step ' <<<"$(houston_cli jobs "$jobE")"
+check "no progress for longer than its old limit, still running" wait_for 20 bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.no_progress_s > 10 and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
+check "the save ends, the job steps again: the pause is over and learned" wait_for 20 bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause == null and .job.longest_pause_s > 15'"
+check "no hang event for job E" bash -c \
+    "! curl -fsS '$CTL/v1/events?job=$jobE' | jq -e '.events[] | select(.rule==\"hang\")'"
+check "job E never requeued" bash -c "scontrol show job $jobE | grep -q 'Restarts=0'"
+echo stop >"$work/ctlE"
+scancel "$jobE"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
 long=$(printf 'j%.0s' $(seq 63))

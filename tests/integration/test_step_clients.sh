@@ -31,7 +31,8 @@ ldflags=(-L "$lib_dir" -lhouston-step "-Wl,-rpath,$lib_dir")
 
 cat >"$work/send.c" <<'EOF'
 /* Reads "STEP SECONDS TOKENS FWD BWD OPT COMM CKPT TFLOPS" lines ('-' = not set) and reports
- * each; argv[1] (optional) is the GPU index. Prints "sent N dropped M". */
+ * each, and "pause STEP KIND" lines, sent as pause notices; argv[1] (optional) is the GPU
+ * index. Prints "sent N dropped M". */
 #include <houston/step.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,10 +47,20 @@ int main(int argc, char **argv)
     struct hn_step_client *c = hn_step_open();
     if (argc > 1)
         hn_step_set_gpu(c, atoi(argv[1]));
-    char f[9][64];
+    char line[1024], f[9][64];
     int sent = 0;
-    while (scanf("%63s %63s %63s %63s %63s %63s %63s %63s %63s", f[0], f[1], f[2], f[3], f[4],
-                 f[5], f[6], f[7], f[8]) == 9) {
+    while (fgets(line, sizeof(line), stdin)) {
+        if (sscanf(line, "pause %63s %63s", f[0], f[1]) == 2) {
+            static const char *const kinds[] = {"", "checkpoint", "eval", "other"};
+            int kind = 0;
+            for (int k = 1; k < 4; k++)
+                kind = strcmp(f[1], kinds[k]) == 0 ? k : kind;
+            sent += hn_step_pause(c, strtoull(f[0], NULL, 10), (enum hn_step_pause)kind) == 0;
+            continue;
+        }
+        if (sscanf(line, "%63s %63s %63s %63s %63s %63s %63s %63s %63s", f[0], f[1], f[2], f[3],
+                   f[4], f[5], f[6], f[7], f[8]) != 9)
+            continue;
         struct hn_step s;
         hn_step_init(&s);
         s.step = strtoull(f[0], NULL, 10);
@@ -85,6 +96,9 @@ if len(sys.argv) > 1:
 sent = 0
 for line in sys.stdin:
     f = line.split()
+    if len(f) == 3 and f[0] == "pause":
+        sent += r.pause(int(f[1]), f[2])
+        continue
     if len(f) != 9:
         continue
     sent += r.report(int(f[0]), real(f[1]), tokens=integer(f[2]), forward_s=real(f[3]),
@@ -131,8 +145,11 @@ cat >"$work/steps.txt" <<'EOF'
 5 nan 1 - - - - - -
 6 -1.5 1 - - - - - -
 18446744073709551615 0.000123456789012 9223372036854775807 - - - - 9223372036854775807 0.1
+pause 500 checkpoint
+pause 18446744073709551615 eval
+pause 3 resharding
 EOF
-valid=5
+valid=7 total=10
 # compare_clients DESCRIPTION GPU [VAR=VALUE...]: both clients send steps.txt, GPU ('' for
 # none) and the environment given; each one's datagrams go to its own receiver.
 compare_clients() {
@@ -154,7 +171,7 @@ compare_clients() {
     send_end "$work/c.sock"
     send_end "$work/py.sock"
     wait "$rc_pid" "$rp_pid"
-    check_eq "$what: the C client's count" "sent $valid dropped $((7 - valid))" "$c_says"
+    check_eq "$what: the C client's count" "sent $valid dropped $((total - valid))" "$c_says"
     check_eq "$what: the Python client's count" "$c_says" "$py_says"
     check_eq "$what: datagrams received" "$valid" "$(wc -l <"$work/c.out")"
     if cmp -s "$work/c.out" "$work/py.out"; then
@@ -178,6 +195,11 @@ check_eq "zeros, exponents and precision" \
 check_eq "the largest step and counts" \
     "hs1 job=1234 rank=7 lrank=3 world=16 step=18446744073709551615 dur=0.000123456789 tokens=9223372036854775807 ckpt=9223372036854775807 tflops=0.1 gpu=3" \
     "$(sed -n 5p "$work/c.out")"
+check_eq "a pause notice" "hs1 job=1234 rank=7 lrank=3 world=16 step=500 pause=checkpoint gpu=3" \
+    "$(sed -n 6p "$work/c.out")"
+check_eq "a pause notice at the largest step" \
+    "hs1 job=1234 rank=7 lrank=3 world=16 step=18446744073709551615 pause=eval gpu=3" \
+    "$(sed -n 7p "$work/c.out")"
 
 # torchrun's variables over Slurm's; a job id with a space, '=', a control byte and UTF-8.
 compare_clients "torchrun identity, job id sanitised" "" HOUSTON_JOB_ID=$'my run=2\x01\xc3\xa9' \
@@ -198,14 +220,14 @@ for who in C Python; do
     fi
     out=$(HOUSTON_JOB_ID=9 HOUSTON_STEP_SOCKET=$work/nobody.sock timeout 60 "${cmd[@]}" <"$work/steps.txt")
     check_eq "$who client, no socket file: exits 0" 0 $?
-    check_eq "$who client, no socket file: every report dropped" "sent 0 dropped 7" "$out"
+    check_eq "$who client, no socket file: every report dropped" "sent 0 dropped $total" "$out"
     python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' \
         "$work/stale.sock"
     out=$(HOUSTON_JOB_ID=9 HOUSTON_STEP_SOCKET=$work/stale.sock timeout 60 "${cmd[@]}" <"$work/steps.txt")
-    check_eq "$who client, socket file nobody reads from: dropped" "sent 0 dropped 7" "$out"
+    check_eq "$who client, socket file nobody reads from: dropped" "sent 0 dropped $total" "$out"
     rm -f "$work/stale.sock"
     out=$(timeout 60 "${cmd[@]}" <"$work/steps.txt")
-    check_eq "$who client, no job id: dropped" "sent 0 dropped 7" "$out"
+    check_eq "$who client, no job id: dropped" "sent 0 dropped $total" "$out"
 done
 
 # A Python receiver that never reads: report() fills the queue, then drops without blocking.
@@ -228,6 +250,8 @@ assert r.report(1, float("nan")) is False
 assert r.report(-1, 1.0) is False
 assert r.report(1, 1.0, bogus=1) is False
 assert houston_step.report(1, 1.0) is False  # the module reporter: no job id here
+assert houston_step.pause(1) is False
+assert r.pause(1, "lunch") is False and r.pause(-1) is False and r.pause(1, None) is False
 print("ok", sent)
 EOF
 out=$(timeout 60 python3 "$work/full.py" "$work/full.sock" 2>&1)

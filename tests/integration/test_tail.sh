@@ -26,8 +26,15 @@ for row in csv.DictReader(open(sys.argv[1])):
         print("hs1 job=7 rank=0 step=%s dur=%s" % (row["iteration"], dur))
 EOF
 }
-# The step and dur of each datagram (the fields the CSV knows about).
-step_dur() { sed -E 's/^(hs1 job=7 rank=0 step=[0-9]+ dur=[^ ]+).*/\1/'; }
+# The step and dur of each step report (the fields the CSV knows about).
+step_dur() { grep ' dur=' | sed -E 's/^(hs1 job=7 rank=0 step=[0-9]+ dur=[^ ]+).*/\1/'; }
+# The one checkpoint save in the logs: Megatron-DeepSpeed's rank 0 after its last iteration.
+save_line=$(grep -n 'saving checkpoint at iteration' "$logs/superbenchmark/megatron_deepspeed.log")
+check_eq "one checkpoint save in the logs" \
+    "1443:vm-07-05: saving checkpoint at iteration       5 to .//checkpoint/gpt_6.7B_tok300B_lr1.2e-4_min1.0e-6_wM_dB__gbs2048_mbs2_g16_z1_seed1234_rebase" \
+    "$save_line"
+# saves_of FILE: the summary's tail for FILE's checkpoint saves.
+saves_of() { [ "$1" = superbenchmark/megatron_deepspeed.log ] && echo ', 1 checkpoint saves announced'; }
 summary_of() { grep '^houston tail: ' "$1" | tail -1; }
 
 files=$(cut -d, -f1 "$logs/iterations_expected.csv" | tail -n +2 | sort -u)
@@ -36,15 +43,19 @@ for f in $files; do
     "$HOUSTON" tail --format megatron --print --job 7 "$logs/$f" >"$work/out" 2>"$work/err"
     check_eq "$f: exit 0" 0 $?
     want=$(expected "$f")
-    check_eq "$f: one report per CSV row" "$(wc -l <<<"$want")" "$(wc -l <"$work/out")"
+    check_eq "$f: one report per CSV row" "$(wc -l <<<"$want")" "$(grep -c ' dur=' "$work/out")"
     if [ "$(step_dur <"$work/out")" = "$want" ]; then
         pass "$f: steps and durations as the CSV says"
     else
         fail "$f: $(diff <(step_dur <"$work/out") <(echo "$want") | head -4)"
     fi
     check "$f: summary: nothing malformed or dropped ($(summary_of "$work/err"))" \
-        grep -qE "^houston tail: $(wc -l <"$logs/$f") lines read, $(wc -l <<<"$want") iterations reported, 0 malformed skipped, 0 reports dropped$" "$work/err"
+        grep -qE "^houston tail: $(wc -l <"$logs/$f") lines read, $(wc -l <<<"$want") iterations reported, 0 malformed skipped, 0 reports dropped$(saves_of "$f")$" "$work/err"
 done
+"$HOUSTON" tail --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>/dev/null
+check_eq "the checkpoint save: a pause notice after step 5's report" \
+    "hs1 job=7 rank=0 step=5 dur=74.4949 tokens=4194304 tflops=150.62|hs1 job=7 rank=0 step=5 pause=checkpoint" \
+    "$(tail -2 "$work/out" | paste -sd'|')"
 
 # Tokens (global batch x actual seqlen) and TFLOPs where the log prints them.
 "$HOUSTON" tail --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>/dev/null
@@ -68,7 +79,7 @@ else
     fail "pipe: $(diff <(step_dur <"$work/out") <(expected all) | head -4)"
 fi
 check "pipe: summary ($(summary_of "$work/err"))" \
-    grep -qE "^houston tail: $(cat "${all[@]}" | wc -l) lines read, 156 iterations reported, 0 malformed skipped, 0 reports dropped$" "$work/err"
+    grep -qE "^houston tail: $(cat "${all[@]}" | wc -l) lines read, 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced$" "$work/err"
 cat "${all[@]}" | "$HOUSTON" tail --print --job 7 >"$work/out2" 2>/dev/null
 check "stdin without '-' is the same" cmp -s "$work/out" "$work/out2"
 
@@ -147,11 +158,11 @@ wait "$pid"
 cat "${all[@]}" | "$HOUSTON" tail --print --job 7 >"$work/printed" 2>/dev/null
 check "sent: the agent socket got what --print shows ($(wc -l <"$work/recv.out") datagrams)" \
     cmp -s "$work/printed" "$work/recv.out"
-check "sent: summary ($(summary_of "$work/err"))" grep -q ' 156 iterations reported, 0 malformed skipped, 0 reports dropped$' "$work/err"
+check "sent: summary ($(summary_of "$work/err"))" grep -q ' 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced$' "$work/err"
 "$HOUSTON" tail --job 7 --socket "$work/nobody.sock" "$logs/superbenchmark/megatron_deepspeed.log" 2>"$work/err"
 check_eq "no agent: still exit 0" 0 $?
 check "no agent: drops counted ($(summary_of "$work/err"))" \
-    grep -q ' 5 iterations reported, 0 malformed skipped, 5 reports dropped (last: No such file or directory)$' "$work/err"
+    grep -q ' 5 iterations reported, 0 malformed skipped, 6 reports dropped (last: No such file or directory), 1 checkpoint saves announced$' "$work/err"
 
 # ---- --follow ----
 

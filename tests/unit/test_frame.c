@@ -1236,6 +1236,84 @@ static void test_step_records(void **state)
     hn_buf_fini(&b);
 }
 
+/* A frame of a 4-GPU node with one PAUSE record of job "j" after step 500, of `kind`; `cut`
+ * leaves the uid out. */
+static void raw_pause_frame(struct raw *r, unsigned kind, int cut)
+{
+    raw_header(r, HN_FRAME_VERSION);
+    raw_node(r, 4);
+    raw_open(r, HN_REC_PAUSE);
+    raw_str(r, "j");
+    raw_le(r, 0, 4);
+    raw_le(r, 0, 4);
+    raw_le(r, 8, 4);
+    raw_le(r, 2, 2);
+    raw_le(r, 500, 8);
+    raw_le(r, 1700000000000000000ull, 8);
+    raw_le(r, kind, 1);
+    if (!cut)
+        raw_le(r, 1000, 4);
+    raw_close(r);
+    raw_end(r);
+}
+
+/* A pause notice travels as a PAUSE record: what the agent wrote arrives, the rest unknown; a
+ * controller that does not know the type skips it (test_unknown_skipped); kind 0 and a record
+ * cut short are refused. */
+static void test_pause_records(void **state)
+{
+    (void)state;
+    struct hn_buf b;
+    hn_buf_init(&b, HN_FRAME_MAX);
+    struct hn_frame_writer w;
+    hn_frame_begin(&w, &b, 1, 2, 3);
+    hn_frame_node(&w, "n1", 4, "H100");
+    struct hn_frame_step p = {.job = {"4242", 4},
+                              .rank = 17,
+                              .local_rank = 1,
+                              .world = 512,
+                              .gpu = 1,
+                              .step = 500,
+                              .time_ns = 1700000000123456789ull,
+                              .seconds = 9, /* not sent */
+                              .checkpoint = 400,
+                              .uid = 1000,
+                              .pause = 1};
+    hn_frame_step(&w, &p);
+    assert_int_equal(hn_frame_end(&w), 0);
+    struct step_log l = {.n = 0};
+    struct hn_frame_sink sink = {.step = on_step};
+    char err[160];
+    assert_int_equal(hn_frame_decode(b.data, b.len, HN_FRAME_MAX, &sink, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.n, 1);
+    const struct hn_frame_step *g = &l.s[0];
+    assert_string_equal(l.job[0], "4242");
+    assert_true(g->pause == 1 && g->rank == 17 && g->local_rank == 1 && g->world == 512 &&
+                g->gpu == 1 && g->step == 500 && g->time_ns == p.time_ns && g->uid == 1000);
+    assert_true(isnan(g->seconds) && isnan(g->tokens) && isnan(g->comm_s) &&
+                isnan(g->flops_per_token) && g->checkpoint == HN_FRAME_NO_U64);
+    /* Header, NODE (17 bytes), PAUSE of 46 bytes (docs/protocol.md: 5 record header + 2 + 4
+     * job + 12 ranks + 2 gpu + 16 step and time + 1 kind + 4 uid), END (5). */
+    assert_int_equal(b.len, HN_FRAME_HEADER_LEN + 17 + 46 + 5);
+
+    struct raw r;
+    raw_pause_frame(&r, 200, 0); /* a kind from a newer agent reaches the sink */
+    l.n = 0;
+    assert_int_equal(hn_frame_decode(r.b, r.n, HN_FRAME_MAX, &sink, &l, err, sizeof(err)), 0);
+    assert_true(l.n == 1 && l.s[0].pause == 200 && l.s[0].gpu == 2 && l.s[0].uid == 1000);
+    raw_pause_frame(&r, 0, 0);
+    expect_reject(r.b, r.n, -EBADMSG);
+    raw_pause_frame(&r, 1, 1);
+    expect_reject(r.b, r.n, -EBADMSG);
+    /* The writer: a kind wider than its byte. */
+    hn_frame_begin(&w, &b, 1, 3, 3);
+    hn_frame_node(&w, "n1", 4, "H100");
+    p.pause = 256;
+    hn_frame_step(&w, &p);
+    assert_int_equal(hn_frame_end(&w), -EINVAL);
+    hn_buf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1246,7 +1324,7 @@ int main(void)
         cmocka_unit_test(test_bad_strings),    cmocka_unit_test(test_bad_counts),
         cmocka_unit_test(test_record_order),   cmocka_unit_test(test_unknown_skipped),
         cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_all_or_nothing),
-        cmocka_unit_test(test_step_records),
+        cmocka_unit_test(test_step_records),   cmocka_unit_test(test_pause_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * data-parallel job on an H200 (tests/fixtures/step-times/h200).
  */
 #include "common/sku.h"
+#include "common/stepmsg.h"
 #include "common/xid.h"
 #include "control/brain.h"
 #include "control/control.h"
@@ -787,7 +788,8 @@ static double run_steps(struct hn_brain *b, const char *job, double t, uint64_t 
 /* From t to t + secs, every 10 s: the scheduler still runs the job; node i's agent sends a
  * frame when heard[i] (NULL: both). Returns the hangs and
  * counts hang_unseen findings into *unseen (may be NULL). */
-static int requeues_seen; /* requeue actions wait_as saw */
+static int requeues_seen;   /* requeue actions wait_as saw */
+static char last_hang[256]; /* the detail of the last hang finding wait_as saw */
 
 static int wait_as(struct hn_brain *b, const char *job, double t, double secs, const int *heard,
                    int *unseen)
@@ -806,7 +808,10 @@ static int wait_as(struct hn_brain *b, const char *job, double t, double secs, c
                              strcmp(o.action.job, job) == 0;
             if (o.kind != HN_OUT_FINDING)
                 continue;
-            hangs += strcmp(o.finding.rule, "hang") == 0;
+            if (strcmp(o.finding.rule, "hang") == 0) {
+                hangs++;
+                snprintf(last_hang, sizeof(last_hang), "%s", o.finding.detail);
+            }
             if (strcmp(o.finding.rule, "hang_unseen") == 0) {
                 assert_int_equal(o.finding.severity, HN_SEV_INFO);
                 assert_string_equal(o.job, job);
@@ -1103,6 +1108,67 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
         assert_true(v.hang_limit_s == cfgs[c].want);
         hn_brain_free(b);
     }
+}
+
+static struct hn_step_in pause_in(const char *job, int rank, uint64_t step, int kind)
+{
+    struct hn_step_in s = report(job, rank, 8, step, NAN);
+    s.pause = kind;
+    return s;
+}
+
+/* A job that says it is saving a checkpoint may pause up to hang-pause-max (2,700 s), even
+ * the first time (nothing learned yet); a save that never ends is still a hang, and says it
+ * was one. The next step ends the pause; late notices and ones for unknown jobs change
+ * nothing; another user's notice is refused. */
+static void declared_pause_is_allowed_up_to_pause_max(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "d1", 0, 1, 20);
+    struct hn_job_view v;
+    job_view(b, "d1", &v);
+    assert_true(v.hang_limit_s == 120 && v.pause == NULL && isnan(v.pause_s));
+    struct hn_step_in p = pause_in("d1", 0, 20, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t - 1, 0, &p), 0);
+    job_view(b, "d1", &v);
+    assert_string_equal(v.pause, "checkpoint");
+    assert_true(v.pause_step == 20 && v.hang_limit_s == 2700);
+    /* A 1,000 s first save (without the notice, a hang at 120 s: hang_case and others). */
+    assert_int_equal(wait_without_progress(b, "d1", t, 1000, 1), 0);
+    job_view(b, "d1", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(fabs(v.pause_s - 1001) < 1e-9);
+    /* Back: the pause is over, and learned (3 x 1,008 s, under the 2,700 s cap). */
+    t = run_steps(b, "d1", t + 1006, 21, 30);
+    job_view(b, "d1", &v);
+    assert_true(v.pause == NULL && v.l.pause_s == 1008 && v.hang_limit_s == 2700);
+    /* A late notice (a step it passed), and one for a job never seen: nothing. */
+    p = pause_in("d1", 3, 25, HN_PAUSE_EVAL);
+    assert_int_equal(hn_brain_step(b, t, 0, &p), 0);
+    p = pause_in("nobody", 0, 25, HN_PAUSE_EVAL);
+    assert_int_equal(hn_brain_step(b, t, 0, &p), 0);
+    assert_true(hn_brain_find_job(b, "nobody") < 0);
+    job_view(b, "d1", &v);
+    assert_null(v.pause);
+    /* A kind this build does not know reads as "other"; a save that never ends is a hang
+     * after 2,700 s, and the finding says it was a declared pause. */
+    p = pause_in("d1", 5, 30, 77);
+    assert_int_equal(hn_brain_step(b, t, 1, &p), 0);
+    job_view(b, "d1", &v);
+    assert_string_equal(v.pause, "other");
+    assert_int_equal(wait_without_progress(b, "d1", t, 2690, 1), 0);
+    assert_int_equal(wait_without_progress(b, "d1", t + 2690, 20, 1), 1);
+    assert_non_null(strstr(last_hang, "(a declared other pause)"));
+    job_view(b, "d1", &v);
+    assert_null(v.pause); /* requeued: the next run starts without it */
+    /* Another user's notice is refused like a step. */
+    assert_int_equal(hn_brain_job_owner(b, "", -1), 0);
+    assert_int_equal(hn_brain_job_owner(b, "d1", 1000), 0);
+    p = pause_in("d1", 0, 40, HN_PAUSE_CHECKPOINT);
+    p.uid = 1001;
+    assert_int_equal(hn_brain_step(b, t, 0, &p), -EPERM);
+    hn_brain_free(b);
 }
 
 /* Waits houston did not watch are not pauses the job came back from: the first step of a run
@@ -1621,6 +1687,7 @@ int main(void)
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(unwatched_waits_are_not_learned),
+        cmocka_unit_test(declared_pause_is_allowed_up_to_pause_max),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),

@@ -342,6 +342,45 @@ static void test_report_bound_socket(void **state)
     hn_step_close(c);
 }
 
+/* hn_step_pause(): the notice's bytes, sent whole; an unknown kind or no job id is a drop. */
+static void test_pause(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    int rx = bind_dgram(tu_tmpdir(), "pause.sock", path, sizeof(path));
+    struct hn_step_client *c = client(path);
+    char buf[HN_STEP_DGRAM_MAX + 1];
+    assert_int_equal(hn_step_format_pause(c, 500, HN_STEP_PAUSE_CHECKPOINT, buf, sizeof(buf)),
+                     (int)strlen("hs1 job=42 rank=3 lrank=1 world=16 step=500 pause=checkpoint"));
+    assert_string_equal(buf, "hs1 job=42 rank=3 lrank=1 world=16 step=500 pause=checkpoint");
+    hn_step_set_gpu(c, 5);
+    errno = 4321;
+    assert_int_equal(hn_step_pause(c, 18446744073709551615ull, HN_STEP_PAUSE_EVAL), 0);
+    assert_int_equal(errno, 4321);
+    ssize_t n = recv(rx, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_string_equal(
+        buf, "hs1 job=42 rank=3 lrank=1 world=16 step=18446744073709551615 pause=eval gpu=5");
+    assert_int_equal(hn_step_pause(c, 1, HN_STEP_PAUSE_OTHER), 0);
+    assert_true(recv(rx, buf, sizeof(buf), MSG_DONTWAIT) > 0);
+    assert_int_equal(hn_step_dropped(c), 0);
+    assert_int_equal(hn_step_pause(c, 1, (enum hn_step_pause)0), -1);
+    assert_int_equal(hn_step_pause(c, 1, (enum hn_step_pause)4), -1);
+    assert_int_equal(hn_step_last_errno(c), EINVAL);
+    assert_int_equal(hn_step_format_pause(c, 1, HN_STEP_PAUSE_CHECKPOINT, buf, 10), -1);
+    assert_string_equal(buf, "");
+    hn_step_close(c);
+    clear_env();
+    c = hn_step_open();
+    assert_int_equal(hn_step_pause(c, 1, HN_STEP_PAUSE_CHECKPOINT), -1); /* no job id */
+    assert_int_equal(hn_step_dropped(c), 1);
+    assert_int_equal(hn_step_pause(NULL, 1, HN_STEP_PAUSE_CHECKPOINT), -1);
+    hn_step_close(c);
+    close(rx);
+    unlink(path);
+}
+
 static void test_report_no_listener(void **state)
 {
     (void)state;
@@ -506,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_identity_env),
         cmocka_unit_test_teardown(test_locale, locale_teardown),
         cmocka_unit_test(test_report_bound_socket),
+        cmocka_unit_test(test_pause),
         cmocka_unit_test(test_report_no_listener),
         cmocka_unit_test(test_report_socket_full),
         cmocka_unit_test(test_report_threads),

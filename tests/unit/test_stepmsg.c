@@ -60,6 +60,39 @@ static void optional_and_unknown_keys(void **state)
     assert_int_equal(parse("hs1  job=1   step=2 dur=3", &m, err, sizeof(err)), 0);
 }
 
+static void pause_notices(void **state)
+{
+    (void)state;
+    struct hn_step_msg m;
+    char err[128];
+    static const struct {
+        const char *word;
+        int kind;
+    } words[] = {{"checkpoint", HN_PAUSE_CHECKPOINT},
+                 {"eval", HN_PAUSE_EVAL},
+                 {"other", HN_PAUSE_OTHER},
+                 {"resharding-2", HN_PAUSE_OTHER}, /* a newer client's reason */
+                 {"abcdefghijklmnop", HN_PAUSE_OTHER}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        char text[128];
+        snprintf(text, sizeof(text), "hs1 job=77 rank=3 lrank=3 world=8 step=500 pause=%s gpu=3",
+                 words[i].word);
+        if (parse(text, &m, err, sizeof(err)) != 0)
+            fail_msg("'%s': %s", text, err);
+        assert_int_equal(m.pause, words[i].kind);
+        assert_string_equal(m.job, "77");
+        assert_int_equal((int)m.step, 500);
+        assert_int_equal(m.rank, 3);
+        assert_int_equal(m.gpu, 3);
+        assert_true(isnan(m.seconds));
+    }
+    assert_int_equal(parse("hs1 job=1 step=2 dur=3", &m, err, sizeof(err)), 0);
+    assert_int_equal(m.pause, HN_PAUSE_NONE);
+    assert_string_equal(hn_pause_name(HN_PAUSE_EVAL), "eval");
+    assert_null(hn_pause_name(HN_PAUSE_NONE));
+    assert_null(hn_pause_name(4));
+}
+
 static void refused(void **state)
 {
     (void)state;
@@ -71,7 +104,13 @@ static void refused(void **state)
         {"job=1 step=1 dur=1", "does not start"},
         {"hs1 step=1 dur=1", "no job"},
         {"hs1 job=1 dur=1", "no step"},
-        {"hs1 job=1 step=1", "no dur"},
+        {"hs1 job=1 step=1", "no dur (nor pause)"},
+        {"hs1 job=1 step=1 dur=1 pause=checkpoint", "dur and pause together"},
+        {"hs1 job=1 step=1 pause=", "bad value for pause"},
+        {"hs1 job=1 step=1 pause=Checkpoint", "bad value for pause"},
+        {"hs1 job=1 step=1 pause=a.b", "bad value for pause"},
+        {"hs1 job=1 step=1 pause=abcdefghijklmnopq", "bad value for pause"},
+        {"hs1 job=1 step=1 pause=eval pause=eval", "given twice"},
         {"hs1 job= step=1 dur=1", "bad value for job"},
         {"hs1 job=1 step=-1 dur=1", "bad value for step"},
         {"hs1 job=1 step=1 dur=-1", "bad value for dur"},
@@ -119,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_key),
         cmocka_unit_test(optional_and_unknown_keys),
+        cmocka_unit_test(pause_notices),
         cmocka_unit_test(refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,17 +133,29 @@ static void test_expected_csv(void **state)
     hn_csv_reader_fini(&r);
     free(text);
 
-    /* No other line of the logs is an iteration line, and none looks like a broken one. */
+    /* No other line of the logs is an iteration line, and none looks like a broken one; the
+     * one checkpoint save in them (after the last iteration of the Megatron-DeepSpeed run)
+     * is read as one. */
+    int saves = 0;
     for (int i = 0; i < NLOGS; i++) {
         int ones = 0;
         for (int no = 1; no <= logs_parsed[i].nlines; no++) {
-            if (logs_parsed[i].rc[no] < 0)
+            int got = logs_parsed[i].rc[no];
+            if (got < 0)
                 fail_msg("%s:%d: parse gave -1", logs[i], no);
-            ones += logs_parsed[i].rc[no];
+            ones += got == 1;
+            if (got == 2) {
+                saves++;
+                assert_string_equal(logs[i], "superbenchmark/megatron_deepspeed.log");
+                assert_int_equal(no, 1443);
+                assert_int_equal(logs_parsed[i].rec[no].iteration, 5);
+                assert_string_equal(logs_parsed[i].rec[no].prefix, "vm-07-05");
+            }
         }
         assert_int_equal(ones, expected_per_log[i]);
         parsed_free(&logs_parsed[i]);
     }
+    assert_int_equal(saves, 1);
 }
 
 /* The fields besides the step time, on one line of each kind of log. */
@@ -252,6 +264,44 @@ static void test_megatron_lm(void **state)
     assert_int_equal(rec.global_batch, -1);
 }
 
+/* The line Megatron's rank 0 prints when a checkpoint save begins, as Megatron-LM and
+ * Megatron-DeepSpeed word it, with launcher prefixes. */
+static void test_checkpoint_save(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        uint64_t iteration;
+        const char *prefix;
+    } saves[] = {
+        {"saving checkpoint at iteration     500 to /ckpt/gpt", 500, ""},
+        {"saving checkpoint at iteration    1000 to /lustre/ckpt in torch_dist format", 1000, ""},
+        {"vm-07-14: saving checkpoint at iteration      10 to .//checkpoint/gpt_6.7B", 10,
+         "vm-07-14"},
+        {" 0: [2024-05-01 12:00:00] global rank 0 is saving checkpoint at iteration 7 to /c", 7,
+         "0"},
+    };
+    struct hn_trainlog_rec rec;
+    for (size_t i = 0; i < HN_ARRAY_LEN(saves); i++) {
+        if (parse(saves[i].line, &rec) != 2)
+            fail_msg("not read as a checkpoint save: %s", saves[i].line);
+        assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
+        assert_int_equal(rec.iteration, saves[i].iteration);
+        assert_string_equal(rec.prefix, saves[i].prefix);
+    }
+    /* Without its number, or with one that runs into other text or overflows: garbled. */
+    static const char *const bad[] = {
+        "saving checkpoint at iteration",
+        "saving checkpoint at iteration  to /ckpt",
+        "saving checkpoint at iteration 12abc to /ckpt",
+        "saving checkpoint at iteration 99999999999999999999999 to /ckpt",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(bad); i++) {
+        if (parse(bad[i], &rec) != -1)
+            fail_msg("garbled save line not flagged: %s", bad[i]);
+    }
+}
+
 /* ---- NeMo ---- */
 
 static void test_nemo2(void **state)
@@ -327,7 +377,7 @@ static void test_not_iterations(void **state)
     (void)state;
     static const char *const lines[] = {
         "",
-        "saving checkpoint at iteration       5 to /ckpt",
+        "successfully saved checkpoint at iteration       5 to /ckpt",
         "[Rank 0] (after 1 iterations) memory (MB) | allocated: 17956.49 | max allocated: 68581.8",
         " validation loss at iteration 100 | lm loss value: 2.1 | lm loss PPL: 8.2 |",
         "[INFO] [timer.py:260:stop] epoch=0/micro_step=3/global_step=3, CurrSamplesPerSec=291.6",
@@ -392,7 +442,7 @@ static void test_every_prefix(void **state)
     struct hn_trainlog_rec rec;
     for (size_t n = 0; n <= sizeof(line) - 1; n++) {
         int r = parse_n(line, n, &rec);
-        assert_true(r >= -1 && r <= 1);
+        assert_true(r >= -1 && r <= 1); /* never taken for a checkpoint save either */
         if (r == 1) {
             assert_int_equal(rec.iteration, 3);
             assert_int_equal(rec.train_iters, 5);
@@ -412,7 +462,7 @@ int main(void)
         cmocka_unit_test(test_other_logs),     cmocka_unit_test(test_megatron_lm),
         cmocka_unit_test(test_nemo2),          cmocka_unit_test(test_nemo1_progress_bar),
         cmocka_unit_test(test_not_iterations), cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_every_prefix),
+        cmocka_unit_test(test_every_prefix),   cmocka_unit_test(test_checkpoint_save),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

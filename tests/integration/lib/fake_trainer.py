@@ -7,6 +7,8 @@ for the slowest rank in the all-reduce (reported as comm time), so the wall time
 the slowest rank's compute plus 10% of step_time. The control file is re-read every step:
     slow RANK FRACTION   rank RANK computes FRACTION longer (0.3 = 30% slower)
     hang NODE            ranks on NODE stop reporting (a hang); the others keep waiting
+    save SECONDS         after this step, a checkpoint save of SECONDS that rank 0 announces
+                         (Reporter.pause); done once per distinct line
     stop                 the job ends
 Checkpoints are taken every --ckpt-every steps; each report carries the last one.
 """
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.join(os.environ.get("HN_SOURCE_DIR", "."), "python"))
 import houston_step  # noqa: E402
 
 
-def read_control(path):
+def read_control(path, saves=None):
     slow, hung, stop = {}, set(), False
     try:
         with open(path) as f:
@@ -29,6 +31,8 @@ def read_control(path):
                     slow[int(w[1])] = float(w[2])
                 elif len(w) == 2 and w[0] == "hang":
                     hung.add(w[1])
+                elif len(w) == 2 and w[0] == "save" and saves is not None:
+                    saves.append(float(w[1]))
                 elif w == ["stop"]:
                     stop = True
     except FileNotFoundError:
@@ -57,11 +61,17 @@ def main():
         rep.set_socket(sock)
         reporters.append((name, rep))
 
-    step, ckpt = 0, -1
+    step, ckpt, saved = 0, -1, 0
     while True:
-        slow, hung, stop = read_control(args.control)
+        saves = []
+        slow, hung, stop = read_control(args.control, saves)
         if stop:
             return 0
+        if len(saves) > saved:  # a new save line: announce it, then save
+            reporters[0][1].pause(step, "checkpoint")
+            time.sleep(saves[saved])
+            saved += 1
+            ckpt = step
         step += 1
         compute = [args.step_time * 0.9 * (1 + slow.get(r, 0.0)) for r in range(world)]
         wall = max(compute) + 0.1 * args.step_time
