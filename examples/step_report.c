@@ -40,6 +40,8 @@ int main(int argc, char **argv)
 {
     long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 10;
     const int64_t tokens_per_step = 8 * 2048; /* micro-batch x sequence length on this rank */
+    const long save_every = 10;               /* steps between checkpoints */
+    long sent = 0;
 
     struct hn_step_client *c = hn_step_open(); /* identity from the environment */
     for (long i = 0; i < steps; i++) {
@@ -53,11 +55,19 @@ int main(int argc, char **argv)
         s.seconds = now_s() - t0;
         s.tokens = tokens_per_step;
         hn_step_report(c, &s); /* never blocks; a drop is counted, not an error */
+        sent++;
+        if ((i + 1) % save_every == 0) {
+            /* Say so before a save: houston then allows a long one (hang-pause-max) instead
+             * of calling the job hung once it outlasts the step rhythm. */
+            hn_step_pause(c, s.step, HN_STEP_PAUSE_CHECKPOINT);
+            sent++;
+            phase(50); /* the save */
+        }
     }
     uint64_t dropped = hn_step_dropped(c);
     if (dropped > 0)
         fprintf(stderr, "step_report: %llu of %ld reports dropped (last: %s)\n",
-                (unsigned long long)dropped, steps, strerror(hn_step_last_errno(c)));
+                (unsigned long long)dropped, sent, strerror(hn_step_last_errno(c)));
     hn_step_close(c);
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "control/brain.h"
 #include "common/sku.h"
 #include "common/stats.h"
+#include "common/stepmsg.h"
 
 #include <errno.h>
 #include <math.h>
@@ -656,31 +657,10 @@ static void job_start(struct hn_sim *s)
     schedule_step(s);
 }
 
-static void on_step(struct hn_sim *s, const struct event *e)
-{
-    if ((unsigned)e->a != s->epoch || s->js != J_RUNNING)
-        return;
-    s->step++;
-    s->kept += s->step_wall;
-    s->nominal += s->cfg.report_s;
-    s->waste += s->step_wall - s->cfg.report_s;
-    s->since_ckpt_wall += s->step_wall;
-    s->step_started = s->now; /* that step is kept: an interruption now loses nothing of it */
-    report_step(s, -1);
-    brain_outputs(s);
-    if (s->js != J_RUNNING || (unsigned)e->a != s->epoch)
-        return; /* the report made houston requeue the job */
-    if (s->since_ckpt_wall >= s->cfg.ckpt_interval_s) {
-        set_state(s, J_CKPT);
-        push(s, s->now + s->cfg.ckpt_write_s, EV_CKPT_DONE, (int)s->epoch, 0, 0);
-        return;
-    }
-    schedule_step(s);
-}
-
-/* Rank 0 says at once that the checkpoint is written (a client reports ckpt= with its next
- * step; with reports minutes apart, the brain would learn of it too late). */
-static void report_ckpt(struct hn_sim *s)
+/* Rank 0 announces a checkpoint save (pause: a pause notice, docs/steps.md), or says at once
+ * that the checkpoint is written (HN_PAUSE_NONE: a client reports ckpt= with its next step;
+ * with reports minutes apart, the brain would learn of it too late). */
+static void report_rank0(struct hn_sim *s, int pause)
 {
     struct hn_step_in in = {
         .job = s->job_id,
@@ -699,10 +679,34 @@ static void report_ckpt(struct hn_sim *s)
         .flops_per_token = NAN,
         .checkpoint = (int64_t)s->ckpt_step,
         .uid = -1,
+        .pause = pause,
     };
     hn_brain_step(s->brain, bnow(s), s->ranks[0], &in);
     s->r.step_reports++;
     brain_outputs(s);
+}
+
+static void on_step(struct hn_sim *s, const struct event *e)
+{
+    if ((unsigned)e->a != s->epoch || s->js != J_RUNNING)
+        return;
+    s->step++;
+    s->kept += s->step_wall;
+    s->nominal += s->cfg.report_s;
+    s->waste += s->step_wall - s->cfg.report_s;
+    s->since_ckpt_wall += s->step_wall;
+    s->step_started = s->now; /* that step is kept: an interruption now loses nothing of it */
+    report_step(s, -1);
+    brain_outputs(s);
+    if (s->js != J_RUNNING || (unsigned)e->a != s->epoch)
+        return; /* the report made houston requeue the job */
+    if (s->since_ckpt_wall >= s->cfg.ckpt_interval_s) {
+        set_state(s, J_CKPT);
+        report_rank0(s, HN_PAUSE_CHECKPOINT); /* a write longer than the hang limit is no hang */
+        push(s, s->now + s->cfg.ckpt_write_s, EV_CKPT_DONE, (int)s->epoch, 0, 0);
+        return;
+    }
+    schedule_step(s);
 }
 
 static void on_ckpt_done(struct hn_sim *s, const struct event *e)
@@ -716,7 +720,7 @@ static void on_ckpt_done(struct hn_sim *s, const struct event *e)
     s->since_ckpt_wall = 0;
     set_state(s, J_RUNNING);
     s->step_started = s->now;
-    report_ckpt(s);
+    report_rank0(s, HN_PAUSE_NONE);
     if (s->js != J_RUNNING || (unsigned)e->a != s->epoch)
         return; /* houston replaced a node at this checkpoint and requeued the job */
     schedule_step(s);

@@ -262,11 +262,13 @@ check "Python client, full socket: drops without blocking or raising ($out)" gre
 spawn_bg "$work/recv-ex.log" python3 "$work/recv.py" "$work/ex.sock" "$work/ex.out"
 pid=$HN_LAST_PID
 wait_for 20 test -S "$work/ex.sock" || fail "example receiver did not start"
-HOUSTON_JOB_ID=demo HOUSTON_STEP_SOCKET=$work/ex.sock timeout 60 "$work/step_report" 3
+HOUSTON_JOB_ID=demo HOUSTON_STEP_SOCKET=$work/ex.sock timeout 60 "$work/step_report" 10
 check_eq "the example exits 0" 0 $?
 send_end "$work/ex.sock"
 wait "$pid"
-check_eq "the example reported 3 steps" 3 "$(grep -cE '^hs1 job=demo step=[1-3] dur=[0-9.e-]+ tokens=16384 fwd=[0-9.e-]+ bwd=[0-9.e-]+ opt=[0-9.e-]+$' "$work/ex.out")"
+check_eq "the example reported 10 steps" 10 "$(grep -cE '^hs1 job=demo step=([1-9]|10) dur=[0-9.e-]+ tokens=16384 fwd=[0-9.e-]+ bwd=[0-9.e-]+ opt=[0-9.e-]+$' "$work/ex.out")"
+check_eq "and announced its checkpoint save after step 10, last" "hs1 job=demo step=10 pause=checkpoint" \
+    "$(tail -1 "$work/ex.out")"
 err=$(HOUSTON_JOB_ID=demo HOUSTON_STEP_SOCKET=$work/none.sock timeout 60 "$work/step_report" 2 2>&1)
 check "the example says what it dropped ($err)" grep -q '2 of 2 reports dropped (last: No such file or directory)' <<<"$err"
 

@@ -151,6 +151,21 @@ static void books_balance_and_runs_repeat(void **state)
     assert_true(c.ettr != a.ettr || c.failures != a.failures);
 }
 
+/* Checkpoint writes of 20 minutes, far beyond the brain's 5-minute hang floor: the job
+ * announces each one (a pause notice), so none is a hang; no faults, so no interruption at
+ * all, and ETTR is what the writes leave (1 h of compute per 1 h 20 min: 0.75). */
+static void long_checkpoint_writes_are_no_hang(void **state)
+{
+    (void)state;
+    struct hn_sim_config cfg;
+    configure(&cfg, (const char *const[]){"gpus", "512", "days", "3", "node-failure-rate", "0",
+                                          "straggler-rate", "0", "ckpt-write", "20m", NULL});
+    struct hn_sim_result r = run(&cfg);
+    assert_int_equal(r.interruptions, 0);
+    assert_true(r.lost_gpu_h[HN_SIM_LOST_HANG] == 0 && r.lost_gpu_h[HN_SIM_LOST_FAILURE] == 0);
+    assert_true(fabs(r.ettr - 0.75) < 0.01);
+}
+
 /* The straggler policy replaces slow nodes at a checkpoint; reactive only reports them. */
 static void straggler_policy_pays(void **state)
 {
@@ -226,6 +241,7 @@ int main(void)
         cmocka_unit_test(straggler_policy_pays),
         cmocka_unit_test(predictive_policy_avoids_failures),
         cmocka_unit_test(bad_settings),
+        cmocka_unit_test(long_checkpoint_writes_are_no_hang),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
