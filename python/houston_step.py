@@ -18,9 +18,9 @@ a slow save is not taken for a hang; the next report ends the pause:
             reporter.pause(step, "checkpoint")
             save_checkpoint(step)
 
-report() and pause() never raise and never block: when no agent listens, its queue is full or anything
-else goes wrong, the report is dropped and counted (Reporter.dropped). It sends a datagram
-with MSG_DONTWAIT on a non-blocking socket; a report costs a few microseconds.
+report() and pause() never raise and never block: when no agent listens, its queue is full
+or anything else goes wrong, the report is dropped and counted (Reporter.dropped). It sends a
+datagram with MSG_DONTWAIT on a non-blocking socket; a report costs a few microseconds.
 
 Identity (the same rules as the C library):
     job         SLURM_JOB_ID, else HOUSTON_JOB_ID     (required: without it every report drops)
