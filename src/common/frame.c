@@ -474,6 +474,18 @@ static int bad(struct fail_info *f, size_t at, const char *fmt, ...)
     return -EBADMSG;
 }
 
+/* The fields STEP and PAUSE records start with: job to time_ns. */
+static void take_step_head(struct cur *c, struct hn_frame_step *s)
+{
+    s->job = take_str(c);
+    s->rank = (uint32_t)take(c, 4);
+    s->local_rank = (uint32_t)take(c, 4);
+    s->world = (uint32_t)take(c, 4);
+    s->gpu = (unsigned)take(c, 2);
+    s->step = take(c, 8);
+    s->time_ns = take(c, 8);
+}
+
 /* Parses the record at off (data[0..len) holds at least the frame header). Checks the record
  * on its own: framing, field sizes, strings; not its place in the frame. */
 static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec *r,
@@ -533,13 +545,7 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         break;
     case HN_REC_STEP:
         r->u.step.pause = 0;
-        r->u.step.job = take_str(&c);
-        r->u.step.rank = (uint32_t)take(&c, 4);
-        r->u.step.local_rank = (uint32_t)take(&c, 4);
-        r->u.step.world = (uint32_t)take(&c, 4);
-        r->u.step.gpu = (unsigned)take(&c, 2);
-        r->u.step.step = take(&c, 8);
-        r->u.step.time_ns = take(&c, 8);
+        take_step_head(&c, &r->u.step);
         r->u.step.seconds = take_f64(&c);
         r->u.step.tokens = take_f64(&c);
         r->u.step.forward_s = take_f64(&c);
@@ -553,13 +559,7 @@ static int parse_record(const uint8_t *data, size_t len, size_t off, struct rec 
         r->u.step.uid = c.end - c.pos >= 4 ? (uint32_t)take(&c, 4) : HN_FRAME_NO_U32;
         break;
     case HN_REC_PAUSE:
-        r->u.step.job = take_str(&c);
-        r->u.step.rank = (uint32_t)take(&c, 4);
-        r->u.step.local_rank = (uint32_t)take(&c, 4);
-        r->u.step.world = (uint32_t)take(&c, 4);
-        r->u.step.gpu = (unsigned)take(&c, 2);
-        r->u.step.step = take(&c, 8);
-        r->u.step.time_ns = take(&c, 8);
+        take_step_head(&c, &r->u.step);
         r->u.step.pause = (unsigned)take(&c, 1);
         r->u.step.uid = (uint32_t)take(&c, 4);
         r->u.step.seconds = r->u.step.tokens = r->u.step.forward_s = NAN;

@@ -272,6 +272,18 @@ static void put_real(struct out *o, const char *key, double v)
     put(o, " %s=%s", key, num);
 }
 
+/* " gpu=G" when known, then the datagram's length, or -1 (buf emptied) when it did not fit. */
+static int put_end(struct out *o, const struct hn_step_client *c)
+{
+    if (c->gpu >= 0)
+        put(o, " gpu=%d", c->gpu);
+    if (o->overflow) {
+        o->buf[0] = '\0';
+        return -1;
+    }
+    return (int)o->len;
+}
+
 /* "hs1 job=J [rank=R] [lrank=L] [world=W]": what every datagram starts with. */
 static void put_identity(struct out *o, const struct hn_step_client *c)
 {
@@ -312,13 +324,7 @@ int hn_step_format(const struct hn_step_client *c, const struct hn_step *s, char
         put_real(&o, "tflops", s->tflops);
     if (real_ok(s->flops_per_token))
         put_real(&o, "fpt", s->flops_per_token);
-    if (c->gpu >= 0)
-        put(&o, " gpu=%d", c->gpu);
-    if (o.overflow) {
-        buf[0] = '\0';
-        return -1;
-    }
-    return (int)o.len;
+    return put_end(&o, c);
 }
 
 static const char *pause_word(enum hn_step_pause kind)
@@ -346,13 +352,7 @@ int hn_step_format_pause(const struct hn_step_client *c, uint64_t step, enum hn_
     struct out o = {.buf = buf, .size = size};
     put_identity(&o, c);
     put(&o, " step=%" PRIu64 " pause=%s", step, word);
-    if (c->gpu >= 0)
-        put(&o, " gpu=%d", c->gpu);
-    if (o.overflow) {
-        buf[0] = '\0';
-        return -1;
-    }
-    return (int)o.len;
+    return put_end(&o, c);
 }
 
 /* ---- sending ---- */

@@ -194,14 +194,23 @@ rm "$work/subuid"
 check "the file removed: uid 400005 is refused again" refused 400005 10
 scancel "$jobC"
 
+# n1_job X: Slurm job X on n1, its 4 ranks reporting through fake_trainer.py (control file
+# $work/ctlX) until past step 20; its id in $n1_job_id.
+n1_job() {
+    local id
+    id=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+    n1_job_id=$id
+    check "job $1 running in Slurm" wait_for 20 bash -c "squeue -h -j $id -o %T | grep -q RUNNING"
+    python3 "$here/lib/fake_trainer.py" --job "$id" --node "n1=$work/n1/step.sock" \
+        --control "$work/ctl$1" >"$work/trainer$1.log" 2>&1 &
+    HN_PIDS+=($!)
+    check "job $1 progresses" wait_for 20 bash -c \
+        "[ \"\$(curl -fsS $CTL/v1/jobs/$id | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+}
+
 say "job D on n1 stops while n1's agent is stopped too: houston cannot see it, so no hang yet"
-jobD=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job D running in Slurm" wait_for 20 bash -c "squeue -h -j $jobD -o %T | grep -q RUNNING"
-python3 "$here/lib/fake_trainer.py" --job "$jobD" --node "n1=$work/n1/step.sock" \
-    --control "$work/ctlD" >"$work/trainerD.log" 2>&1 &
-HN_PIDS+=($!)
-check "job D progresses" wait_for 20 bash -c \
-    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobD | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+n1_job D
+jobD=$n1_job_id
 check "the API gives job D's hang limit (hang-min 4 s at least) and time without progress" \
     bash -c "curl -fsS $CTL/v1/jobs/$jobD | jq -e '.job.hang_limit_s >= 4 and .job.no_progress_s < .job.hang_limit_s and .job.longest_pause_s > 0'"
 check "/metrics has job D's hang limit" bash -c \
@@ -228,13 +237,8 @@ echo stop >"$work/ctlD"
 scancel "$jobD"
 
 say "job E on n1 saves a checkpoint for 15 s, longer than its hang limit, and said so first: no hang"
-jobE=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job E running in Slurm" wait_for 20 bash -c "squeue -h -j $jobE -o %T | grep -q RUNNING"
-python3 "$here/lib/fake_trainer.py" --job "$jobE" --node "n1=$work/n1/step.sock" \
-    --control "$work/ctlE" >"$work/trainerE.log" 2>&1 &
-HN_PIDS+=($!)
-check "job E progresses" wait_for 20 bash -c \
-    "[ \"\$(curl -fsS $CTL/v1/jobs/$jobE | jq '.job.step')\" -gt 20 ] 2>/dev/null"
+n1_job E
+jobE=$n1_job_id
 check "its hang limit is under 10 s: an unannounced 15 s save would be a hang" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.hang_limit_s < 10 and .job.pause == null'"
 echo "save 15" >"$work/ctlE"

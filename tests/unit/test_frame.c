@@ -1117,18 +1117,25 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
     return 0;
 }
 
-/* A frame of a 4-GPU node with one STEP record of job "j": rank, world 8, gpu, every later
- * field up to flops_per_token zero, then `tail` zero bytes (4: a uid of 0). */
-static void raw_step_frame(struct raw *r, unsigned rank, unsigned gpu, unsigned tail)
+/* A frame of a 4-GPU node, up to a STEP or PAUSE (type) record's gpu: job "j", rank, local
+ * rank 0, world 8, gpu. */
+static void raw_step_head(struct raw *r, unsigned type, unsigned rank, unsigned gpu)
 {
     raw_header(r, HN_FRAME_VERSION);
     raw_node(r, 4);
-    raw_open(r, HN_REC_STEP);
+    raw_open(r, type);
     raw_str(r, "j");
     raw_le(r, rank, 4);
     raw_le(r, 0, 4);
     raw_le(r, 8, 4);
     raw_le(r, gpu, 2);
+}
+
+/* A frame of a 4-GPU node with one STEP record of job "j": rank, world 8, gpu, every later
+ * field up to flops_per_token zero, then `tail` zero bytes (4: a uid of 0). */
+static void raw_step_frame(struct raw *r, unsigned rank, unsigned gpu, unsigned tail)
+{
+    raw_step_head(r, HN_REC_STEP, rank, gpu);
     for (int i = 0; i < 2 + 6 + 1 + 2; i++) /* step, time_ns, 6 reals, checkpoint, 2 reals */
         raw_le(r, 0, 8);
     raw_le(r, 0, tail);
@@ -1240,14 +1247,7 @@ static void test_step_records(void **state)
  * leaves the uid out. */
 static void raw_pause_frame(struct raw *r, unsigned kind, int cut)
 {
-    raw_header(r, HN_FRAME_VERSION);
-    raw_node(r, 4);
-    raw_open(r, HN_REC_PAUSE);
-    raw_str(r, "j");
-    raw_le(r, 0, 4);
-    raw_le(r, 0, 4);
-    raw_le(r, 8, 4);
-    raw_le(r, 2, 2);
+    raw_step_head(r, HN_REC_PAUSE, 0, 2);
     raw_le(r, 500, 8);
     raw_le(r, 1700000000000000000ull, 8);
     raw_le(r, kind, 1);
