@@ -872,14 +872,17 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         /* A wait the job came back from (a checkpoint save, an evaluation) is its own to
          * have: the hang limit allows for it next time. Not one houston did not watch: the
          * first step of a run (its time is the client's), after a restore, a job listed
-         * again after it ended, a wait its agents went silent in or their frames broke. */
+         * again after it ended, a wait its agents went silent in or their frames broke. Nor
+         * one it announced (a pause notice): it will announce the next one too, and the
+         * limit between its pauses stays its steps' own. */
         double gap = now - j->last_progress;
-        if (unbroken && gap > j->l.pause_s)
+        int learn = unbroken && !(j->pause && s->step > j->pause_step);
+        if (learn && gap > j->l.pause_s)
             j->l.pause_s = gap;
         /* The rhythm of its reports: what the steps since the last one took (a report per
          * log interval of many steps), or the wait itself when houston watched it. */
         double rhythm = (double)(s->step - j->front) * s->seconds;
-        if (unbroken && gap > rhythm)
+        if (learn && gap > rhythm)
             rhythm = gap;
         if (isfinite(rhythm)) {
             j->gaps[j->gaps_at] = rhythm;

@@ -248,8 +248,9 @@ check "houston jobs JOB says it is paused on purpose" grep -q \
     '^paused on purpose (checkpoint) after step ' <<<"$(houston_cli jobs "$jobE")"
 check "no progress for longer than its old limit, still running" wait_for 20 bash -c \
     "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.no_progress_s > 10 and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
-check "the save ends, the job steps again: the pause is over and learned" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause == null and .job.longest_pause_s > 15'"
+check "the save ends, the job steps again: the pause is over, its limit its steps' own" \
+    wait_for 20 bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 10 and .job.longest_pause_s < 15'"
 check "no hang event for job E" bash -c \
     "! curl -fsS '$CTL/v1/events?job=$jobE' | jq -e '.events[] | select(.rule==\"hang\")'"
 check "job E never requeued" bash -c "scontrol show job $jobE | grep -q 'Restarts=0'"

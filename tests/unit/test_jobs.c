@@ -1139,10 +1139,11 @@ static void declared_pause_is_allowed_up_to_pause_max(void **state)
     job_view(b, "d1", &v);
     assert_string_equal(v.state, "running");
     assert_true(fabs(v.pause_s - 1001) < 1e-9);
-    /* Back: the pause is over, and learned (3 x 1,008 s, under the 2,700 s cap). */
+    /* Back: the pause is over, and not learned (the next save will be announced too): the
+     * limit between saves is its steps' own again. */
     t = run_steps(b, "d1", t + 1006, 21, 30);
     job_view(b, "d1", &v);
-    assert_true(v.pause == NULL && v.l.pause_s == 1008 && v.hang_limit_s == 2700);
+    assert_true(v.pause == NULL && v.l.pause_s == 2 && v.hang_limit_s == 120);
     /* A late notice (a step it passed), and one for a job never seen: nothing. */
     p = pause_in("d1", 3, 25, HN_PAUSE_EVAL);
     assert_int_equal(hn_brain_step(b, t, 0, &p), 0);
@@ -1151,9 +1152,14 @@ static void declared_pause_is_allowed_up_to_pause_max(void **state)
     assert_true(hn_brain_find_job(b, "nobody") < 0);
     job_view(b, "d1", &v);
     assert_null(v.pause);
+    /* A hang between saves is found after 120 s, as before the save. */
+    assert_int_equal(wait_without_progress(b, "d1", t, 110, 1), 0);
+    t = run_steps(b, "d1", t + 118, 31, 40);
+    job_view(b, "d1", &v);
+    assert_true(v.l.pause_s == 120 && v.hang_limit_s == 360); /* that one it learned */
     /* A kind this build does not know reads as "other"; a save that never ends is a hang
      * after 2,700 s, and the finding says it was a declared pause. */
-    p = pause_in("d1", 5, 30, 77);
+    p = pause_in("d1", 5, 40, 77);
     assert_int_equal(hn_brain_step(b, t, 1, &p), 0);
     job_view(b, "d1", &v);
     assert_string_equal(v.pause, "other");
@@ -1165,7 +1171,7 @@ static void declared_pause_is_allowed_up_to_pause_max(void **state)
     /* Another user's notice is refused like a step. */
     assert_int_equal(hn_brain_job_owner(b, "", -1), 0);
     assert_int_equal(hn_brain_job_owner(b, "d1", 1000), 0);
-    p = pause_in("d1", 0, 40, HN_PAUSE_CHECKPOINT);
+    p = pause_in("d1", 0, 50, HN_PAUSE_CHECKPOINT);
     p.uid = 1001;
     assert_int_equal(hn_brain_step(b, t, 0, &p), -EPERM);
     hn_brain_free(b);
