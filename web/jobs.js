@@ -40,6 +40,18 @@ function ratioColor(ratio) {
     return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
 }
 
+/** "Hang watch" of a job (docs/jobs.md, "Hangs"): an announced pause, or the time without
+ *  progress against the limit; nothing for a job that is not checked. */
+function hangText(job) {
+    const p = job.pause;
+    const limit = isNum(job.hang_limit_s) ? `hang after ${duration(job.hang_limit_s)}` : '';
+    if (p && typeof p === 'object')
+        return `${p.kind} after step ${p.after_step}, for ${duration(p.for_s)} (${limit})`;
+    if (isNum(job.no_progress_s) && limit)
+        return `no progress for ${duration(job.no_progress_s)}; ${limit}`;
+    return '';
+}
+
 /** The straggler heat map: rows of consecutive ranks on one node, one cell per rank. */
 class RankMap {
     constructor(el, onNode) {
@@ -105,6 +117,7 @@ class JobCard {
         this.stats = h('dl', {class: 'stats'});
         this.straggler = h('p', {class: 'straggler'});
         this.plan = h('p', {class: 'plan'});
+        this.hang = h('p', {class: 'hang'});
         this.mfuEl = h('div', {class: 'chart', 'data-chart': 'mfu', 'data-job': id});
         this.stepEl = h('div', {class: 'chart', 'data-chart': 'step', 'data-job': id});
         this.lostEl = h('table', {class: 'lost'});
@@ -143,6 +156,16 @@ class JobCard {
         setText(k.step, `step ${job.step}`);
     }
 
+    hangWatch(job) {
+        const text = hangText(job);
+        const paused = job.pause && typeof job.pause === 'object';
+        setAttr(this.hang, 'data-pause', paused ? job.pause.kind : '');
+        if (text)
+            replace(this.hang, h('b', {}, paused ? 'Paused on purpose: ' : 'Hang watch: '), text);
+        else
+            replace(this.hang);
+    }
+
     build() {
         this.charts = {
             mfu: new TimeChart(this.mfuEl, {
@@ -168,7 +191,7 @@ class JobCard {
             : h('p', {class: 'warn'},
                 'Charts need uPlot: run scripts/web-deps.sh on the controller.');
         replace(this.body,
-                this.stats, this.straggler, this.plan, noCharts,
+                this.stats, this.straggler, this.plan, this.hang, noCharts,
                 h('div', {class: 'charts'},
                   h('figure', {}, h('figcaption', {}, 'MFU, ETTR and effective MFU'), this.mfuEl),
                   h('figure', {}, h('figcaption', {}, 'Step time'), this.stepEl)),
@@ -218,6 +241,7 @@ class JobCard {
             replace(this.plan, h('b', {}, 'Plan: '), job.plan);
         else
             replace(this.plan);
+        this.hangWatch(job);
 
         // The history has a point a minute at first; the job's current values end the line.
         const s = Array.isArray(job.series) ? job.series.slice() : [];

@@ -191,6 +191,21 @@ try {
         return ratios.every((r) => !(r > 1.15));
     });
 
+    // A checkpoint save the job announces (fake_trainer.py's "save"): the card says so while
+    // it lasts, then shows the hang watch again.
+    writeFileSync(trainerControl, 'save 4\n');
+    await check('an announced checkpoint save is shown as a pause on purpose', () =>
+        page.waitForFunction((sel) => {
+            const p = document.querySelector(`${sel} .hang`);
+            return p && p.dataset.pause === 'checkpoint' &&
+                /Paused on purpose: checkpoint after step \d+, for .*hang after 45 min/.test(p.textContent);
+        }, card, {timeout: 10000}));
+    await check('after the save, the hang watch is back', () =>
+        page.waitForFunction((sel) => {
+            const p = document.querySelector(`${sel} .hang`);
+            return p && p.dataset.pause === '' && /Hang watch: no progress for/.test(p.textContent);
+        }, card, {timeout: 15000}));
+
     // The test drained n3 with a reason full of markup: it is shown as text, nothing ran.
     await check('an operator\'s reason full of markup is shown as text', () =>
         page.waitForFunction(() => Array.from(document.querySelectorAll('#events .event-list li'))
