@@ -424,7 +424,7 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 /* What /metrics shows of a job that has not ended. */
 struct job_metrics {
     char id[sizeof(((struct hn_job_ledger *)0)->id)];
-    double gauge[7]; /* render_jobs' gauges, in order */
+    double gauge[8]; /* render_jobs' gauges, in order */
     double lost_gpu_h[HN_LOSS_NCAUSES];
     int straggler_rank, straggler_gpu; /* -1: no straggler now; GPU unknown */
     char straggler_node[HN_NAME_MAX];
@@ -447,6 +447,9 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         {"houston_job_no_progress_seconds", "Seconds since the job's step last advanced."},
         {"houston_job_hang_limit_seconds",
          "No progress for longer than this is a hang (docs/jobs.md, Hangs)."},
+        {"houston_job_pause_seconds",
+         "Seconds since the job announced the pause it is in (a checkpoint save); absent when "
+         "none."},
     };
     _Static_assert(sizeof(gauges) / sizeof(gauges[0]) ==
                        sizeof(((struct job_metrics *)0)->gauge) / sizeof(double),
@@ -466,6 +469,7 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         m->gauge[4] = v.step_seconds;
         m->gauge[5] = v.no_progress_s;
         m->gauge[6] = v.hang_limit_s;
+        m->gauge[7] = v.pause_s;
         memcpy(m->lost_gpu_h, v.lost_gpu_h, sizeof(m->lost_gpu_h));
         m->straggler_rank = v.straggler_rank;
         m->straggler_gpu = -1;

@@ -244,6 +244,8 @@ check "its hang limit is under 10 s: an unannounced 15 s save would be a hang" b
 echo "save 15" >"$work/ctlE"
 check "the API shows the declared pause and the longest limit (hang-pause-max)" wait_for 10 bash -c \
     "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause.kind == \"checkpoint\" and .job.hang_limit_s == 2700'"
+check "/metrics has job E's pause" bash -c \
+    "curl -fsS $CTL/metrics | grep -q '^houston_job_pause_seconds{job=\"$jobE\"} '"
 check "houston jobs JOB says it is paused on purpose" grep -q \
     '^paused on purpose (checkpoint) after step ' <<<"$(houston_cli jobs "$jobE")"
 check "no progress for longer than its old limit, still running" wait_for 20 bash -c \
@@ -251,6 +253,8 @@ check "no progress for longer than its old limit, still running" wait_for 20 bas
 check "the save ends, the job steps again: the pause is over, its limit its steps' own" \
     wait_for 20 bash -c \
     "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 10 and .job.longest_pause_s < 15'"
+check "/metrics has no pause for job E any more" bash -c \
+    "! curl -fsS $CTL/metrics | grep -q '^houston_job_pause_seconds{job=\"$jobE\"} '"
 check "no hang event for job E" bash -c \
     "! curl -fsS '$CTL/v1/events?job=$jobE' | jq -e '.events[] | select(.rule==\"hang\")'"
 check "job E never requeued" bash -c "scontrol show job $jobE | grep -q 'Restarts=0'"
