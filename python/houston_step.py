@@ -14,9 +14,9 @@ contract is docs/steps.md. Standard library only, Python 3.9 or newer.
 When the job stops stepping on purpose (a checkpoint save, an evaluation), say so first, so that
 a slow save is not taken for a hang; the next report ends the pause:
 
-        if step % save_interval == 0:
-            reporter.pause(step, "checkpoint")
-            save_checkpoint(step)
+        if (step + 1) % save_interval == 0:
+            reporter.pause(step + 1, "checkpoint")   # after the report of step + 1
+            save_checkpoint(step + 1)
 
 report() and pause() never raise and never block: when no agent listens, its queue is full
 or anything else goes wrong, the report is dropped and counted (Reporter.dropped). It sends a
@@ -237,8 +237,8 @@ class Reporter:
     def pause(self, step, kind="checkpoint"):
         """Tells the agent the job stops stepping on purpose after step `step` (the last one
         completed) for a checkpoint save, an evaluation or some other reason (PAUSE_KINDS); the
-        next report() ends the pause. houston then allows the pause up to its hang-pause-max
-        (45 minutes by default) before it calls the job hung. Returns and drops as report()."""
+        next report() ends the pause. houston then waits at least its hang-pause-max (45
+        minutes by default) before it calls the job hung. Returns and drops as report()."""
         return self._send(lambda: self.format_pause(step, kind))
 
     def _send(self, make):

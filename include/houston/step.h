@@ -105,9 +105,9 @@ void hn_step_init(struct hn_step *s);
  * an invalid step (EINVAL), and any other sendto error. */
 int hn_step_report(struct hn_step_client *c, const struct hn_step *s);
 /* Tells the agent that the job stops stepping on purpose after step `step` (the last step
- * completed): call it when a checkpoint save or an evaluation starts; the next report ends the
- * pause. The controller then waits up to its hang-pause-max (45 min by default) before it
- * calls the job hung, instead of the limit its step rhythm sets (docs/jobs.md, "Hangs"): a
+ * completed, after its report): call it when a checkpoint save or an evaluation starts; the
+ * next report ends the pause. The controller then waits at least its hang-pause-max (45 min by
+ * default) before it calls the job hung, however short its steps (docs/jobs.md, "Hangs"): a
  * slow save is not a hang, a save that never ends still is. One rank's notice covers the job.
  * Returns and drops as hn_step_report() (EINVAL: no job id or an unknown kind). */
 int hn_step_pause(struct hn_step_client *c, uint64_t step, enum hn_step_pause kind);

@@ -16,24 +16,25 @@ static const struct {
     const char *name;
     enum key_kind kind;
     size_t off;
-    int required; /* 2: dur or pause, one of them */
+    int required;    /* 2: dur or pause, one of them */
+    int report_only; /* a step report's value: refused in a pause notice */
 } keys[] = {
-    {"job", K_JOB, offsetof(struct hn_step_msg, job), 1},
-    {"step", K_STEP, offsetof(struct hn_step_msg, step), 1},
-    {"dur", K_REAL, offsetof(struct hn_step_msg, seconds), 2},
-    {"pause", K_PAUSE, offsetof(struct hn_step_msg, pause), 2},
-    {"rank", K_INT, offsetof(struct hn_step_msg, rank), 0},
-    {"lrank", K_INT, offsetof(struct hn_step_msg, local_rank), 0},
-    {"world", K_INT, offsetof(struct hn_step_msg, world), 0},
-    {"gpu", K_INT, offsetof(struct hn_step_msg, gpu), 0},
-    {"tokens", K_REAL, offsetof(struct hn_step_msg, tokens), 0},
-    {"fwd", K_REAL, offsetof(struct hn_step_msg, forward_s), 0},
-    {"bwd", K_REAL, offsetof(struct hn_step_msg, backward_s), 0},
-    {"opt", K_REAL, offsetof(struct hn_step_msg, optimizer_s), 0},
-    {"comm", K_REAL, offsetof(struct hn_step_msg, comm_s), 0},
-    {"ckpt", K_CKPT, offsetof(struct hn_step_msg, checkpoint), 0},
-    {"tflops", K_REAL, offsetof(struct hn_step_msg, tflops), 0},
-    {"fpt", K_REAL, offsetof(struct hn_step_msg, flops_per_token), 0},
+    {"job", K_JOB, offsetof(struct hn_step_msg, job), 1, 0},
+    {"step", K_STEP, offsetof(struct hn_step_msg, step), 1, 0},
+    {"dur", K_REAL, offsetof(struct hn_step_msg, seconds), 2, 1},
+    {"pause", K_PAUSE, offsetof(struct hn_step_msg, pause), 2, 0},
+    {"rank", K_INT, offsetof(struct hn_step_msg, rank), 0, 0},
+    {"lrank", K_INT, offsetof(struct hn_step_msg, local_rank), 0, 0},
+    {"world", K_INT, offsetof(struct hn_step_msg, world), 0, 0},
+    {"gpu", K_INT, offsetof(struct hn_step_msg, gpu), 0, 0},
+    {"tokens", K_REAL, offsetof(struct hn_step_msg, tokens), 0, 1},
+    {"fwd", K_REAL, offsetof(struct hn_step_msg, forward_s), 0, 1},
+    {"bwd", K_REAL, offsetof(struct hn_step_msg, backward_s), 0, 1},
+    {"opt", K_REAL, offsetof(struct hn_step_msg, optimizer_s), 0, 1},
+    {"comm", K_REAL, offsetof(struct hn_step_msg, comm_s), 0, 1},
+    {"ckpt", K_CKPT, offsetof(struct hn_step_msg, checkpoint), 0, 1},
+    {"tflops", K_REAL, offsetof(struct hn_step_msg, tflops), 0, 1},
+    {"fpt", K_REAL, offsetof(struct hn_step_msg, flops_per_token), 0, 1},
 };
 #define NKEYS HN_ARRAY_LEN(keys)
 
@@ -184,6 +185,14 @@ int hn_stepmsg_parse(const char *data, size_t len, struct hn_step_msg *out, char
     if (either != 1) {
         hn_set_err(err, errsize, either ? "dur and pause together" : "no dur (nor pause)");
         return -EBADMSG;
+    }
+    /* A notice carries the identity, step, pause and gpu; a step's values in it are a client's
+     * mistake, not something to drop without a word. */
+    for (size_t k = 0; out->pause && k < NKEYS; k++) {
+        if (keys[k].report_only && (seen & (1u << k))) {
+            hn_set_err(err, errsize, "%s in a pause notice", keys[k].name);
+            return -EBADMSG;
+        }
     }
     return 0;
 }

@@ -5,7 +5,8 @@
  * A datagram is one line of ASCII: "hs1" and then space-separated key=value pairs. The reader
  * is strict about what it uses and lenient about what it does not: the version word, job,
  * step and either dur (a step report) or pause (a pause notice) are required, never both;
- * rank, lrank, world, gpu, tokens, fwd, bwd, opt, comm, ckpt, tflops and fpt are optional;
+ * rank, lrank, world, gpu, tokens, fwd, bwd, opt, comm, ckpt, tflops and fpt are optional
+ * (a notice takes only rank, lrank, world and gpu of them);
  * unknown keys are skipped (newer clients, older agents); a key given twice, a value that does
  * not parse, a NUL or control byte, or more than HN_STEP_DGRAM_MAX bytes makes the whole
  * datagram invalid. One trailing newline is allowed. A pause word is 1 to 16 of [a-z0-9_-]:

@@ -94,10 +94,12 @@ struct job {
     double unseen_at; /* when */
     int watched;      /* houston watched it since its last progress: a pause to learn from */
     /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
-     * pause_step, at pause_at; progress past that step ends it. */
+     * pause_step, at pause_at; progress past that step, or a second advance since, ends it
+     * (pause_adv counts them). */
     int pause;
     uint64_t pause_step;
     double pause_at;
+    unsigned pause_adv;
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
@@ -873,10 +875,10 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
          * have: the hang limit allows for it next time. Not one houston did not watch: the
          * first step of a run (its time is the client's), after a restore, a job listed
          * again after it ended, a wait its agents went silent in or their frames broke. Nor
-         * one it announced (a pause notice): it will announce the next one too, and the
-         * limit between its pauses stays its steps' own. */
+         * one in an announced pause (a pause notice): it will announce the next one too, and
+         * the limit between its pauses stays its steps' own. */
         double gap = now - j->last_progress;
-        int learn = unbroken && !(j->pause && s->step > j->pause_step);
+        int learn = unbroken && !j->pause;
         if (learn && gap > j->l.pause_s)
             j->l.pause_s = gap;
         /* The rhythm of its reports: what the steps since the last one took (a report per
@@ -911,8 +913,10 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->hung = 0;
     j->watched = 1;
-    if (j->pause && j->front > j->pause_step)
-        j->pause = 0; /* back from the pause it declared */
+    /* Back from the pause it declared; two advances end it too (a notice whose step was off:
+     * a sample count, say). */
+    if (j->pause && (j->front > j->pause_step || ++j->pause_adv >= 2))
+        j->pause = 0;
     j->recent[j->recent_at] = s->seconds;
     j->recent_at = (j->recent_at + 1) % RECENT;
     if (j->nrecent < RECENT)
@@ -1013,16 +1017,33 @@ static int foreign_ranks(const struct hn_brain *b, const struct job *j, int64_t 
  * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
  * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
  * the scheduler lists the job's nodes is still accepted. */
-/* A rank declared that its job stops stepping on purpose after s->step (docs/jobs.md, "Hangs"):
- * its hang limit is at least hang-pause-max until it steps past it. Not for a job that has not
- * reported a step, is not running, or has already passed that step (a late notice). */
-static void pause_notice(struct job *j, double now, const struct hn_step_in *s)
+/* The step a hang waits past: the highest since this controller knew the job (the saved one
+ * before any report after a restore). */
+static uint64_t waited_step(const struct job *j)
 {
-    if (!j || j->l.ended || j->pending || s->step < j->front)
+    return j->front ? j->front : j->l.step;
+}
+
+/* A rank declared that its job stops stepping on purpose after s->step (docs/jobs.md, "Hangs"):
+ * its hang limit is at least hang-pause-max until it steps past it. Not for a job the brain
+ * does not know, that is not running, that has already passed that step (a late notice), or
+ * from a rank of the run before (a delayed frame) or beyond its ranks. */
+static void pause_notice(struct job *j, double now, unsigned rank, const struct hn_step_in *s)
+{
+    if (!j || j->l.ended || j->pending || s->step < waited_step(j) || rank >= j->l.ranks)
         return;
+    const struct rank_st *r = &j->ranks[rank];
+    if (r->node >= 0 && r->run != j->run)
+        return;
+    if (j->pause) { /* more ranks announce it: the pause began with the first notice */
+        if (s->step > j->pause_step)
+            j->pause_step = s->step;
+        return;
+    }
     j->pause = s->pause < HN_PAUSE_OTHER ? s->pause : HN_PAUSE_OTHER; /* newer kinds: other */
     j->pause_step = s->step;
     j->pause_at = now;
+    j->pause_adv = 0;
 }
 
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
@@ -1045,7 +1066,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         return -EPERM;
     }
     if (s->pause) {
-        pause_notice(i >= 0 ? js->v[i] : NULL, now, s);
+        pause_notice(i >= 0 ? js->v[i] : NULL, now, s->rank >= 0 ? (unsigned)s->rank : 0, s);
         return 0;
     }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
@@ -1175,13 +1196,6 @@ static struct node *sched_node(struct hn_brain *b, const struct job *j)
             return &b->nodes[i];
     }
     return NULL;
-}
-
-/* The step a hang waits past: the highest since this controller knew the job (the saved one
- * before any report after a restore). */
-static uint64_t waited_step(const struct job *j)
-{
-    return j->front ? j->front : j->l.step;
 }
 
 /* The one node whose ranks did not reach the job's highest step, or -1 (none, or several). */

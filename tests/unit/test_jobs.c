@@ -1177,6 +1177,77 @@ static void declared_pause_is_allowed_up_to_pause_max(void **state)
     hn_brain_free(b);
 }
 
+/* Notices that must not hold the long limit: a step far ahead (a sample count) ends after
+ * two advances; a later, lower notice neither ends the pause early nor restarts its clock; a
+ * restored job ignores notices below its saved step; a notice delayed from the run before a
+ * requeue is ignored once the next run reports. */
+static void pause_notices_that_do_not_last(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "f1", 0, 1, 20);
+    struct hn_step_in p = pause_in("f1", 0, 100000, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t - 1, 0, &p), 0);
+    struct hn_job_view v;
+    job_view(b, "f1", &v);
+    assert_true(v.pause != NULL && v.hang_limit_s == 2700);
+    t = run_steps(b, "f1", t, 21, 21);
+    job_view(b, "f1", &v);
+    assert_true(v.pause != NULL); /* one advance: perhaps the other ranks' step */
+    t = run_steps(b, "f1", t, 22, 22);
+    job_view(b, "f1", &v);
+    assert_true(v.pause == NULL && v.hang_limit_s == 120);
+    assert_int_equal(wait_without_progress(b, "f1", t, 130, 1), 1); /* a hang is found again */
+
+    b = (hn_brain_free(b), fleet(2));
+    t = run_steps(b, "f2", 0, 1, 20);
+    p = pause_in("f2", 0, 21, HN_PAUSE_CHECKPOINT); /* "after step 21", one early */
+    assert_int_equal(hn_brain_step(b, t - 1, 0, &p), 0);
+    p = pause_in("f2", 4, 20, HN_PAUSE_CHECKPOINT); /* rank 4 says 20, later */
+    assert_int_equal(hn_brain_step(b, t + 5, 1, &p), 0);
+    t = run_steps(b, "f2", t + 10, 21, 21);
+    job_view(b, "f2", &v);
+    assert_true(v.pause != NULL && v.pause_step == 21 && fabs(v.pause_s - 11) < 1e-9);
+    hn_brain_free(b);
+
+    /* Restored at step 500: a notice for step 300 (a run restarted from a checkpoint while the
+     * controller was away, not yet reported) is not its pause. */
+    b = fleet(2);
+    struct hn_job_ledger l = {.id = "f3",
+                              .ranks = 8,
+                              .first_seen = 10,
+                              .last_report = 1000,
+                              .step = 500,
+                              .checkpoint = 300,
+                              .productive_s = 990};
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    hn_brain_node_job(b, 1001, 0, "f3");
+    p = pause_in("f3", 0, 300, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, 1001, 0, &p), 0);
+    job_view(b, "f3", &v);
+    assert_null(v.pause);
+    hn_brain_free(b);
+
+    /* Hung and requeued; the next run starts at step 11 on rank 0 alone so far. Rank 5's notice
+     * of the run before arrives late: not the new run's pause. */
+    b = fleet(2);
+    t = run_steps(b, "f4", 0, 1, 20);
+    assert_int_equal(wait_without_progress(b, "f4", t, 130, 1), 1);
+    struct hn_step_in r0 = report("f4", 0, 8, 11, 2.0);
+    assert_int_equal(hn_brain_step(b, t + 200, 0, &r0), 0);
+    job_view(b, "f4", &v);
+    assert_string_equal(v.state, "running");
+    p = pause_in("f4", 5, 20, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t + 201, 1, &p), 0);
+    job_view(b, "f4", &v);
+    assert_null(v.pause);
+    p = pause_in("f4", 0, 11, HN_PAUSE_CHECKPOINT); /* the new run's own */
+    assert_int_equal(hn_brain_step(b, t + 202, 0, &p), 0);
+    job_view(b, "f4", &v);
+    assert_non_null(v.pause);
+    hn_brain_free(b);
+}
+
 /* Waits houston did not watch are not pauses the job came back from: the first step of a run
  * (its time is what the client says), the first after a restore, a job listed again after it
  * ended. */
@@ -1694,6 +1765,7 @@ int main(void)
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(unwatched_waits_are_not_learned),
         cmocka_unit_test(declared_pause_is_allowed_up_to_pause_max),
+        cmocka_unit_test(pause_notices_that_do_not_last),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),

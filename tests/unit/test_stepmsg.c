@@ -111,6 +111,8 @@ static void refused(void **state)
         {"hs1 job=1 step=1 pause=a.b", "bad value for pause"},
         {"hs1 job=1 step=1 pause=abcdefghijklmnopq", "bad value for pause"},
         {"hs1 job=1 step=1 pause=eval pause=eval", "given twice"},
+        {"hs1 job=1 step=1 pause=checkpoint tokens=5", "tokens in a pause notice"},
+        {"hs1 job=1 step=1 ckpt=0 pause=checkpoint", "ckpt in a pause notice"},
         {"hs1 job= step=1 dur=1", "bad value for job"},
         {"hs1 job=1 step=-1 dur=1", "bad value for step"},
         {"hs1 job=1 step=1 dur=-1", "bad value for dur"},

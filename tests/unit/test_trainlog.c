@@ -442,7 +442,7 @@ static void test_every_prefix(void **state)
     struct hn_trainlog_rec rec;
     for (size_t n = 0; n <= sizeof(line) - 1; n++) {
         int r = parse_n(line, n, &rec);
-        assert_true(r >= -1 && r <= 1); /* never taken for a checkpoint save either */
+        assert_true(r >= -1 && r <= 1);
         if (r == 1) {
             assert_int_equal(rec.iteration, 3);
             assert_int_equal(rec.train_iters, 5);
