@@ -1013,10 +1013,6 @@ static int foreign_ranks(const struct hn_brain *b, const struct job *j, int64_t 
     return 0;
 }
 
-/* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
- * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
- * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
- * the scheduler lists the job's nodes is still accepted. */
 /* The step a hang waits past: the highest since this controller knew the job (the saved one
  * before any report after a restore). */
 static uint64_t waited_step(const struct job *j)
@@ -1046,6 +1042,10 @@ static void pause_notice(struct job *j, double now, unsigned rank, const struct 
     j->pause_adv = 0;
 }
 
+/* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
+ * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
+ * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
+ * the scheduler lists the job's nodes is still accepted. */
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
 {
     struct hn_jobs *js = b->jobs;
