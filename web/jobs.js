@@ -46,7 +46,8 @@ function hangText(job) {
     const p = job.pause;
     const limit = isNum(job.hang_limit_s) ? `hang after ${duration(job.hang_limit_s)}` : '';
     if (p && typeof p === 'object')
-        return `${p.kind} after step ${p.after_step}, for ${duration(p.for_s)} (${limit})`;
+        return `${p.kind} after step ${p.after_step}, for ${duration(p.for_s)}` +
+            (limit ? ` (${limit})` : '');
     if (isNum(job.no_progress_s) && limit)
         return `no progress for ${duration(job.no_progress_s)}; ${limit}`;
     return '';
