@@ -946,6 +946,21 @@ static void sparse_reports_set_the_limit(void **state)
     hn_brain_free(b);
 }
 
+/* What a controller restart restores of a running 8-rank job first seen at 10 s, productive
+ * until its last report. */
+static void restore_running(struct hn_brain *b, const char *id, double last_report, uint64_t step,
+                            int64_t checkpoint)
+{
+    struct hn_job_ledger l = {.ranks = 8,
+                              .first_seen = 10,
+                              .last_report = last_report,
+                              .step = step,
+                              .checkpoint = checkpoint,
+                              .productive_s = last_report - 10};
+    snprintf(l.id, sizeof(l.id), "%s", id);
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+}
+
 /* A ledger restored after a controller restart, of a job Slurm restarted meanwhile from an
  * earlier checkpoint: its reports behind the saved step advance it (no hang); the ledger's
  * step and productive time move on only past the saved step (the steps before are done
@@ -954,14 +969,7 @@ static void restored_job_restarted_from_an_earlier_checkpoint(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
-    struct hn_job_ledger l = {.id = "rs",
-                              .ranks = 8,
-                              .first_seen = 10,
-                              .last_report = 1000,
-                              .step = 500,
-                              .checkpoint = 300,
-                              .productive_s = 990};
-    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    restore_running(b, "rs", 1000, 500, 300);
     double t = run_steps(b, "rs", 1600, 301, 480);
     assert_int_equal(find_output(b, HN_OUT_FINDING, "hang", NULL), 0);
     struct hn_job_view v;
@@ -1028,14 +1036,7 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
      * nodes the scheduler lists it on count until a rank reports; its rhythm unknown, the
      * limit is hang-pause-max (2,700 s); its hang requeues it. */
     b = fleet(2);
-    struct hn_job_ledger l = {.id = "gone",
-                              .ranks = 8,
-                              .first_seen = 10,
-                              .last_report = 20,
-                              .step = 9,
-                              .checkpoint = 5,
-                              .productive_s = 10};
-    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    restore_running(b, "gone", 20, 9, 5);
     requeues_seen = 0;
     assert_int_equal(wait_as(b, "gone", 20, 2690, NULL, NULL), 0);
     int hangs = wait_as(b, "gone", 2710, 20, NULL, NULL);
@@ -1213,14 +1214,7 @@ static void pause_notices_that_do_not_last(void **state)
     /* Restored at step 500: a notice for step 300 (a run restarted from a checkpoint while the
      * controller was away, not yet reported) is not its pause. */
     b = fleet(2);
-    struct hn_job_ledger l = {.id = "f3",
-                              .ranks = 8,
-                              .first_seen = 10,
-                              .last_report = 1000,
-                              .step = 500,
-                              .checkpoint = 300,
-                              .productive_s = 990};
-    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    restore_running(b, "f3", 1000, 500, 300);
     hn_brain_node_job(b, 1001, 0, "f3");
     p = pause_in("f3", 0, 300, HN_PAUSE_CHECKPOINT);
     assert_int_equal(hn_brain_step(b, 1001, 0, &p), 0);
