@@ -304,6 +304,8 @@ struct hn_job_view {
     double straggler_slowdown; /* 0.3 = 30% slower than its peers */
     uint64_t straggler_onset;
     char plan[192];                    /* the straggler policy's decision, for people */
+    unsigned straggler_every;          /* the detector sees every this many steps (docs/jobs.md) */
+    uint64_t late_reports;             /* reports that came after their step's row had left */
     const struct hn_job_point *series; /* borrowed until the next call into the brain */
     size_t nseries;
 };

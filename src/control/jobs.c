@@ -39,6 +39,7 @@
 #define JOBS_MAX     256        /* jobs kept in memory; ended ones are forgotten first */
 #define RANKS_MAX    (1u << 20) /* ranks of one job, whatever the scheduler says */
 #define ROWS         8          /* steps being assembled at once */
+#define STRIDE_MAX   1024       /* most steps between two that a job's detector sees (row_put) */
 #define RECENT       32         /* job-level step times kept for the typical step time */
 #define SERIES_MAX   512        /* points of a job's history; thinned by half when full */
 #define SERIES_DT    60.0       /* seconds between two points at first */
@@ -73,6 +74,12 @@ struct job {
     struct rank_st *ranks;
     struct row rows[ROWS];
     uint64_t next_row; /* lowest step not yet handed to the detector; 0: none yet */
+    /* The detector sees the steps that are multiples of stride (1, 2, 4, ...; row_put). late
+     * counts reports that came after their row had left, since step late_from. */
+    uint32_t stride;
+    unsigned late;
+    uint64_t late_from;
+    uint64_t late_total; /* all reports that came too late, for people */
     struct hn_strag *strag;
     double recent[RECENT];
     unsigned nrecent, recent_at;
@@ -287,6 +294,7 @@ static struct job *job_alloc(const char *id, double now)
     j->sched_seen = -1;
     j->owner = -1;
     j->series_dt = SERIES_DT;
+    j->stride = 1;
     return j;
 }
 
@@ -337,6 +345,9 @@ static void clear_rows(struct job *j)
             j->rows[k].secs[r] = NAN;
     }
     j->next_row = 0;
+    j->stride = 1;
+    j->late = 0;
+    j->late_from = 0;
 }
 
 /* Rank r now reports from node (the job's node count follows, without a scan of its ranks). */
@@ -760,31 +771,62 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
     r->have = 0;
 }
 
-/* Files one rank's time for a step; rows leave in step order once complete or pushed out by
- * later steps. Reports older than the oldest row in flight are too late and left out. */
+/*
+ * Files one rank's time for a step; rows leave in step order once complete or pushed out by
+ * later steps. Reports older than the oldest row in flight are too late and left out.
+ *
+ * Agents forward a node's reports once per collection (10 s by default), each at its own
+ * moment, so a row is complete only once every node's next frame has come: ROWS steps in
+ * flight cover that only for steps of a few seconds. With faster steps the rows would leave
+ * before most nodes' reports arrive, every row would lack a quorum and the detector would see
+ * nothing. So the detector takes every stride-th step only (step % stride == 0; the
+ * detector's steps may have gaps), and the stride doubles whenever a row's worth of reports
+ * (one per rank) came too late since it was last set, until ROWS rows span the agents' delay:
+ * 0.3 s steps and 10 s frames settle at 16 or 32, a row every 5-10 s. Reports from before
+ * the last change do not count, so one batch of late reports doubles it once. It is never
+ * halved while the detector lives (a new run starts again at 1).
+ */
 static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
                     double secs)
 {
+    uint64_t k = j->stride;
+    if (step % k)
+        return;
     if (j->next_row == 0)
         j->next_row = step;
-    if (step < j->next_row)
+    if (step < j->next_row) {
+        j->late_total++;
+        if (step >= j->late_from && ++j->late >= j->l.ranks && k < STRIDE_MAX) {
+            /* The rows in flight are dropped (some of their reports are filed already), and
+             * it starts again after the newest of them. */
+            uint64_t top = j->next_row;
+            for (size_t q = 0; q < ROWS; q++) {
+                if (j->rows[q].have && j->rows[q].step >= top)
+                    top = j->rows[q].step + 1;
+            }
+            clear_rows(j);
+            j->stride = (uint32_t)k * 2;
+            j->next_row = (top + k * 2 - 1) / (k * 2) * (k * 2);
+            j->late_from = j->next_row;
+        }
         return;
-    if (step >=
-        j->next_row + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
-        for (uint64_t s = j->next_row; s < j->next_row + ROWS; s++) {
-            struct row *r = &j->rows[s % ROWS];
-            if (r->have && r->step == s)
+    }
+    uint64_t at = step / k, next = j->next_row / k;
+    if (at >= next + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
+        for (uint64_t q = next; q < next + ROWS; q++) {
+            struct row *r = &j->rows[q % ROWS];
+            if (r->have && r->step == q * k)
                 flush_row(b, now, j, r);
         }
-        j->next_row = step - ROWS + 1;
+        next = at - ROWS + 1;
     }
-    while (step >= j->next_row + ROWS) {
-        struct row *r = &j->rows[j->next_row % ROWS];
-        if (r->have && r->step == j->next_row)
+    while (at >= next + ROWS) {
+        struct row *r = &j->rows[next % ROWS];
+        if (r->have && r->step == next * k)
             flush_row(b, now, j, r);
-        j->next_row++;
+        next++;
     }
-    struct row *r = &j->rows[step % ROWS];
+    struct row *r = &j->rows[at % ROWS];
     if (r->step != step) {
         if (r->have)
             flush_row(b, now, j, r);
@@ -794,12 +836,13 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
         r->have++;
     r->secs[rank] = secs;
     while (1) {
-        r = &j->rows[j->next_row % ROWS];
-        if (r->step != j->next_row || r->have < j->l.ranks)
+        r = &j->rows[next % ROWS];
+        if (r->step != next * k || r->have < j->l.ranks)
             break;
         flush_row(b, now, j, r);
-        j->next_row++;
+        next++;
     }
+    j->next_row = next * k;
 }
 
 /* ---- step reports ---- */
@@ -857,11 +900,13 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     tag_job(b, from, j->l.id);
 }
 
-/* The rank's compute time when it reported the time spent waiting in collectives. */
+/* The rank's compute time when it reported the time spent waiting in collectives; NaN (not
+ * known) when that wait is the whole step or more: its timers disagree, and its step time
+ * would make it the slowest rank of the job. */
 static double rank_seconds(const struct hn_step_in *s)
 {
-    if (!isnan(s->comm_s) && s->comm_s < s->seconds)
-        return s->seconds - s->comm_s;
+    if (!isnan(s->comm_s))
+        return s->comm_s < s->seconds ? s->seconds - s->comm_s : NAN;
     return s->seconds;
 }
 
@@ -1128,7 +1173,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
 
     progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
     rates(b, j, node, s);
-    row_put(b, now, j, rank, s->step, secs);
+    if (!isnan(secs))
+        row_put(b, now, j, rank, s->step, secs);
     checkpoint(b, now, j, s->checkpoint);
     add_point(j, now);
     return 0;
@@ -1402,6 +1448,8 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->pause = checked ? hn_pause_name(j->pause) : NULL;
     out->pause_step = j->pause_step;
     out->pause_s = out->pause ? fmax(0, now - j->pause_at) : NAN;
+    out->straggler_every = j->stride;
+    out->late_reports = j->late_total;
     out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
     out->tflops_per_gpu = j->tflops;
     out->mfu = job_mfu(j);

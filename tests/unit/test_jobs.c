@@ -285,6 +285,58 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* Agents forward a node's reports once per collection (every 10 s), each node at its own
+ * moment. With 0.3 s steps the other nodes' reports of a step come up to 10 s (33 steps)
+ * after the first node's: the rows must wait for them, or the detector sees no row with a
+ * quorum and finds nothing (it found nothing before the stride, row_put). */
+static void fast_steps_from_batching_agents_find_the_straggler(void **state)
+{
+    (void)state;
+    const int nodes = 8, world = 32;
+    const double step_s = 0.3, every = 10;
+    const uint64_t steps = 6000, onset = 3000;
+    struct hn_brain *b = fleet(nodes);
+    hn_brain_node_job(b, 0, 0, "77");
+    uint64_t sent[8] = {0};
+    int found = 0;
+    uint64_t found_step = 0;
+    struct hn_out o;
+    for (double t = 0; t <= (double)steps * step_s + every; t += every / nodes) {
+        int n = (int)(lround(t / (every / nodes)) % nodes); /* this moment's node */
+        uint64_t upto = (uint64_t)(t / step_s);
+        upto = upto > steps ? steps : upto;
+        for (uint64_t s = sent[n] + 1; s <= upto; s++) {
+            for (int k = 0; k < 4; k++) {
+                int r = n * 4 + k;
+                double own = step_s * (1 + 0.02 * (double)((s * 7 + (uint64_t)r * 13) % 5) / 4);
+                if (r == 5 && s >= onset)
+                    own *= 1.3;
+                struct hn_step_in in = report("77", r, world, s, step_s * 1.4);
+                in.comm_s = step_s * 1.4 - own;
+                assert_int_equal(hn_brain_step(b, t, n, &in), 0);
+            }
+        }
+        sent[n] = upto > sent[n] ? upto : sent[n];
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0 && !found) {
+                found = 1;
+                assert_non_null(strstr(o.finding.evidence, "rank=5 "));
+                assert_string_equal(o.node, "n2");
+                found_step = (uint64_t)(t / step_s);
+            }
+        }
+    }
+    struct hn_job_view v;
+    job_view(b, "77", &v);
+    assert_true(found);
+    /* Found within a minute of the onset (200 steps), from one row every few steps (4 here:
+     * 8 rows of 4 steps span the 10 s between a node's frames). */
+    assert_true(found_step >= onset && found_step - onset <= 200);
+    assert_true(v.straggler_every >= 2 && v.straggler_every <= 64);
+    assert_true(v.late_reports > 0);
+    hn_brain_free(b);
+}
+
 /* One case of a shared GPU: job 9's 16 ranks, 4 a node; n1 has n1_gpus GPUs and its ranks 0-3
  * report GPUs gpu[0..3] (the other nodes: 4 GPUs, one a rank). From step `from` rank r
  * computes slow[r] longer (of 0.9 s) until the end, step 90; a rank r < 4 with silent[r]
@@ -672,6 +724,36 @@ static void real_h200_ranks_back_among_their_peers_are_no_straggler(void **state
         assert_int_equal(v2.l.interruptions, 0);
         hn_brain_free(b);
     }
+}
+
+/* A rank whose collective-wait timer reads at least its step time (comm >= dur: the timers
+ * disagree) has no compute time to compare; counted at its whole step time it looked 40%
+ * slower than its peers and its node was called a straggler. */
+static void broken_comm_timer_is_no_straggler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 0, "c");
+    for (uint64_t s = 1; s <= 300; s++) {
+        for (int r = 0; r < 16; r++) {
+            struct hn_step_in in = report("c", r, 16, s, 1.4);
+            double own = 1.0 + 0.02 * (double)((s * 7 + (uint64_t)r * 13) % 5) / 4;
+            in.comm_s = r == 3 && s > 100 ? 1.4 * 1.01 : 1.4 - own;
+            assert_int_equal(hn_brain_step(b, (double)s * 1.4, r / 4, &in), 0);
+        }
+    }
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", NULL), 0);
+    assert_int_equal(node_state(b, 0), HN_NODE_READY);
+    struct hn_job_view v;
+    job_view(b, "c", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    const char *node;
+    int gpu;
+    double secs;
+    assert_int_equal(hn_brain_job_rank(b, (size_t)hn_brain_find_job(b, "c"), 3, &node, &gpu, &secs),
+                     0);
+    assert_true(isnan(secs)); /* no compute time known */
+    hn_brain_free(b);
 }
 
 static void healthy_job_raises_nothing(void **state)
@@ -1741,6 +1823,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
         cmocka_unit_test(straggler_on_a_shared_gpu),
         cmocka_unit_test(shared_gpu_straggler_keeps_a_planned_drain),
@@ -1748,6 +1831,7 @@ int main(void)
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(healthy_job_raises_nothing),
+        cmocka_unit_test(broken_comm_timer_is_no_straggler),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(hang_needs_its_agents_heard),
