@@ -94,8 +94,13 @@ struct job {
     int pending;          /* interrupted, waiting for the next run's first step */
     enum hn_loss_cause pending_cause;
     double interrupted_at; /* the last progress before the interruption */
-    double pending_at;     /* when it was interrupted */
-    double sched_seen;     /* time of the last scheduler poll that listed it, -1: never */
+    /* What the interruption charged as lost work (the time since the last checkpoint), and
+     * the step it stopped at: the next run's first step says where it really started again
+     * (resume). NaN: nothing to correct. */
+    double charged_s;
+    uint64_t stopped_step;
+    double pending_at; /* when it was interrupted */
+    double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
     int hung;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     double unseen_at; /* when */
@@ -295,6 +300,7 @@ static struct job *job_alloc(const char *id, double now)
     j->owner = -1;
     j->series_dt = SERIES_DT;
     j->stride = 1;
+    j->charged_s = NAN;
     return j;
 }
 
@@ -422,6 +428,8 @@ static void interrupt(struct job *j, enum hn_loss_cause cause)
         return;
     j->l.lost_s[cause] += j->since_ckpt_s;
     j->l.productive_s -= j->since_ckpt_s;
+    j->charged_s = j->since_ckpt_s;
+    j->stopped_step = j->l.step;
     j->since_ckpt_s = 0;
     j->l.interruptions++;
     j->pending = 1;
@@ -440,6 +448,23 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     double gap = now - seconds - j->interrupted_at;
     if (gap > 0)
         j->l.lost_s[j->pending_cause] += gap;
+    /* The work lost is what the new run does again: the steps after the one before its first,
+     * up to where the last run stopped, at the job's typical step time. The interruption
+     * charged the time since the last checkpoint the job reported, which is the same when it
+     * restarts from that checkpoint, all of its work when it reported none (a job read by
+     * `houston tail`, say), or too little when it restarts from an older one. */
+    double typ = typical_step(j);
+    if (!isnan(j->charged_s) && !isnan(typ)) {
+        uint64_t redo = step > 0 && j->stopped_step >= step ? j->stopped_step - (step - 1) : 0;
+        double lost = (double)redo * typ;
+        /* At most all the productive time there was: the rest of a longer redo was never
+         * counted as productive here (a job that restarted from a checkpoint houston did not
+         * see, or a ledger restored from before it). */
+        lost = fmin(lost, j->l.productive_s + j->charged_s);
+        j->l.lost_s[j->pending_cause] += lost - j->charged_s;
+        j->l.productive_s -= lost - j->charged_s;
+    }
+    j->charged_s = NAN;
     j->pending = 0;
     j->hung = 0;
     j->run++;

@@ -198,6 +198,57 @@ static void ledger_counts_failure_and_restart(void **state)
     hn_brain_free(b);
 }
 
+/* Job `id` (8 ranks on n1, n2) runs steps 1..300 of 1 s (reporting checkpoint `ckpt` from
+ * step 200 on, -1: none), fails on n2 (Xid 79) and comes back 60 s later on n1 and n3 from
+ * step `from`. Returns its view then. */
+static struct hn_job_view restart_from(const char *id, int64_t ckpt, uint64_t from)
+{
+    struct hn_brain *b = fleet(2);
+    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
+    hn_brain_node_job(b, 0, 0, id);
+    hn_brain_node_job(b, 0, 1, id);
+    double t = 1000;
+    for (uint64_t s = 1; s <= 300; s++, t += 1)
+        step_all(b, t, id, 8, s, 1.0, NULL, s >= 200 ? ckpt : -1);
+    hn_brain_xid(b, t, 1, 0, 79);
+    t += 60;
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in s = report(id, r, 8, from, 1.0);
+        assert_int_equal(hn_brain_step(b, t, r < 4 ? 0 : 2, &s), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, id, &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 1);
+    hn_brain_free(b);
+    return v;
+}
+
+/* The work a restart loses is what the next run does again, known from its first step: all
+ * of it was charged before when the job reported no checkpoint (`houston tail` reports none),
+ * and too little when it restarted from an older checkpoint than the one it reported. */
+static void restart_loses_what_the_next_run_redoes(void **state)
+{
+    (void)state;
+    /* The wait, 1299..1360 less the new step's own second, is lost in every case. */
+    const double wait = 1360 - 1.0 - 1299;
+    /* No checkpoint reported, back from step 251: 50 steps redone (was: all 300 s lost). */
+    struct hn_job_view v = restart_from("a", -1, 251);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + wait)) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 251) < 1e-6);
+    /* Checkpoint 250 reported, back from 251: the same, as before. */
+    v = restart_from("b", 250, 251);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + wait)) < 1e-6);
+    /* Checkpoint 250 reported, but back from 151 (an older one): 150 steps redone. */
+    v = restart_from("c", 250, 151);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (150 + wait)) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 151) < 1e-6);
+    /* No checkpoint, back from step 1: everything. */
+    v = restart_from("d", -1, 1);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (300 + wait)) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 1) < 1e-6);
+}
+
 static void mfu_from_reported_tflops_and_from_flops_per_token(void **state)
 {
     (void)state;
@@ -1821,6 +1872,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ledger_counts_failure_and_restart),
+        cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
