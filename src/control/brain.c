@@ -782,6 +782,14 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
     return 0;
 }
 
+int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job)
+{
+    if (!job || !job[0])
+        return -EINVAL;
+    hb_jobs_sched_waiting(b, now, job);
+    return 0;
+}
+
 int hn_brain_node_idle(struct hn_brain *b, double now, int node)
 {
     struct node *n = hb_node_at(b, node);

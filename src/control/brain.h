@@ -229,6 +229,10 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
  * than its owner, root or one of step_trusted_uids is refused (hn_brain_step). -EINVAL for a bad id
  * or uid, -ENOSPC when this poll's owners are full (that job's reports are not checked). */
 int hn_brain_job_owner(struct hn_brain *b, const char *job, int64_t uid);
+/* The scheduler's poll lists job, but not running: waiting for an allocation (after a
+ * requeue, say), suspended, being set up or completing. It has not ended, and is not checked
+ * for hangs while it waits. -EINVAL for a bad id. */
+int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);
 

@@ -122,7 +122,8 @@ void hb_jobs_free(struct hn_jobs *j);
 void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
                           const struct hn_finding *f);
 void hb_jobs_tick(struct hn_brain *b, double now);
-/* The scheduler's poll at `now` lists job as running (on some node). */
+/* The scheduler's poll at `now` lists job as running (on some node), or as waiting. */
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
+void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job);
 
 #endif

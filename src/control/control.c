@@ -718,6 +718,24 @@ static int job_node(void *ctx, const char *name)
     return 0;
 }
 
+enum { JOB_RUNNING, JOB_WAITING, JOB_OVER };
+
+/* A job's compact state from squeue's %t: running (R), over (completed, cancelled, failed,
+ * timed out, node failure, preempted, out of memory, boot failure, deadline, revoked; squeue
+ * -t all lists them for a while after), else waiting (pending, configuring, completing,
+ * suspended, stopped, requeued, resizing...). */
+static int job_state(const char *t)
+{
+    static const char *const over[] = {"CD", "CA", "F", "TO", "NF", "PR", "OOM", "BF", "DL", "RV"};
+    if (strcmp(t, "R") == 0)
+        return JOB_RUNNING;
+    for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+        if (strcmp(t, over[i]) == 0)
+            return JOB_OVER;
+    }
+    return JOB_WAITING;
+}
+
 /* Asks the scheduler which job runs where (squeue) and whether draining nodes are empty. */
 static void poll_scheduler(struct hn_control *c, double now)
 {
@@ -728,29 +746,37 @@ static void poll_scheduler(struct hn_control *c, double now)
      * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
      * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
      * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "RUNNING", "-o", "%A %i %U %N", NULL};
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "all", "-o", "%A %i %U %t %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 4u << 20);
     int truncated = 0, status = 0;
     int rc = hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status);
+    const char **wait = NULL; /* ids of the jobs listed waiting, in out */
+    size_t nwait = 0, capwait = 0;
     pthread_mutex_lock(&c->lock);
     if (rc == 0 && status == 0 && !truncated) {
         size_t n = hn_brain_node_count(c->brain);
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
         hn_brain_job_owner(c->brain, "", -1);
-        /* One "JOBID JOBID_OR_HET UID NODELIST" per line; a node may run several jobs (the
-         * brain keeps up to 16 per node, and requeues each when it drains the node). The
-         * owner decides who may report the job's steps (docs/steps.md, "Who may report"). */
+        /* One "JOBID JOBID_OR_HET UID STATE NODELIST" per line (STATE compact: R, PD, ...;
+         * NODELIST empty while pending); a node may run several jobs (the brain keeps up to 16
+         * per node, and requeues each when it drains the node). The owner decides who may
+         * report the job's steps (docs/steps.md, "Who may report"). A job that is not running
+         * but not over (pending after a requeue, suspended, completing) is listed as waiting,
+         * so that houston neither calls it ended nor checks it for hangs (docs/jobs.md). */
         char *cur = out.data ? out.data : (char *)"", *line;
         while ((line = take_line(&cur))) {
-            char *f[4] = {line, NULL, NULL, NULL};
-            for (int k = 1; k < 4 && f[k - 1]; k++) {
+            char *f[5] = {line, NULL, NULL, NULL, NULL};
+            for (int k = 1; k < 5 && f[k - 1]; k++) {
                 f[k] = strchr(f[k - 1], ' ');
                 if (f[k])
                     *f[k]++ = '\0';
             }
-            if (f[3]) {
+            int state = f[3] ? job_state(f[3]) : JOB_OVER;
+            if (state == JOB_RUNNING && !f[4])
+                state = JOB_OVER; /* not squeue's line */
+            if (state != JOB_OVER) {
                 char *plus = strchr(f[1], '+');
                 const char *id = f[0];
                 if (plus) { /* a heterogeneous job's component: its leader */
@@ -762,10 +788,21 @@ static void poll_scheduler(struct hn_control *c, double now)
                     hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
                     c->owners_dropped++;
                 struct job_ctx j = {c, id, now};
-                hn_hostlist_expand(f[3], job_node, &j);
+                if (state == JOB_RUNNING) {
+                    hn_hostlist_expand(f[4], job_node, &j);
+                } else { /* after the running ones: a job with a part running is running */
+                    if (nwait == capwait) {
+                        capwait = capwait ? 2 * capwait : 64;
+                        wait = xrealloc(wait, capwait * sizeof(*wait));
+                    }
+                    wait[nwait++] = id;
+                }
             }
         }
+        for (size_t w = 0; w < nwait; w++)
+            hn_brain_job_waiting(c->brain, now, wait[w]);
     }
+    free(wait);
     /* Draining nodes: empty once the scheduler shows no allocation. */
     size_t n = hn_brain_node_count(c->brain);
     char names[64][HN_NAME_MAX];

@@ -99,8 +99,14 @@ struct job {
      * (resume). NaN: nothing to correct. */
     double charged_s;
     uint64_t stopped_step;
-    double pending_at; /* when it was interrupted */
-    double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
+    double pending_at;  /* its last report before it was interrupted */
+    double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
+    double sched_seen;  /* time of the last scheduler poll that listed it, -1: never */
+    int sched_waiting;  /* that poll listed it waiting (pending, suspended...), not running */
+    double run_listed;  /* the first poll since it last waited or ended that listed it
+                         * running; -1: none */
+    double ran_again;   /* the first poll that listed it running after one listed it waiting;
+                         * -1: none */
     int hung;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     double unseen_at; /* when */
@@ -297,6 +303,8 @@ static struct job *job_alloc(const char *id, double now)
     j->tflops = j->tokens_per_s_rank = j->peak = NAN;
     j->strag_rank = -1;
     j->sched_seen = -1;
+    j->run_listed = -1;
+    j->ran_again = -1;
     j->owner = -1;
     j->series_dt = SERIES_DT;
     j->stride = 1;
@@ -422,7 +430,7 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
 
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
-static void interrupt(struct job *j, enum hn_loss_cause cause)
+static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 {
     if (j->pending || j->l.ended)
         return;
@@ -434,6 +442,7 @@ static void interrupt(struct job *j, enum hn_loss_cause cause)
     j->l.interruptions++;
     j->pending = 1;
     j->pending_at = j->l.last_report;
+    j->requeued_at = now;
     j->pending_cause = cause;
     j->interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->pause = 0;
@@ -1184,7 +1193,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
             return 0;
         resume(j, now, s->seconds, s->step);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
-        interrupt(j, HN_LOSS_OTHER);
+        interrupt(j, now, HN_LOSS_OTHER);
         resume(j, now, s->seconds, s->step);
     }
     set_rank_node(j, r, node);
@@ -1237,7 +1246,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
         int named = hb_node_runs(n, j->l.id);
         if (j->l.ended || j->pending || !(named || job_uses(j, node)))
             continue;
-        interrupt(j, cause_of(f));
+        interrupt(j, now, cause_of(f));
         if (!named)
             hb_requeue(b, now, n, j->l.id);
     }
@@ -1253,8 +1262,32 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
     if (!job || !job[0])
         return;
     int i = find_job(js, job);
-    if (i >= 0)
-        js->v[i]->sched_seen = now;
+    if (i < 0)
+        return;
+    struct job *j = js->v[i];
+    if (j->sched_waiting)
+        j->ran_again = now;
+    if (j->sched_waiting || j->run_listed < 0 || j->l.ended)
+        j->run_listed = now;
+    j->sched_seen = now;
+    j->sched_waiting = 0;
+}
+
+void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job)
+{
+    struct hn_jobs *js = b->jobs;
+    js->sched_poll = now;
+    js->sched_lists = 1;
+    js->now = now;
+    int i = find_job(js, job);
+    if (i < 0)
+        return;
+    struct job *j = js->v[i];
+    if (j->sched_seen == now && !j->sched_waiting)
+        return; /* this poll listed a part of it running (a heterogeneous job) */
+    j->sched_seen = now;
+    j->sched_waiting = 1;
+    j->run_listed = -1;
 }
 
 /* ---- hangs ---- */
@@ -1311,7 +1344,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     if (!j->pending) {
         /* No culprit, or the guard holds it: the job still has to start again. */
-        interrupt(j, HN_LOSS_HANG);
+        interrupt(j, now, HN_LOSS_HANG);
         struct node *any = n ? n : rank_node(b, j, 0);
         if (!any) /* a ledger restored after a controller restart: no rank reported yet */
             any = sched_node(b, j);
@@ -1387,16 +1420,67 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     tag_job(b, from, j->l.id);
 }
 
+/*
+ * A job interrupted and requeued that the scheduler runs again, but whose new run has sent no
+ * step for hang-pause-max (the longest a start may take: loading a checkpoint, setting up
+ * NCCL, compiling), while an agent of a node it runs on sent frames all along: a hang at
+ * start (a bad node of the new allocation, a stuck rendezvous). The lost time up to the start
+ * stays with the first cause, from then on it is the hang's; the job is requeued again. No
+ * node is named (none of its new ranks reported). Checked again a limit after each requeue.
+ */
+static void restart_watch(struct hn_brain *b, double now, struct job *j)
+{
+    if (j->sched_waiting || j->run_listed < 0)
+        return;
+    double since = fmax(j->run_listed, j->requeued_at), limit = b->cfg.hang_pause_max_s;
+    if (now - since <= limit)
+        return;
+    struct node *any = NULL;
+    double watched = -1;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        struct node *n = &b->nodes[i];
+        if (hb_node_runs(n, j->l.id)) {
+            watched = fmax(watched, n->heard - fmax(since, n->heard_from));
+            any = any ? any : n;
+        }
+    }
+    if (!any || watched < limit)
+        return;
+    struct hn_finding f;
+    char ev[320];
+    snprintf(ev, sizeof(ev),
+             "job=%s step=%llu restart=1 no_step_s=%.0f limit_s=%.0f culprit=unknown", j->l.id,
+             (unsigned long long)j->l.step, now - since, limit);
+    hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
+                   "hang: job %s runs again (for %.0f s per the scheduler) but its new run "
+                   "reported no step",
+                   j->l.id, now - since);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    if (since > j->interrupted_at) {
+        j->l.lost_s[j->pending_cause] += since - j->interrupted_at;
+        j->interrupted_at = since;
+    }
+    j->pending_cause = HN_LOSS_HANG;
+    j->requeued_at = now;
+    j->l.interruptions++;
+    j->hung = 1;
+    j->dirty = 1;
+    hb_requeue(b, now, any, j->l.id);
+    tag_job(b, from, j->l.id);
+}
+
 void hb_jobs_tick(struct hn_brain *b, double now)
 {
     struct hn_jobs *js = b->jobs;
     js->now = now;
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
-        if (j->l.ended || j->pending)
+        if (j->l.ended)
             continue;
         /* Only the scheduler can say a job still holds its nodes; without it, silence may
-         * just be the end of the job. */
+         * just be the end of the job. A job it lists waiting (requeued, suspended) has not
+         * ended; one it no longer lists has, also while houston waits for its next run. */
         if (j->sched_seen < 0)
             continue;
         if (j->sched_seen < js->sched_poll) {
@@ -1405,8 +1489,16 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             j->dirty = 1;
             continue;
         }
+        if (j->pending)
+            restart_watch(b, now, j);
+        if (j->pending || j->sched_waiting) {
+            add_point(j, now);
+            continue;
+        }
+        /* Not while it waited: the clock starts again when it runs again (a suspended job). */
+        double last = fmax(j->last_progress, j->ran_again);
         double limit = hang_limit(b, j);
-        if (!j->hung && j->last_progress > 0 && now - j->last_progress > limit) {
+        if (!j->hung && j->last_progress > 0 && now - last > limit) {
             double watched, arrived;
             job_heard(b, j, &watched, &arrived);
             if (j->unseen_told && arrived > j->unseen_at)

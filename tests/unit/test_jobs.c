@@ -964,6 +964,101 @@ static int wait_without_progress(struct hn_brain *b, const char *job, double t, 
     return wait_as(b, job, t, secs, heard ? NULL : none, NULL);
 }
 
+/* From t to t + secs, every 10 s: the scheduler lists the job waiting (pending after a
+ * requeue, or suspended), both agents send frames. Returns the hang findings. */
+static int wait_listed_waiting(struct hn_brain *b, const char *job, double t, double secs)
+{
+    int hangs = 0;
+    struct hn_out o;
+    for (double k = 10; k <= secs; k += 10) {
+        for (int i = 0; i < 2; i++) {
+            hn_brain_node_job(b, t + k, i, "");
+            assert_int_equal(hn_brain_node_heard(b, t + k, i, t + k, 1), 0);
+        }
+        assert_int_equal(hn_brain_job_waiting(b, t + k, job), 0);
+        hn_brain_tick(b, t + k);
+        while (hn_brain_poll(b, &o))
+            hangs += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0;
+    }
+    return hangs;
+}
+
+/* A job requeued after a failure is watched until its next run steps: waiting in the queue
+ * is no hang however long; running again without a step for hang-pause-max (a start that
+ * hangs: a bad node of the new allocation, a stuck rendezvous) is one, requeued again, and
+ * the time from that start on is the hang's; a job the scheduler no longer lists at all
+ * (cancelled while it waited) has ended and its wall time stops. Before, a requeued job
+ * stayed "restarting" for ever, unchecked. */
+static void requeued_job_is_watched_until_it_steps(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "rq", 0, 1, 20); /* steps of 2 s, checkpoint 20 */
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 2); /* drain n2, requeue */
+    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");           /* replaced, back in service */
+    struct hn_job_view v;
+    job_view(b, "rq", &v);
+    assert_string_equal(v.state, "restarting");
+    /* An hour in the queue: no hang, not ended. */
+    assert_int_equal(wait_listed_waiting(b, "rq", t, 3600), 0);
+    job_view(b, "rq", &v);
+    assert_string_equal(v.state, "restarting");
+    t += 3600;
+    /* It runs again from t + 10 but sends no step: a hang after 2,700 s, and requeued. */
+    requeues_seen = 0;
+    assert_int_equal(wait_as(b, "rq", t, 2700, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "rq", t + 2700, 20, NULL, NULL), 1);
+    assert_non_null(strstr(last_hang, "runs again"));
+    assert_int_equal(requeues_seen, 1);
+    job_view(b, "rq", &v);
+    assert_string_equal(v.state, "hung");
+    assert_int_equal(v.l.interruptions, 2);
+    /* Lost so far: the failure's from the last progress to the start (t + 10), 3,600 s and
+     * more; nothing yet charged to the hang (that comes with the next run's first step). */
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
+    assert_true(v.l.lost_s[HN_LOSS_HANG] == 0);
+    /* The next run steps from 21 at t + 3000: the 2,990 s since that start are the hang's. */
+    double back = t + 3000;
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in s = report("rq", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, back, r / 4, &s), 0);
+    }
+    job_view(b, "rq", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (back - 2.0 - (t + 10))) < 1e-6);
+    hn_brain_free(b);
+
+    /* Cancelled while it waited: the next poll does not list it, and it has ended. */
+    b = fleet(2);
+    t = run_steps(b, "cx", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    assert_int_equal(wait_listed_waiting(b, "cx", t, 600), 0);
+    for (int i = 0; i < 2; i++)
+        hn_brain_node_job(b, t + 610, i, "");
+    hn_brain_tick(b, t + 610);
+    job_view(b, "cx", &v);
+    assert_string_equal(v.state, "ended");
+    double wall = v.wall_s;
+    hn_brain_tick(b, t + 100000);
+    job_view(b, "cx", &v);
+    assert_true(v.wall_s == wall); /* it no longer grows */
+    hn_brain_free(b);
+
+    /* Suspended for an hour (listed, not running): no hang; running again, the clock starts
+     * then (its limit after 20 steps of 2 s is hang-min, 120 s). */
+    b = fleet(2);
+    t = run_steps(b, "sp", 0, 1, 20);
+    assert_int_equal(wait_listed_waiting(b, "sp", t, 3600), 0);
+    job_view(b, "sp", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(wait_as(b, "sp", t + 3600, 110, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "sp", t + 3710, 30, NULL, NULL), 1);
+    hn_brain_free(b);
+}
+
 /* The controller cut off from the job's nodes sees no progress, and no frames either: that is
  * not a hang (a requeue of every job in the fleet), and it says so once. The agents' backlog
  * decides when they are back: progress in it is progress, a whole limit of frames without
@@ -1887,6 +1982,7 @@ int main(void)
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(hang_needs_its_agents_heard),
+        cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
         cmocka_unit_test(sparse_reports_set_the_limit),
