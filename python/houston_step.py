@@ -88,15 +88,30 @@ def _sanitise_job(job):
     return bytes(b if 0x20 < b < 0x7F and b != 0x3D else 0x5F for b in job).decode("ascii")
 
 
-def _real(value):
-    """'%.9g' text of a finite value >= 0, else None. Python's % formatting ignores the locale,
-    as the C library does on purpose."""
+def _wrong(value, name):
+    return TypeError("%s must be a number, not %s" % (name, type(value).__name__))
+
+
+def _check_number(value, name):
+    """Raises TypeError for a str, bytes or bool (numpy's bool_ too) given as a number: it is a
+    wrong argument, never the number it spells or 1 or 0."""
+    kind = type(value)
+    numpy_bool = kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
+    if isinstance(value, (str, bytes, bytearray, bool)) or numpy_bool:
+        raise _wrong(value, name)
+
+
+def _real(value, name):
+    """'%.9g' text of a finite value >= 0; None for None, a negative, NaN or infinite value.
+    Raises TypeError for anything that is not a number (_check_number). Python's % formatting
+    ignores the locale, as the C library does on purpose."""
     if value is None:
         return None
+    _check_number(value, name)
     try:
         v = float(value)
     except (TypeError, ValueError):
-        return None
+        raise _wrong(value, name) from None
     if v != v or v < 0 or v == float("inf"):
         return None
     if v == 0:
@@ -104,21 +119,31 @@ def _real(value):
     return "%.9g" % v
 
 
-def _integer(value, limit):
-    """A non-negative integer below limit (ints, numpy integers, integral floats), else None."""
-    if value is None or isinstance(value, bool):
+def _integer(value, limit, name):
+    """A non-negative integer below limit (ints, numpy integers, integral floats); None for None
+    and any other number. Raises TypeError for anything that is not a number (_check_number)."""
+    if value is None:
         return None
+    _check_number(value, name)
     try:
         n = operator.index(value)
     except TypeError:
         try:
             v = float(value)
         except (TypeError, ValueError):
-            return None
+            raise _wrong(value, name) from None
         if v != v or v in (float("inf"), float("-inf")) or v != int(v):
             return None
         n = int(v)
     return n if 0 <= n < limit else None
+
+
+def _setting(value, limit, name):
+    """_integer() for the setters, which never raise: a wrong argument counts as None."""
+    try:
+        return _integer(value, limit, name)
+    except TypeError:
+        return None
 
 
 class Reporter:
@@ -140,11 +165,12 @@ class Reporter:
     # ---- configuration (before sharing the reporter between threads) ----
 
     def set_identity(self, job=None, rank=-1, local_rank=-1, world=-1):
-        """Overrides the environment; None / negative keeps the current value."""
+        """Overrides the environment; None / negative (or not a number: a str, a bool) keeps the
+        current value."""
         if job is not None:
             self._job = _sanitise_job(job)
         for attr, value in (("_rank", rank), ("_local_rank", local_rank), ("_world", world)):
-            n = _integer(value, _INT_MAX + 1)
+            n = _setting(value, _INT_MAX + 1, attr[1:])
             if n is not None:
                 setattr(self, attr, n)
 
@@ -154,9 +180,9 @@ class Reporter:
             self._path = os.fsencode(path)
 
     def set_gpu(self, gpu):
-        """The node-local GPU index (as nvidia-smi numbers it) sent as gpu=; negative or None:
-        not sent (the default)."""
-        n = _integer(gpu, _INT_MAX + 1)
+        """The node-local GPU index (as nvidia-smi numbers it) sent as gpu=; negative, None or
+        not a number (a str, a bool): not sent (the default)."""
+        n = _setting(gpu, _INT_MAX + 1, "gpu")
         self._gpu = n if n is not None else -1
 
     @property
@@ -176,30 +202,31 @@ class Reporter:
                flops_per_token=None):
         """The datagram for one step as bytes, or None when it cannot be sent (no job id, no
         valid step or duration). Optional values that are None, negative, NaN or infinite are
-        left out."""
-        step = _integer(step, 2**64)
-        dur = _real(seconds)
+        left out. Raises TypeError for a wrong argument: a str, bytes or bool where a number
+        goes (report() drops it, with the error in last_error)."""
+        step = _integer(step, 2**64, "step")
+        dur = _real(seconds, "seconds")
         if not self._job or step is None or dur is None:
             return None
         parts = self._identity_parts()
         parts.append("step=%d" % step)
         parts.append("dur=" + dur)
-        tokens = _integer(tokens, 2**63)
+        tokens = _integer(tokens, 2**63, "tokens")
         if tokens is not None:
             parts.append("tokens=%d" % tokens)
         phases = {"forward_s": forward_s, "backward_s": backward_s,
                   "optimizer_s": optimizer_s, "comm_s": comm_s}
         for name, key in _PHASES:
-            text = _real(phases[name])
+            text = _real(phases[name], name)
             if text is not None:
                 parts.append(key + "=" + text)
-        checkpoint = _integer(checkpoint, 2**63)
+        checkpoint = _integer(checkpoint, 2**63, "checkpoint")
         if checkpoint is not None:
             parts.append("ckpt=%d" % checkpoint)
-        text = _real(tflops)
+        text = _real(tflops, "tflops")
         if text is not None:
             parts.append("tflops=" + text)
-        text = _real(flops_per_token)
+        text = _real(flops_per_token, "flops_per_token")
         if text is not None:
             parts.append("fpt=" + text)
         if self._gpu >= 0:
@@ -218,7 +245,7 @@ class Reporter:
     def format_pause(self, step, kind="checkpoint"):
         """The pause notice's datagram as bytes, or None (no job id, no valid step, a kind not in
         PAUSE_KINDS)."""
-        step = _integer(step, 2**64)
+        step = _integer(step, 2**64, "step")
         if not self._job or step is None or kind not in PAUSE_KINDS:
             return None
         parts = self._identity_parts()

@@ -96,9 +96,9 @@ void hn_usage_straggler(FILE *out)
             "  --baseline-alpha A   weight of a report in a rank's baseline [0.015625], 0..0.5\n"
             "  --alpha-noise N      ranks noisier than N weigh A * N / noise [0.02]; 1: off\n\n"
             "Prints one JSON object per line and detection, nothing for a healthy job:\n"
-            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8196,\n"
-            "   \"kind\":\"persistent\",\"vs_peers\":0.7575,\"peak\":1.4721,\"noise\":0.0342,\n"
-            "   \"score\":27.16}\n"
+            "  {\"rank\":6,\"onset_step\":1811,\"detect_step\":1881,\"slowdown\":0.8120,\n"
+            "   \"kind\":\"persistent\",\"vs_peers\":0.7644,\"peak\":1.4582,\"noise\":0.0331,\n"
+            "   \"score\":27.24}\n"
             "slowdown is relative to the rank's own normal (0.30 = 30%% slower); vs_peers to\n"
             "the typical rank; transient and recovered add end_step; job-level lines have\n"
             "\"rank\":\"all\". Malformed rows are skipped and counted on stderr. Exit 0 when\n"
@@ -271,23 +271,60 @@ static int split_fields(char *line, char **field)
     }
 }
 
-/* Reads one line of at most LINE_MAX_BYTES - 1 bytes into buf, without its line end. Returns 1
- * for a line, 0 at the end of input, -1 for a line too long (the rest of it is skipped). */
+/* Reads one line of at most size - 1 bytes into buf, without its line end ("\n" or "\r\n"; the
+ * last line may have none), NUL-terminated. Returns 1 for a line, 0 at the end of input, -1 for
+ * a longer line (the rest of it is skipped), -2 for a line holding a NUL byte, which no CSV text
+ * does (UTF-16 or binary data): C strings would cut it there, so it is refused whole. */
 static int read_line(FILE *in, char *buf, size_t size)
 {
-    if (!fgets(buf, (int)size, in))
-        return 0;
-    size_t len = strlen(buf);
-    int too_long = len == size - 1 && buf[len - 1] != '\n' && !feof(in);
-    if (too_long) {
-        int c;
-        while ((c = getc(in)) != EOF && c != '\n')
-            ;
-        return -1;
+    size_t len = 0;
+    int c, nul = 0, too_long = 0;
+    while ((c = getc_unlocked(in)) != EOF && c != '\n') {
+        nul |= c == '\0';
+        if (len < size - 1)
+            buf[len++] = (char)c;
+        else
+            too_long = 1;
     }
-    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+    buf[len] = '\0';
+    if (c == EOF && len == 0)
+        return 0;
+    if (too_long)
+        return -1;
+    if (nul)
+        return -2;
+    while (len > 0 && buf[len - 1] == '\r')
         buf[--len] = '\0';
     return 1;
+}
+
+/* Drops a UTF-8 byte order mark (EF BB BF) from the start of line, which some Windows tools and
+ * Excel write before the header; it would otherwise be part of the first column's name. */
+static void strip_bom(char *line)
+{
+    static const char bom[] = "\xEF\xBB\xBF";
+    size_t n = sizeof(bom) - 1;
+    if (strncmp(line, bom, n) == 0)
+        memmove(line, line + n, strlen(line + n) + 1);
+}
+
+/* A step or rank: a whole number >= 0 in decimal, which may carry a fraction of zeros ("12",
+ * "12.0", "12.000"): pandas writes an integer column with missing values as floats. Returns 0,
+ * or -1 for anything else ("12.5", "12.", "1e3", "-1", ""). */
+static int parse_whole(const char *s, uint64_t *out)
+{
+    const char *dot = strchr(s, '.');
+    if (!dot)
+        return hn_parse_u64(s, 10, out) == 0 ? 0 : -1;
+    const char *frac = dot + 1;
+    size_t zeros = strspn(frac, "0");
+    char whole[32]; /* UINT64_MAX has 20 digits; longer is too large or zero-padded */
+    size_t n = (size_t)(dot - s);
+    if (zeros == 0 || frac[zeros] != '\0' || n == 0 || n >= sizeof(whole))
+        return -1;
+    memcpy(whole, s, n);
+    whole[n] = '\0';
+    return hn_parse_u64(whole, 10, out) == 0 ? 0 : -1;
 }
 
 static void bad_row(struct rows *rs, unsigned line, const char *why)
@@ -320,12 +357,13 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
     /* The header: the first line that is not blank. */
     int n = 0;
     while ((rc = read_line(in, buf, LINE_MAX_BYTES)) != 0) {
-        line++;
+        if (++line == 1 && rc > 0)
+            strip_bom(buf);
         if (rc > 0 && buf[strspn(buf, " \t")] == '\0')
             continue;
         if (rc < 0 || (n = split_fields(buf, field)) < 0) {
-            fprintf(stderr, "houston straggler: %s: line %u: the header line is not CSV\n", name,
-                    line);
+            fprintf(stderr, "houston straggler: %s: line %u: the header line is not CSV%s\n", name,
+                    line, rc == -2 ? " text (it holds a NUL byte)" : "");
             goto out_free;
         }
         break;
@@ -359,7 +397,8 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
     while ((rc = read_line(in, buf, LINE_MAX_BYTES)) != 0) {
         line++;
         if (rc < 0) {
-            bad_row(rs, line, "longer than 64 KiB");
+            bad_row(rs, line,
+                    rc == -2 ? "a NUL byte (binary data, not CSV text)" : "longer than 64 KiB");
             continue;
         }
         if (buf[strspn(buf, " \t")] == '\0')
@@ -371,9 +410,9 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
             bad_row(rs, line, "not CSV (a quote left open)");
         } else if (n < need) {
             bad_row(rs, line, "too few fields");
-        } else if (hn_parse_u64(field[col_step], 10, &r.step) != 0) {
+        } else if (parse_whole(field[col_step], &r.step) != 0) {
             bad_row(rs, line, "the step is not a whole number");
-        } else if (hn_parse_u64(field[col_rank], 10, &r.rank) != 0) {
+        } else if (parse_whole(field[col_rank], &r.rank) != 0) {
             bad_row(rs, line, "the rank is not a whole number");
         } else if (hn_parse_double(field[col_sec], &r.seconds) != 0 || !isfinite(r.seconds)) {
             bad_row(rs, line, "the time is not a number");

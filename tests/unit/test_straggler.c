@@ -1018,6 +1018,182 @@ static void test_alibaba_job2(void **state)
     assert_int_equal(n, 0);
 }
 
+/* ---- the command's CSV reader (src/jobs/straggler_cmd.c) ---- */
+
+struct cmd_run {
+    int rc;
+    char *out, *err;
+};
+
+/* Runs `houston straggler --csv FILE` on the len bytes of csv (NUL bytes allowed), capturing
+ * its stdout and stderr. */
+static struct cmd_run run_cmd(const char *csv, size_t len)
+{
+    char path[] = "/tmp/hn-test-straggler-XXXXXX", opath[] = "/tmp/hn-test-straggler-XXXXXX",
+         epath[] = "/tmp/hn-test-straggler-XXXXXX";
+    int fd = mkstemp(path), ofd = mkstemp(opath), efd = mkstemp(epath);
+    assert_true(fd >= 0 && ofd >= 0 && efd >= 0);
+    assert_int_equal(write(fd, csv, len), (ssize_t)len);
+    close(fd);
+
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+    assert_true(saved_out >= 0 && saved_err >= 0);
+    assert_int_equal(dup2(ofd, STDOUT_FILENO), STDOUT_FILENO);
+    assert_int_equal(dup2(efd, STDERR_FILENO), STDERR_FILENO);
+    char *argv[] = {"straggler", "--csv", path, NULL};
+    struct cmd_run r;
+    r.rc = hn_cmd_straggler(3, argv);
+    fflush(stdout);
+    fflush(stderr);
+    assert_int_equal(dup2(saved_out, STDOUT_FILENO), STDOUT_FILENO);
+    assert_int_equal(dup2(saved_err, STDERR_FILENO), STDERR_FILENO);
+    close(saved_out);
+    close(saved_err);
+    close(ofd);
+    close(efd);
+    r.out = tu_slurp(opath, NULL);
+    r.err = tu_slurp(epath, NULL);
+    unlink(path);
+    unlink(opath);
+    unlink(epath);
+    return r;
+}
+
+static void cmd_run_free(struct cmd_run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* A job of 8 ranks over 400 steps in which rank 3 is 40% slower from step 200, as CSV text with
+ * the header `header` and step and rank written with the printf format `num` ("%u" or "%u.0";
+ * every fifth row "%u.000" when num is "%u.0"). The caller frees the text; *len gets its size. */
+static char *cmd_job_csv(const char *header, const char *num, size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    assert_non_null(f);
+    fputs(header, f);
+    struct gen g = {.x = 0x9e3779b97f4a7c15ULL};
+    unsigned n = 0;
+    for (unsigned t = 0; t < 400; t++) {
+        for (unsigned r = 0; r < 8; r++, n++) {
+            double v = (1 + 0.02 * gen_gauss(&g)) * (r == 3 && t >= 200 ? 1.4 : 1.0);
+            const char *fmt = strcmp(num, "%u") != 0 && n % 5 == 0 ? "%u.000" : num;
+            fprintf(f, fmt, t);
+            fputc(',', f);
+            fprintf(f, fmt, r);
+            fprintf(f, ",%.5f\n", v);
+        }
+    }
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+/* The plain job's answer: rank 3, persistent, and nothing on stderr. */
+static char *cmd_plain_answer(void)
+{
+    size_t len;
+    char *csv = cmd_job_csv("step,rank,seconds\n", "%u", &len);
+    struct cmd_run r = run_cmd(csv, len);
+    free(csv);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "{\"rank\":3,"));
+    assert_non_null(strstr(r.out, "\"kind\":\"persistent\""));
+    free(r.err);
+    return r.out;
+}
+
+/* A UTF-8 byte order mark before the header (Excel, some Windows tools) is not part of the first
+ * column's name. */
+static void test_cmd_bom(void **state)
+{
+    (void)state;
+    char *want = cmd_plain_answer();
+    size_t len;
+    char *csv = cmd_job_csv("\xEF\xBB\xBFstep,rank,seconds\n", "%u", &len);
+    struct cmd_run r = run_cmd(csv, len);
+    assert_string_equal(r.err, "");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, want);
+    cmd_run_free(&r);
+    free(csv);
+
+    /* Only at the start of the input: a BOM before a later line stays, and fails that row. */
+    static const char later[] = "step,rank,seconds\n\xEF\xBB\xBF"
+                                "1,0,1.0\n1,1,1.0\n";
+    r = run_cmd(later, sizeof(later) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.err, "skipped 1 malformed rows (first: line 2: the step is not a "
+                                  "whole number)"));
+    cmd_run_free(&r);
+    free(want);
+}
+
+/* Steps and ranks written as floats with a zero fraction (pandas, for an integer column with
+ * gaps) read as the whole numbers they are; a real fraction is still a malformed row. */
+static void test_cmd_float_steps(void **state)
+{
+    (void)state;
+    char *want = cmd_plain_answer();
+    size_t len;
+    char *csv = cmd_job_csv("step,rank,seconds\n", "%u.0", &len);
+    struct cmd_run r = run_cmd(csv, len);
+    assert_string_equal(r.err, "");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, want);
+    cmd_run_free(&r);
+    free(csv);
+    free(want);
+
+    static const char bad[] = "step,rank,seconds\n"
+                              "1.0,0,1.0\n"
+                              "1,1.00,1.0\n"
+                              "2.5,0,1.0\n"
+                              "2,1.5,1.0\n"
+                              "3.,0,1.0\n"
+                              ".0,1,1.0\n"
+                              "4.0e0,0,1.0\n"
+                              "-1.0,0,1.0\n"
+                              "5.01,0,1.0\n";
+    r = run_cmd(bad, sizeof(bad) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "skipped 7 malformed rows (first: line 4: the step is not a "
+                                  "whole number)"));
+    cmd_run_free(&r);
+}
+
+/* A line with a NUL byte, first or anywhere, is a malformed row with that reason, never a blank
+ * line or a row cut short; in the header it makes the input unreadable. */
+static void test_cmd_nul_bytes(void **state)
+{
+    (void)state;
+    static const char rows[] = "step,rank,seconds\n"
+                               "1,0,1.0\n"
+                               "\0\n"
+                               "\0garbage\n"
+                               "2,0,\0"
+                               "1.0\n"
+                               "2,1,1.0\0\n"
+                               "3,0,1.0";
+    struct cmd_run r = run_cmd(rows, sizeof(rows) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.err, "skipped 4 malformed rows (first: line 3: a NUL byte (binary "
+                                  "data, not CSV text))"));
+    cmd_run_free(&r);
+
+    static const char header[] = "st\0ep,rank,seconds\n1,0,1.0\n";
+    r = run_cmd(header, sizeof(header) - 1);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "line 1: the header line is not CSV text (it holds a NUL byte)"));
+    cmd_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1041,6 +1217,9 @@ int main(void)
         cmocka_unit_test(test_sort_ring),
         cmocka_unit_test(test_alibaba_job1),
         cmocka_unit_test(test_alibaba_job2),
+        cmocka_unit_test(test_cmd_bom),
+        cmocka_unit_test(test_cmd_float_steps),
+        cmocka_unit_test(test_cmd_nul_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
