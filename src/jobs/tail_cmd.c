@@ -9,10 +9,12 @@
  * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'). A
  * line longer than LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it
  * looks like an iteration. A record whose step equals the last one reported is a redraw of the
- * same step and is skipped. A report the agent's full queue refuses is retried for a while
- * (this is a tool, not a training rank: it may wait). With --follow a regular file is read to
- * its end, then polled every FOLLOW_POLL_MS for more, for truncation (read again from the
- * start) and for a new file at the same path (logrotate: the rest of the old file, then the
+ * same step and is skipped. Megatron's checkpoint lines give the reports' ckpt= (save_seen())
+ * and its save line a pause notice. When the reports carry a world size W > 1, their tokens are
+ * the job's divided by W (rank_share()). A report the agent's full queue refuses is retried for
+ * a while (this is a tool, not a training rank: it may wait). With --follow a regular file is
+ * read to its end, then polled every FOLLOW_POLL_MS for more, for truncation (read again from
+ * the start) and for a new file at the same path (logrotate: the rest of the old file, then the
  * new one), as tail -F does.
  */
 #include "houston/step.h"
@@ -73,6 +75,11 @@ struct tail {
     uint64_t last_iter;
     int64_t last_tokens; /* consumed tokens at last_tokens_iter, -1 unknown */
     uint64_t last_tokens_iter;
+    int world;         /* the world size the reports carry, -1 none */
+    int64_t ckpt;      /* the step of the last completed checkpoint, -1 none yet */
+    int64_t save_at;   /* a save begun at this step and not known to be complete, -1 none */
+    int save_async;    /* that save was handed to a background writer */
+    int log_has_saved; /* the log prints "successfully saved" lines: only they complete */
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -106,7 +113,9 @@ void hn_usage_tail(FILE *out)
             "the whole job, so its reports carry one rank (--rank, else RANK / SLURM_PROCID,\n"
             "else 0) and the controller reads them as the job's step time. Unreadable lines\n"
             "are counted and skipped. Megatron's 'saving checkpoint at iteration N' lines are\n"
-            "sent as pause notices, so that a long save is not taken for a hang. At the end a\n"
+            "sent as pause notices, so that a long save is not taken for a hang; once the save\n"
+            "is complete ('successfully saved checkpoint', else the next iteration line of a\n"
+            "save that was not async), every later report carries ckpt=N. At the end a\n"
             "summary goes to stderr: lines read, iterations reported, malformed lines skipped,\n"
             "reports dropped, checkpoint saves announced.\n"
             "\n"
@@ -120,7 +129,8 @@ void hn_usage_tail(FILE *out)
             "  --job ID          job id (default SLURM_JOB_ID, else HOUSTON_JOB_ID; required)\n"
             "  --rank N          rank the reports carry (default RANK, SLURM_PROCID, else 0)\n"
             "  --local-rank N    local rank (default LOCAL_RANK, SLURM_LOCALID; else none)\n"
-            "  --world N         world size (default WORLD_SIZE, SLURM_NTASKS; else none)\n"
+            "  --world N         world size (default WORLD_SIZE, SLURM_NTASKS; else none);\n"
+            "                    with N > 1 a report's tokens are the job's divided by N\n"
             "  --socket PATH     the agent's step socket (default HOUSTON_STEP_SOCKET, else\n"
             "                    " HN_STEP_SOCKET_DEFAULT ")\n"
             "  --seq-len N       tokens per sample: a report's tokens are global batch size x N\n"
@@ -297,15 +307,82 @@ static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, uint6
     fflush(stdout);
 }
 
+/*
+ * One rank's share of the job's tokens, rounded to the nearest: the log speaks for the whole
+ * job, but the controller reads `tokens` as one rank's and multiplies the ranks' mean by the
+ * job's rank count, which is `world` when the reports carry one. Unchanged without a world
+ * size (or with 1), and when unknown (-1).
+ */
+static int64_t rank_share(int64_t tokens, int world)
+{
+    if (tokens < 0 || world <= 1)
+        return tokens;
+    return tokens / world + (2 * (tokens % world) >= world); /* no overflow: rest < world */
+}
+
 static void report(struct tail *t, const struct hn_trainlog_rec *r)
 {
     struct hn_step s;
     hn_step_init(&s);
     s.step = r->iteration;
     s.seconds = r->elapsed_ms / 1000.0;
-    s.tokens = step_tokens(t, r);
-    s.tflops = r->tflops; /* NaN when not printed: not sent */
+    s.tokens = rank_share(step_tokens(t, r), t->world);
+    s.checkpoint = t->ckpt; /* on every report after the first completed save: the controller
+                               keeps the highest, so a lost report or an agent restart costs
+                               nothing */
+    s.tflops = r->tflops;   /* NaN when not printed: not sent */
     send_one(t, &s, 0, &t->st.reported);
+}
+
+/* A checkpoint of `step` is complete: later reports carry it, unless a higher one is. */
+static void ckpt_done(struct tail *t, uint64_t step)
+{
+    if (step <= INT64_MAX && (int64_t)step > t->ckpt)
+        t->ckpt = (int64_t)step;
+}
+
+/*
+ * A checkpoint line (kind from hn_trainlog_parse) for step `at`. A save is complete when the
+ * log says so ("successfully saved checkpoint", printed once the files are written, later
+ * for an async save). Not every log shows that line (a log filtered on the way, a fork that
+ * drops it), so until it has shown one, a save that was not handed to a background writer
+ * is also complete once the job steps again: Megatron's synchronous save returns to training
+ * only after every rank has written its part, and a failed save ends the job (the save at
+ * step 5 in tests/fixtures/training-logs/superbenchmark/megatron_deepspeed.log is followed by
+ * no step and no success line, so it never counts).
+ */
+static void save_seen(struct tail *t, int kind, uint64_t at)
+{
+    int64_t step = at <= INT64_MAX ? (int64_t)at : -1;
+    switch (kind) {
+    case HN_TRAINLOG_SAVE:
+        t->save_at = step;
+        t->save_async = 0;
+        break;
+    case HN_TRAINLOG_SAVE_ASYNC:
+        if (step == t->save_at)
+            t->save_async = 1;
+        break;
+    case HN_TRAINLOG_SAVED:
+        t->log_has_saved = 1;
+        ckpt_done(t, at);
+        if (t->save_at <= step)
+            t->save_at = -1;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The job steps again after a save begun at t->save_at (see save_seen). A step not above it
+ * is a restart from an earlier checkpoint: that save is forgotten. */
+static void steps_after_save(struct tail *t, uint64_t step)
+{
+    if (t->save_at < 0)
+        return;
+    if (step > (uint64_t)t->save_at && !t->save_async && !t->log_has_saved)
+        ckpt_done(t, (uint64_t)t->save_at);
+    t->save_at = -1;
 }
 
 static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
@@ -322,10 +399,12 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
         t->st.malformed++;
         return;
     }
-    if (rc == 0 || r.format != t->o->format)
+    if (rc == HN_TRAINLOG_OTHER || r.format != t->o->format)
         return;
-    if (rc == 2) { /* a checkpoint save begins: the steps stop on purpose */
-        send_one(t, NULL, r.iteration, &t->st.pauses);
+    if (rc != HN_TRAINLOG_ITERATION) {
+        if (rc == HN_TRAINLOG_SAVE) /* a checkpoint save begins: the steps stop on purpose */
+            send_one(t, NULL, r.iteration, &t->st.pauses);
+        save_seen(t, rc, r.iteration);
         return;
     }
     if (t->have_last && r.iteration == t->last_iter) {
@@ -334,6 +413,7 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     }
     t->have_last = 1;
     t->last_iter = r.iteration;
+    steps_after_save(t, r.iteration);
     report(t, &r);
 }
 
@@ -474,6 +554,7 @@ static int open_client(struct tail *t)
     }
     if (rank < 0)
         hn_step_set_identity(t->client, NULL, 0, -1, -1);
+    hn_step_identity_get(t->client, NULL, NULL, NULL, &t->world);
     return 0;
 }
 
@@ -486,6 +567,7 @@ int hn_cmd_tail(int argc, char **argv)
     struct tail *t = xcalloc(1, sizeof(*t));
     t->o = &o;
     t->last_tokens = -1;
+    t->ckpt = t->save_at = -1;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

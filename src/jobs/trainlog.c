@@ -356,22 +356,35 @@ static int nemo_steps(uint64_t from_zero, uint64_t *out)
     return 0;
 }
 
-/* Megatron's "saving checkpoint at iteration N to PATH" (also Megatron-DeepSpeed's "global
- * rank R is saving checkpoint at iteration N to PATH"): 2 with out->iteration = N, 0 for
- * another line, -1 without a number. */
+/* Megatron's checkpoint lines, each followed by blanks, the step and a blank or the end. The
+ * first also matches Megatron-DeepSpeed's "global rank R is saving checkpoint at iteration N". */
+static const struct {
+    const char *head;
+    enum hn_trainlog_kind kind;
+} save_lines[] = {
+    {"saving checkpoint at iteration", HN_TRAINLOG_SAVE},
+    {"scheduled an async checkpoint save at iteration", HN_TRAINLOG_SAVE_ASYNC},
+    {"successfully saved checkpoint at iteration", HN_TRAINLOG_SAVED},
+    {"successfully saved checkpoint from iteration", HN_TRAINLOG_SAVED},
+};
+
+/* One of save_lines: its kind with out->iteration = N, 0 for another line, -1 without a
+ * number. */
 static int read_save(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
-    static const char head[] = "saving checkpoint at iteration";
-    const char *p = find(line, end, head);
-    if (!p)
-        return 0;
-    struct span s = {p + sizeof(head) - 1, end};
-    skip_blanks(&s);
-    if (scan_u64(&s, &out->iteration) != 0 || (s.p < end && !is_blank(*s.p)))
-        return -1;
-    out->format = HN_TRAINLOG_MEGATRON;
-    read_prefix(line, end, out->prefix);
-    return 2;
+    for (size_t i = 0; i < sizeof(save_lines) / sizeof(save_lines[0]); i++) {
+        const char *p = find(line, end, save_lines[i].head);
+        if (!p)
+            continue;
+        struct span s = {p + strlen(save_lines[i].head), end};
+        skip_blanks(&s);
+        if (scan_u64(&s, &out->iteration) != 0 || (s.p < end && !is_blank(*s.p)))
+            return -1;
+        out->format = HN_TRAINLOG_MEGATRON;
+        read_prefix(line, end, out->prefix);
+        return (int)save_lines[i].kind;
+    }
+    return HN_TRAINLOG_OTHER;
 }
 
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
@@ -398,7 +411,7 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
                 return -1;
             fill(out, &v);
             read_prefix(line, end, out->prefix);
-            return 1;
+            return HN_TRAINLOG_ITERATION;
         }
         /* A step-time field without a head: a line cut short or garbled on the way. */
         if (find(line, end, "elapsed time per iteration") || find(line, end, "train_step_timing"))
@@ -426,5 +439,5 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
     }
     fill(out, &v);
     read_prefix(line, end, out->prefix);
-    return 1;
+    return HN_TRAINLOG_ITERATION;
 }

@@ -8,8 +8,13 @@
  *     [TIME] iteration      100/    1000 | consumed samples: 102400 | elapsed time per
  *     iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 401.2 | learning rate: ... |
  *     global batch size:  1024 | lm loss: ... | samples per second: 26.9 | TFLOPs: 147.61 | ...
- *   and, when a checkpoint save begins (megatron/training/checkpointing.py, print_rank_0):
+ *   and, from a checkpoint save (megatron/training/checkpointing.py, print_rank_0), when it
+ *   begins, when it was handed to a background writer (--async-save) and when it completed:
  *     saving checkpoint at iteration     500 to /path/to/checkpoints [in torch_dist format]
+ *     scheduled an async checkpoint save at iteration     500 to /path/to/checkpoints
+ *     successfully saved checkpoint at iteration     500 to /path/to/checkpoints
+ *     successfully saved checkpoint from iteration     500 to /path [ t 1/4, p 1/2 ]
+ *   (the "at" form is Megatron-DeepSpeed's and older Megatron-LM's, "from" the later one's).
  *   NeMo 2 (Lightning, MegatronProgressBar):
  *     Training epoch 0, iteration 28/99 | lr: ... | global_batch_size: 32 | global_step: 28 |
  *     reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928
@@ -43,6 +48,15 @@ enum hn_trainlog_format {
     HN_TRAINLOG_NEMO = 2,     /* NeMo 2 iteration lines, NeMo 1 progress bars */
 };
 
+/* What a line is: hn_trainlog_parse's result when it is not -1. */
+enum hn_trainlog_kind {
+    HN_TRAINLOG_OTHER = 0,
+    HN_TRAINLOG_ITERATION = 1,
+    HN_TRAINLOG_SAVE = 2,       /* "saving checkpoint at iteration N": a save begins */
+    HN_TRAINLOG_SAVE_ASYNC = 3, /* "scheduled an async checkpoint save at iteration N" */
+    HN_TRAINLOG_SAVED = 4,      /* "successfully saved checkpoint at|from iteration N" */
+};
+
 #define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
 
 /* One iteration line. Unknown integers are -1 (train_iters 0), unknown reals NaN. */
@@ -63,16 +77,17 @@ struct hn_trainlog_rec {
 };
 
 /*
- * Parses one line (without its newline). Returns 1 and fills *out for an iteration line, 2
- * for Megatron's "saving checkpoint at iteration N to PATH" (printed by rank 0 when a save
- * begins, after iteration N's own line; *out holds format, prefix and iteration only), 0
- * for any other line (out then holds nothing useful), or -1 for a line that looks like an
- * iteration line but cannot be read: an "iteration N/M |" head without a step time, a step
- * time or global_step that is not a number (or is negative, or does not fit), a progress bar
- * with a train_step_timing but no usable global_step, a step-time field with no head at all
- * (a line cut short or garbled), or a "saving checkpoint at iteration" without its number.
- * Other known fields that hold no number ("TFLOPs: inf") are left unknown and the line still
- * counts.
+ * Parses one line (without its newline). Returns HN_TRAINLOG_ITERATION (1) and fills *out for
+ * an iteration line; for one of Megatron's checkpoint lines (printed by rank 0, after
+ * iteration N's own line) HN_TRAINLOG_SAVE when a save begins, HN_TRAINLOG_SAVE_ASYNC when it
+ * was handed to a background writer and HN_TRAINLOG_SAVED when it completed (for these *out
+ * holds format, prefix and iteration N only); HN_TRAINLOG_OTHER (0) for any other line (out
+ * then holds nothing useful); or -1 for a line that looks like an iteration line but cannot
+ * be read: an "iteration N/M |" head without a step time, a step time or global_step that is
+ * not a number (or is negative, or does not fit), a progress bar with a train_step_timing but
+ * no usable global_step, a step-time field with no head at all (a line cut short or garbled),
+ * or a checkpoint line without its number. Other known fields that hold no number ("TFLOPs:
+ * inf") are left unknown and the line still counts.
  */
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out);
 

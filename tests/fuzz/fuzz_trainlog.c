@@ -2,7 +2,8 @@
  * fuzz_trainlog.c - libFuzzer target for the training-log parser (src/jobs/trainlog.c).
  *
  * The input is one arbitrary line, not NUL-terminated. Besides not crashing or reading past
- * the line, the parser must keep its promises: a result of -1, 0 or 1, and for 1 a record
+ * the line, the parser must keep its promises: a result of -1 or an enum hn_trainlog_kind,
+ * a Megatron record with a clean prefix for a checkpoint line, and for an iteration a record
  * with a known format, a non-negative finite step time, a terminated prefix made only of the
  * bytes a launcher prefix may hold, and counts that are -1 or more.
  */
@@ -33,11 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct hn_trainlog_rec rec;
     int r = hn_trainlog_parse((const char *)data, size, &rec);
-    if (r < -1 || r > 2)
+    if (r < -1 || r > HN_TRAINLOG_SAVED)
         abort();
-    if (r == 2 && (rec.format != HN_TRAINLOG_MEGATRON || !prefix_ok(rec.prefix)))
-        abort(); /* a checkpoint save begins */
-    if (r != 1)
+    if (r >= HN_TRAINLOG_SAVE && (rec.format != HN_TRAINLOG_MEGATRON || !prefix_ok(rec.prefix)))
+        abort(); /* a checkpoint line */
+    if (r != HN_TRAINLOG_ITERATION)
         return 0;
     if (rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_NEMO)
         abort();

@@ -56,6 +56,21 @@ done
 check_eq "the checkpoint save: a pause notice after step 5's report" \
     "hs1 job=7 rank=0 step=5 dur=74.4949 tokens=4194304 tflops=150.62|hs1 job=7 rank=0 step=5 pause=checkpoint" \
     "$(tail -2 "$work/out" | paste -sd'|')"
+check_eq "the real log ends during the save: no report says it completed" 0 \
+    "$(grep -c 'ckpt=' "$work/out")"
+# The log continued: the save is complete once the job steps again (step 6, made from step 5's
+# line), and every report from then on carries ckpt=5.
+{
+    sed -n 1,1443p "$logs/superbenchmark/megatron_deepspeed.log"
+    for i in 6 7; do
+        sed -n 1441p "$logs/superbenchmark/megatron_deepspeed.log" |
+            sed "s|iteration        5/       5|iteration        $i/      10|"
+    done
+} >"$work/continued.log"
+"$HOUSTON" tail --print --job 7 "$work/continued.log" >"$work/out" 2>/dev/null
+check_eq "a completed save: ckpt=5 on the reports after it" \
+    "hs1 job=7 rank=0 step=6 dur=74.4949 tokens=4194304 ckpt=5 tflops=150.62|hs1 job=7 rank=0 step=7 dur=74.4949 tokens=4194304 ckpt=5 tflops=150.62" \
+    "$(tail -2 "$work/out" | paste -sd'|')"
 
 # Tokens (global batch x actual seqlen) and TFLOPs where the log prints them.
 "$HOUSTON" tail --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>/dev/null
@@ -131,7 +146,8 @@ out=$(SLURM_JOB_ID=55 SLURM_PROCID=4 "$HOUSTON" tail --print "$logs/superbenchma
 check_eq "identity from the environment" "hs1 job=55 rank=4 step=1 dur=76.0153 tokens=4194304 tflops=147.61" "$out"
 out=$(SLURM_JOB_ID=55 SLURM_PROCID=4 "$HOUSTON" tail --print --job 'x y' --rank 2 --local-rank 1 --world 8 \
     "$logs/superbenchmark/megatron_deepspeed.log" 2>/dev/null | head -1)
-check_eq "identity from flags" "hs1 job=x_y rank=2 lrank=1 world=8 step=1 dur=76.0153 tokens=4194304 tflops=147.61" "$out"
+# world=8: tokens are one rank's share of the job's 4194304 (the controller multiplies by 8).
+check_eq "identity from flags" "hs1 job=x_y rank=2 lrank=1 world=8 step=1 dur=76.0153 tokens=524288 tflops=147.61" "$out"
 
 # ---- sent for real ----
 

@@ -135,7 +135,8 @@ static void test_expected_csv(void **state)
 
     /* No other line of the logs is an iteration line, and none looks like a broken one; the
      * one checkpoint save in them (after the last iteration of the Megatron-DeepSpeed run)
-     * is read as one. */
+     * is read as one; no line says it completed (the launcher kills the job's processes
+     * next). */
     int saves = 0;
     for (int i = 0; i < NLOGS; i++) {
         int ones = 0;
@@ -143,8 +144,10 @@ static void test_expected_csv(void **state)
             int got = logs_parsed[i].rc[no];
             if (got < 0)
                 fail_msg("%s:%d: parse gave -1", logs[i], no);
-            ones += got == 1;
-            if (got == 2) {
+            ones += got == HN_TRAINLOG_ITERATION;
+            if (got == HN_TRAINLOG_SAVE_ASYNC || got == HN_TRAINLOG_SAVED)
+                fail_msg("%s:%d: parse gave %d", logs[i], no, got);
+            if (got == HN_TRAINLOG_SAVE) {
                 saves++;
                 assert_string_equal(logs[i], "superbenchmark/megatron_deepspeed.log");
                 assert_int_equal(no, 1443);
@@ -264,27 +267,36 @@ static void test_megatron_lm(void **state)
     assert_int_equal(rec.global_batch, -1);
 }
 
-/* The line Megatron's rank 0 prints when a checkpoint save begins, as Megatron-LM and
- * Megatron-DeepSpeed word it, with launcher prefixes. */
+/* The lines Megatron's rank 0 prints when a checkpoint save begins, when it goes to a
+ * background writer and when it completed, as Megatron-LM and Megatron-DeepSpeed word them,
+ * with launcher prefixes. */
 static void test_checkpoint_save(void **state)
 {
     (void)state;
     static const struct {
         const char *line;
+        int kind;
         uint64_t iteration;
         const char *prefix;
     } saves[] = {
-        {"saving checkpoint at iteration     500 to /ckpt/gpt", 500, ""},
-        {"saving checkpoint at iteration    1000 to /lustre/ckpt in torch_dist format", 1000, ""},
-        {"vm-07-14: saving checkpoint at iteration      10 to .//checkpoint/gpt_6.7B", 10,
-         "vm-07-14"},
-        {" 0: [2024-05-01 12:00:00] global rank 0 is saving checkpoint at iteration 7 to /c", 7,
-         "0"},
+        {"saving checkpoint at iteration     500 to /ckpt/gpt", HN_TRAINLOG_SAVE, 500, ""},
+        {"saving checkpoint at iteration    1000 to /lustre/ckpt in torch_dist format",
+         HN_TRAINLOG_SAVE, 1000, ""},
+        {"vm-07-14: saving checkpoint at iteration      10 to .//checkpoint/gpt_6.7B",
+         HN_TRAINLOG_SAVE, 10, "vm-07-14"},
+        {" 0: [2024-05-01 12:00:00] global rank 0 is saving checkpoint at iteration 7 to /c",
+         HN_TRAINLOG_SAVE, 7, "0"},
+        {"  scheduled an async checkpoint save at iteration    1000 to /lustre/ckpt",
+         HN_TRAINLOG_SAVE_ASYNC, 1000, ""},
+        {"vm-07-05:   successfully saved checkpoint at iteration       5 to .//checkpoint/gpt",
+         HN_TRAINLOG_SAVED, 5, "vm-07-05"},
+        {"  successfully saved checkpoint from iteration    1000 to /lustre/ckpt [ t 1/4, p 1/2 ]",
+         HN_TRAINLOG_SAVED, 1000, ""},
     };
     struct hn_trainlog_rec rec;
     for (size_t i = 0; i < HN_ARRAY_LEN(saves); i++) {
-        if (parse(saves[i].line, &rec) != 2)
-            fail_msg("not read as a checkpoint save: %s", saves[i].line);
+        if (parse(saves[i].line, &rec) != saves[i].kind)
+            fail_msg("not read as checkpoint line %d: %s", saves[i].kind, saves[i].line);
         assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
         assert_int_equal(rec.iteration, saves[i].iteration);
         assert_string_equal(rec.prefix, saves[i].prefix);
@@ -295,6 +307,9 @@ static void test_checkpoint_save(void **state)
         "saving checkpoint at iteration  to /ckpt",
         "saving checkpoint at iteration 12abc to /ckpt",
         "saving checkpoint at iteration 99999999999999999999999 to /ckpt",
+        "successfully saved checkpoint at iteration to /ckpt",
+        "successfully saved checkpoint from iteration 5x to /ckpt",
+        "scheduled an async checkpoint save at iteration",
     };
     for (size_t i = 0; i < HN_ARRAY_LEN(bad); i++) {
         if (parse(bad[i], &rec) != -1)
@@ -377,7 +392,8 @@ static void test_not_iterations(void **state)
     (void)state;
     static const char *const lines[] = {
         "",
-        "successfully saved checkpoint at iteration       5 to /ckpt",
+        "loading checkpoint from /ckpt at iteration 500",
+        "successfully saved checkpoint to /ckpt",
         "[Rank 0] (after 1 iterations) memory (MB) | allocated: 17956.49 | max allocated: 68581.8",
         " validation loss at iteration 100 | lm loss value: 2.1 | lm loss PPL: 8.2 |",
         "[INFO] [timer.py:260:stop] epoch=0/micro_step=3/global_step=3, CurrSamplesPerSec=291.6",
