@@ -1253,6 +1253,38 @@ int hn_cli_jobs_render(const char *json, FILE *out, char *err, size_t errsize)
     return 0;
 }
 
+/* A job's history (the API's "series": time, MFU, ETTR, step time), at most HISTORY_ROWS
+ * points spread evenly over it, the first and the latest included. */
+#define HISTORY_ROWS 12
+static void history_print(const json_t *series, FILE *out)
+{
+    size_t n = json_is_array(series) ? json_array_size(series) : 0;
+    if (n == 0)
+        return;
+    static const char *const headers[] = {"TIME", "MFU", "ETTR", "STEP_S"};
+    struct hn_cli_table t;
+    hn_cli_table_init(&t, HN_ARRAY_LEN(headers), headers, NULL);
+    size_t rows = n < HISTORY_ROWS ? n : HISTORY_ROWS;
+    for (size_t k = 0; k < rows; k++) {
+        size_t i = rows == 1 ? n - 1 : k * (n - 1) / (rows - 1);
+        const json_t *p = json_array_get(series, i);
+        char when[32], mfu[16], ettr[16], step[24];
+        hn_cli_format_time(jnum(p, "time"), when, sizeof(when));
+        pct(jnum(p, "mfu"), mfu, sizeof(mfu));
+        pct(jnum(p, "ettr"), ettr, sizeof(ettr));
+        double st = jnum(p, "step_seconds");
+        if (isnan(st))
+            snprintf(step, sizeof(step), "-");
+        else
+            snprintf(step, sizeof(step), "%.3g", st);
+        const char *row[] = {when, mfu, ettr, step};
+        hn_cli_table_add(&t, row);
+    }
+    fprintf(out, "\nhistory (%zu of %zu points):\n", rows, n);
+    hn_cli_table_print(&t, out);
+    hn_cli_table_fini(&t);
+}
+
 int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
 {
     json_t *root = json_loads(json, 0, NULL);
@@ -1273,11 +1305,21 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
     char first[32], last[32];
     hn_cli_format_time(jnum(j, "first_seen"), first, sizeof(first));
     hn_cli_format_time(jnum(j, "last_report"), last, sizeof(last));
+    double ckpt = jnum(j, "checkpoint");
+    char ckpt_text[48] = "no checkpoint reported";
+    if (ckpt >= 0)
+        snprintf(ckpt_text, sizeof(ckpt_text), "last checkpoint step %.0f", ckpt);
     fprintf(out,
             "\nfirst report %s, last %s; productive %.0f s of %.0f s wall; %.0f "
-            "interruption(s); last checkpoint step %.0f\n",
+            "interruption(s); %s\n",
             first, last, jnum(j, "productive_s"), jnum(j, "wall_s"), jnum(j, "interruptions"),
-            jnum(j, "checkpoint"));
+            ckpt_text);
+    double every = jnum(j, "straggler_every"), late = jnum(j, "late_reports");
+    if (every > 1)
+        fprintf(out,
+                "straggler detector: every %.0fth step (the job steps faster than its agents "
+                "forward reports); %.0f reports came too late for it\n",
+                every, isnan(late) ? 0 : late);
     double limit = jnum(j, "hang_limit_s"), idle = jnum(j, "no_progress_s");
     if (!isnan(limit)) {
         fprintf(out, "hang after %.0f s without progress (longest pause it came back from: %.0f s)",
@@ -1291,6 +1333,7 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
         fprintf(out, "paused on purpose (%s) after step %.0f, for %.0f s now\n",
                 jstr(pause, "kind") ? jstr(pause, "kind") : "?", jnum(pause, "after_step"),
                 jnum(pause, "for_s"));
+    history_print(json_object_get(j, "series"), out);
     const json_t *ev = json_object_get(j, "events");
     if (json_is_array(ev) && json_array_size(ev) > 0) {
         fprintf(out, "\nevents:\n");

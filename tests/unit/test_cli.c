@@ -342,6 +342,37 @@ static void test_jobs_render(void **unused)
     const char *text = cap_close(&c);
     assert_non_null(strstr(text, "\nhang after 300 s without progress (longest pause it came back "
                                  "from: 100 s); none for 12 s now\n"));
+    assert_non_null(strstr(text, "; last checkpoint step 30\n"));
+    assert_null(strstr(text, "history"));
+    assert_null(strstr(text, "straggler detector"));
+    cap_free(&c);
+    /* No checkpoint yet; the detector on every 4th step; MFU over time, 12 of 30 points
+     * spread over the history, the first and the last included. */
+    char job[4096];
+    int at = snprintf(job, sizeof(job),
+                      "{\"job\": {\"id\": \"9\", \"state\": \"running\", \"ranks\": 8,"
+                      " \"checkpoint\": -1, \"straggler_every\": 4, \"late_reports\": 97,"
+                      " \"series\": [");
+    for (int i = 0; i < 30; i++)
+        at += snprintf(job + at, sizeof(job) - (size_t)at,
+                       "%s{\"time\": %d, \"mfu\": %.3f, \"ettr\": %s, \"step_seconds\": 2.5}",
+                       i ? ", " : "", 1764496000 + 60 * i, 0.4 + 0.001 * i, i ? "0.99" : "null");
+    snprintf(job + at, sizeof(job) - (size_t)at, "]}}");
+    cap_open(&c);
+    assert_int_equal(hn_cli_job_render(job, c.f, err, sizeof(err)), 0);
+    text = cap_close(&c);
+    assert_non_null(strstr(text, "; no checkpoint reported\n"));
+    assert_non_null(strstr(text, "straggler detector: every 4th step (the job steps faster than "
+                                 "its agents forward reports); 97 reports came too late for it\n"));
+    assert_non_null(strstr(text, "\nhistory (12 of 30 points):\n"
+                                 "TIME                 MFU    ETTR   STEP_S\n"
+                                 "2025-11-30 09:46:40  40.0%  -      2.5\n"));
+    assert_non_null(strstr(text, "2025-11-30 10:15:40  42.9%  99.0%  2.5\n"));
+    const char *hist = strstr(text, "history");
+    int lines = 0;
+    for (const char *q = hist; q && *q; q++)
+        lines += *q == '\n';
+    assert_int_equal(lines, 14); /* the title, the header, 12 points */
     cap_free(&c);
     assert_non_null(strstr(err, "\"job\""));
 }
