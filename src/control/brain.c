@@ -790,6 +790,14 @@ int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job)
     return 0;
 }
 
+int hn_brain_job_time_left(struct hn_brain *b, double now, const char *job, double seconds)
+{
+    if (!job || !job[0] || isnan(seconds))
+        return -EINVAL;
+    hb_jobs_time_left(b, now, job, seconds);
+    return 0;
+}
+
 int hn_brain_node_idle(struct hn_brain *b, double now, int node)
 {
     struct node *n = hb_node_at(b, node);

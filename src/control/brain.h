@@ -233,6 +233,10 @@ int hn_brain_job_owner(struct hn_brain *b, const char *job, int64_t uid);
  * requeue, say), suspended, being set up or completing. It has not ended, and is not checked
  * for hangs while it waits. -EINVAL for a bad id. */
 int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job);
+/* The scheduler says job has `seconds` left before its time limit (negative: no limit known).
+ * The straggler policy weighs a straggler's waste over that time (docs/jobs.md, "Policy").
+ * -EINVAL for a bad id. */
+int hn_brain_job_time_left(struct hn_brain *b, double now, const char *job, double seconds);
 /* The scheduler reports the node has no job left (a draining node becomes quarantined). */
 int hn_brain_node_idle(struct hn_brain *b, double now, int node);
 
@@ -307,7 +311,7 @@ struct hn_job_view {
     char straggler_node[HN_NAME_MAX];
     double straggler_slowdown; /* 0.3 = 30% slower than its peers */
     uint64_t straggler_onset;
-    char plan[192];                    /* the straggler policy's decision, for people */
+    char plan[256];                    /* the straggler policy's decision, for people */
     unsigned straggler_every;          /* the detector sees every this many steps (docs/jobs.md) */
     uint64_t late_reports;             /* reports that came after their step's row had left */
     const struct hn_job_point *series; /* borrowed until the next call into the brain */

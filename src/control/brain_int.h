@@ -125,5 +125,6 @@ void hb_jobs_tick(struct hn_brain *b, double now);
 /* The scheduler's poll at `now` lists job as running (on some node), or as waiting. */
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
 void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job);
+void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds);
 
 #endif

@@ -746,7 +746,7 @@ static void poll_scheduler(struct hn_control *c, double now)
      * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
      * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
      * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "all", "-o", "%A %i %U %t %N", NULL};
+    const char *argv[] = {c->cfg.squeue, "-h", "-t", "all", "-o", "%A %i %U %t %L %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 4u << 20);
     int truncated = 0, status = 0;
@@ -759,22 +759,23 @@ static void poll_scheduler(struct hn_control *c, double now)
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
         hn_brain_job_owner(c->brain, "", -1);
-        /* One "JOBID JOBID_OR_HET UID STATE NODELIST" per line (STATE compact: R, PD, ...;
-         * NODELIST empty while pending); a node may run several jobs (the brain keeps up to 16
+        /* One "JOBID JOBID_OR_HET UID STATE TIME_LEFT NODELIST" per line (STATE compact: R,
+         * PD, ...; TIME_LEFT as hn_slurm_parse_time_left reads it, or UNLIMITED; NODELIST
+         * empty while pending); a node may run several jobs (the brain keeps up to 16
          * per node, and requeues each when it drains the node). The owner decides who may
          * report the job's steps (docs/steps.md, "Who may report"). A job that is not running
          * but not over (pending after a requeue, suspended, completing) is listed as waiting,
          * so that houston neither calls it ended nor checks it for hangs (docs/jobs.md). */
         char *cur = out.data ? out.data : (char *)"", *line;
         while ((line = take_line(&cur))) {
-            char *f[5] = {line, NULL, NULL, NULL, NULL};
-            for (int k = 1; k < 5 && f[k - 1]; k++) {
+            char *f[6] = {line, NULL, NULL, NULL, NULL, NULL};
+            for (int k = 1; k < 6 && f[k - 1]; k++) {
                 f[k] = strchr(f[k - 1], ' ');
                 if (f[k])
                     *f[k]++ = '\0';
             }
             int state = f[3] ? job_state(f[3]) : JOB_OVER;
-            if (state == JOB_RUNNING && !f[4])
+            if (!f[4] || (state == JOB_RUNNING && !f[5]))
                 state = JOB_OVER; /* not squeue's line */
             if (state != JOB_OVER) {
                 char *plus = strchr(f[1], '+');
@@ -789,7 +790,11 @@ static void poll_scheduler(struct hn_control *c, double now)
                     c->owners_dropped++;
                 struct job_ctx j = {c, id, now};
                 if (state == JOB_RUNNING) {
-                    hn_hostlist_expand(f[4], job_node, &j);
+                    hn_hostlist_expand(f[5], job_node, &j);
+                    double left;
+                    if (hn_slurm_parse_time_left(f[4], &left) != 0)
+                        left = -1; /* UNLIMITED, NOT_SET */
+                    hn_brain_job_time_left(c->brain, now, id, left);
                 } else { /* after the running ones: a job with a part running is running */
                     if (nwait == capwait) {
                         capwait = capwait ? 2 * capwait : 64;

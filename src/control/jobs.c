@@ -107,6 +107,8 @@ struct job {
                          * running; -1: none */
     double ran_again;   /* the first poll that listed it running after one listed it waiting;
                          * -1: none */
+    double time_left;   /* seconds to its time limit as of time_left_at; -1: no limit known */
+    double time_left_at;
     int hung;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     double unseen_at; /* when */
@@ -128,7 +130,7 @@ struct job {
     double strag_slow; /* the straggler against its peers: 0.3 = 30% slower */
     uint64_t strag_onset;
     int drain_planned;
-    char plan[192];
+    char plan[256];
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
     double series_dt, next_point;
@@ -305,6 +307,7 @@ static struct job *job_alloc(const char *id, double now)
     j->sched_seen = -1;
     j->run_listed = -1;
     j->ran_again = -1;
+    j->time_left = -1;
     j->owner = -1;
     j->series_dt = SERIES_DT;
     j->stride = 1;
@@ -624,6 +627,22 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
     return n;
 }
 
+/* The time over which a straggler's waste is weighed: what the job has left before its time
+ * limit when the scheduler says (a job that ends in ten minutes is not worth a restart; one
+ * with a week left is, for a few percent), else straggler-horizon. *over says which, for the
+ * plan ("in the 5400 s the job has left", "of every 3600 s of the job"). */
+static double strag_horizon(const struct hn_brain *b, double now, const struct job *j, char *over,
+                            size_t size)
+{
+    if (j->time_left >= 0) {
+        double left = fmax(0, j->time_left - (now - j->time_left_at));
+        snprintf(over, size, "in the %.0f s the job has left", left);
+        return left;
+    }
+    snprintf(over, size, "of every %.0f s of the job", b->cfg.straggler_horizon_s);
+    return b->cfg.straggler_horizon_s;
+}
+
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
  * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
  * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
@@ -680,7 +699,9 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     j->strag_onset = d->onset_step;
 
     double restart = b->cfg.restart_s;
-    double waste = b->cfg.straggler_horizon_s * j->strag_slow / (1 + j->strag_slow);
+    char over[64];
+    double horizon = strag_horizon(b, now, j, over, sizeof(over));
+    double waste = horizon * j->strag_slow / (1 + j->strag_slow);
     j->drain_planned = act && n && waste > restart;
     if (mates)
         snprintf(j->plan, sizeof(j->plan),
@@ -694,14 +715,13 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
                  j->l.id);
     else if (j->drain_planned)
         snprintf(j->plan, sizeof(j->plan),
-                 "drain %s at the next checkpoint: the slowdown wastes %.0f s of every %.0f s "
-                 "of the job, a restart costs %.0f s",
-                 n->name, waste, b->cfg.straggler_horizon_s, restart);
+                 "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
+                 "costs %.0f s",
+                 n->name, waste, over, restart);
     else
         snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: the slowdown wastes %.0f s of every %.0f s, less than a restart "
-                 "(%.0f s)%s",
-                 n ? n->name : "the rank's node", waste, b->cfg.straggler_horizon_s, restart,
+                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s)%s",
+                 n ? n->name : "the rank's node", waste, over, restart,
                  n ? "" : "; its node is unknown");
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, f.gpu, ev, "%s", j->plan);
@@ -923,6 +943,24 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
         return;
     struct hn_finding f;
     char ev[320];
+    /* The job's time left shrank since the plan: a restart now may no longer pay. */
+    char over[64];
+    double waste =
+        strag_horizon(b, now, j, over, sizeof(over)) * j->strag_slow / (1 + j->strag_slow);
+    if (!(waste > b->cfg.restart_s)) {
+        snprintf(j->plan, sizeof(j->plan),
+                 "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
+                 "restart (%.0f s)",
+                 n->name, (long long)ckpt, waste, over, b->cfg.restart_s);
+        snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f", j->l.id,
+                 j->strag_rank, (long long)ckpt, j->strag_slow);
+        hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag_rank].gpu, ev, "%s",
+                       j->plan);
+        size_t from = b->qlen;
+        hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+        tag_job(b, from, j->l.id);
+        return;
+    }
     snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f onset_step=%llu",
              j->l.id, j->strag_rank, (long long)ckpt, j->strag_slow,
              (unsigned long long)j->strag_onset);
@@ -1288,6 +1326,15 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job)
     j->sched_seen = now;
     j->sched_waiting = 1;
     j->run_listed = -1;
+}
+
+void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds)
+{
+    int i = find_job(b->jobs, job);
+    if (i < 0)
+        return;
+    b->jobs->v[i]->time_left = seconds >= 0 ? seconds : -1;
+    b->jobs->v[i]->time_left_at = now;
 }
 
 /* ---- hangs ---- */

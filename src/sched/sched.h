@@ -119,6 +119,11 @@ int hn_sched_reason_format(char *out, size_t size, const char *reason);
  */
 int hn_slurm_parse_node(const char *text, const char *node, struct hn_sched_node *out);
 
+/* A job's time left as squeue's %L prints it ("59:58", "1:59:58", "2-00:00:00", "3-4" and the
+ * like: [days-]hours:minutes:seconds with the leading parts left out), in seconds. Returns 0,
+ * or -1 for "UNLIMITED", "NOT_SET", "INVALID" and anything else (no limit known). */
+int hn_slurm_parse_time_left(const char *text, double *seconds);
+
 /* The dry-run backend's record of calls, for tests. op is "drain", "resume", "node_info" or
  * "requeue"; target the node or job; arg the formatted reason or "". Borrowed pointers. */
 struct hn_sched_call {

@@ -348,3 +348,56 @@ done:
     split_reason(out);
     return 0;
 }
+
+/* Up to three ':'-separated numbers of at most 9 digits ([[H:]M:]S after a "D-", or the
+ * forms Slurm's time strings take: see hn_slurm_parse_time_left). */
+static int clock_parts(const char *p, long v[3], int *n)
+{
+    *n = 0;
+    while (*n < 3) {
+        size_t d = strspn(p, "0123456789");
+        if (d == 0 || d > 9)
+            return -1;
+        long x = 0;
+        for (size_t i = 0; i < d; i++)
+            x = 10 * x + (p[i] - '0');
+        v[(*n)++] = x;
+        p += d;
+        if (*p == '\0')
+            return 0;
+        if (*p++ != ':')
+            return -1;
+    }
+    return -1;
+}
+
+int hn_slurm_parse_time_left(const char *text, double *seconds)
+{
+    /* Slurm's forms (squeue(1), "-t"/"--time" of sbatch(1)): "M", "M:S", "H:M:S", "D-H",
+     * "D-H:M", "D-H:M:S"; squeue's %L prints "M:S", "H:M:S" or "D-H:M:S". */
+    const char *dash = strchr(text, '-');
+    long days = 0, v[3];
+    int n;
+    if (dash) {
+        size_t d = strspn(text, "0123456789");
+        if (d == 0 || d > 6 || text + d != dash)
+            return -1;
+        days = strtol(text, NULL, 10);
+        if (clock_parts(dash + 1, v, &n) != 0)
+            return -1;
+        /* D-H, D-H:M, D-H:M:S */
+        double h = (double)v[0], m = n > 1 ? (double)v[1] : 0, s = n > 2 ? (double)v[2] : 0;
+        *seconds = (double)days * 86400 + h * 3600 + m * 60 + s;
+        return 0;
+    }
+    if (clock_parts(text, v, &n) != 0)
+        return -1;
+    /* M, M:S, H:M:S */
+    if (n == 1)
+        *seconds = (double)v[0] * 60;
+    else if (n == 2)
+        *seconds = (double)v[0] * 60 + (double)v[1];
+    else
+        *seconds = (double)v[0] * 3600 + (double)v[1] * 60 + (double)v[2];
+    return 0;
+}

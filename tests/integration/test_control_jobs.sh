@@ -36,7 +36,8 @@ job_json() { curl -fsS "$CTL/v1/jobs/$1" | jq -c .job; }
 job_field() { curl -fsS "$CTL/v1/jobs/$1" | jq -r ".job.$2"; }
 
 say "job A: 8 ranks on n1,n2 reporting steps"
-jobA=$(sbatch --parsable -N2 -w n1,n2 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+jobA=$(sbatch --parsable -N2 -w n1,n2 --time=2-00:00:00 -o /dev/null --wrap 'sleep 300' \
+    2>>"$work/sbatch.err")
 check "job A running in Slurm" wait_for 20 bash -c "squeue -h -j $jobA -o %T | grep -q RUNNING"
 python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock" \
     --node "n2=$work/n2/step.sock" --control "$work/ctlA" --ckpt-every 100 \
@@ -110,6 +111,10 @@ check "a node's GPUs carry their last telemetry" bash -c \
     "curl -fsS $CTL/v1/nodes/n2 | jq -e '(.gpus | length) == 8 and (.gpus[0].sm_clock | type) == \"number\" and .gpus[0].lost == false'"
 check "the policy says it drains at the next checkpoint" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.plan | test(\"drain n2 at the next checkpoint\")'"
+# sbatch --time=2-00:00:00: squeue's %L gives the time left, over which the waste is weighed.
+left=$(job_field "$jobA" plan | sed -n 's/.* in the \([0-9]*\) s the job has left.*/\1/p')
+check "the plan weighs the job's time left from Slurm (2 days less a minute or two): ${left:-none} s" \
+    awk -v l="$left" 'BEGIN { exit !(l != "" && l > 172000 && l <= 172800) }'
 check "n2 drained in Slurm at the checkpoint" wait_for 30 slurm_drained n2
 check "Slurm reason names the straggler" grep -q '^houston: straggler' <<<"$(slurm_reason n2)"
 check "job A requeued" wait_for 20 bash -c \

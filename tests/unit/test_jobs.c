@@ -336,6 +336,66 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
+/* Job `id` (16 ranks, 4 a node, steps of 1 s) whose rank 9 (n3) becomes 30% slower at step
+ * 61; the scheduler says then that it has `left` seconds to its time limit (negative: none
+ * known). Once the straggler is found, `later` seconds of slow steps pass, then a checkpoint.
+ * Returns the job's plan at detection in plan and whether n3 was drained at the checkpoint. */
+static int straggler_with_time_left(const char *id, double left, double later, char *plan,
+                                    size_t size)
+{
+    struct hn_brain *b = fleet(4);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, id);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, id, 16, s, 1.0, NULL, 0);
+    assert_int_equal(hn_brain_job_time_left(b, t, id, left), 0);
+    slow[9] = 0.27;
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; s <= 90 && v.straggler_rank < 0; s++, t += 1.27) {
+        step_all(b, t, id, 16, s, 1.0, slow, 0);
+        job_view(b, id, &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    snprintf(plan, size, "%s", v.plan);
+    for (double end = t + later; t < end; s++, t += 1.27)
+        step_all(b, t, id, 16, s, 1.0, slow, 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    step_all(b, t, id, 16, s, 1.0, slow, (int64_t)s);
+    int drained = node_state(b, 2) == HN_NODE_DRAINING;
+    job_view(b, id, &v);
+    if (!drained) /* the plan says why it kept the node */
+        snprintf(plan + strlen(plan), size - strlen(plan), " | %s", v.plan);
+    hn_brain_free(b);
+    return drained;
+}
+
+/* The straggler policy weighs the waste over the job's time left when Slurm gives one (a 30%
+ * straggler wastes 23% of it; a restart costs 60 s here), else over straggler-horizon (1 h);
+ * and weighs it again at the checkpoint, by when the time left may no longer pay. */
+static void straggler_policy_weighs_the_time_left(void **state)
+{
+    (void)state;
+    char plan[600];
+    /* No limit known: 3,600 s, 830 s wasted, drained. */
+    assert_true(straggler_with_time_left("h1", -1, 5, plan, sizeof(plan)));
+    assert_non_null(strstr(plan, "of every 3600 s of the job"));
+    /* 200 s left: about 40 s wasted, less than a restart: kept. */
+    assert_false(straggler_with_time_left("h2", 200, 5, plan, sizeof(plan)));
+    assert_non_null(strstr(plan, "keep n3: the slowdown wastes"));
+    assert_non_null(strstr(plan, "s the job has left, less than a restart (60 s)"));
+    /* A week left: drained (a 5% straggler would be too: 30,000 s wasted). */
+    assert_true(straggler_with_time_left("h3", 7 * 86400, 5, plan, sizeof(plan)));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    /* 400 s left when found (about 70 s wasted: a drain planned), but the checkpoint comes
+     * 250 s later, with 30 s to waste: kept then. */
+    assert_false(straggler_with_time_left("h4", 400, 250, plan, sizeof(plan)));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(plan, " | keep n3: at checkpoint "));
+}
+
 /* Agents forward a node's reports once per collection (every 10 s), each node at its own
  * moment. With 0.3 s steps the other nodes' reports of a step come up to 10 s (33 steps)
  * after the first node's: the rows must wait for them, or the detector sees no row with a
@@ -1970,6 +2030,7 @@ int main(void)
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
         cmocka_unit_test(straggler_on_a_shared_gpu),

@@ -468,10 +468,52 @@ static void test_slurm_output_cap(void **state)
     hn_sched_fini(&s);
 }
 
+/* squeue's %L (time left) and Slurm's other time forms; no limit known is -1. */
+static void test_time_left(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        double want; /* -1: refused */
+    } cases[] = {
+        {"59:58", 3598},
+        {"1:59:58", 7198},
+        {"2-00:00:00", 172800},
+        {"3-04:05:06", 273906},
+        {"3-4", 273600},
+        {"3-4:05", 273900},
+        {"30", 1800},
+        {"0:00", 0},
+        {"UNLIMITED", -1},
+        {"NOT_SET", -1},
+        {"INVALID", -1},
+        {"", -1},
+        {"1:2:3:4", -1},
+        {"-1:00", -1},
+        {"1-", -1},
+        {"1:", -1},
+        {"a:00", -1},
+        {"1:00 ", -1},
+        {"1234567890:00", -1},
+        {"1-2-3", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double got = -2;
+        int rc = hn_slurm_parse_time_left(cases[i].in, &got);
+        if (cases[i].want < 0) {
+            if (rc != -1)
+                fail_msg("'%s' should be refused, got %g", cases[i].in, got);
+        } else if (rc != 0 || got != cases[i].want) {
+            fail_msg("'%s': rc %d, %g s, want %g s", cases[i].in, rc, got, cases[i].want);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_expected),
+        cmocka_unit_test(test_time_left),
         cmocka_unit_test(test_parse_edge_cases),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_reason_format),
