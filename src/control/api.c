@@ -660,10 +660,15 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     if (!o)
         return NULL;
     json_t *st = json_null();
-    if (v->straggler_rank >= 0)
-        st = json_pack("{s:i, s:o, s:f, s:I}", "rank", v->straggler_rank, "node",
+    if (v->straggler_rank >= 0) {
+        json_t *phase = json_null();
+        if (v->straggler_phase)
+            phase = json_pack("{s:s, s:f}", "name", v->straggler_phase, "excess",
+                              v->straggler_phase_excess);
+        st = json_pack("{s:i, s:o, s:f, s:I, s:o}", "rank", v->straggler_rank, "node",
                        jstr(v->straggler_node), "slowdown", v->straggler_slowdown, "onset_step",
-                       (json_int_t)v->straggler_onset);
+                       (json_int_t)v->straggler_onset, "phase", phase ? phase : json_null());
+    }
     json_object_set_new(o, "straggler", st ? st : json_null());
     json_object_set_new(o, "plan", jstr(v->plan));
     json_object_set_new(o, "straggler_every", json_integer((json_int_t)v->straggler_every));

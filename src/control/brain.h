@@ -311,6 +311,9 @@ struct hn_job_view {
     char straggler_node[HN_NAME_MAX];
     double straggler_slowdown; /* 0.3 = 30% slower than its peers */
     uint64_t straggler_onset;
+    const char *straggler_phase;       /* "forward", "backward", "optimizer": where it is slowest
+                                        * against its peers (NULL: no phase times, or none slow) */
+    double straggler_phase_excess;     /* by how much: 0.4 = 40% longer than the peers' median */
     char plan[256];                    /* the straggler policy's decision, for people */
     unsigned straggler_every;          /* the detector sees every this many steps (docs/jobs.md) */
     uint64_t late_reports;             /* reports that came after their step's row had left */

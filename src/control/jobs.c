@@ -49,13 +49,20 @@
 #define OWNERS_MAX   6144 /* owners kept from one poll (3/4 of OWNERS_CAP); others unknown */
 #define OWNER_WARN_S 60.0 /* a node's step_owner findings: at most one a minute */
 
+/* The phases of a step a report may time (fwd=, bwd=, opt=; comm= is the wait, not work). */
+enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_OPTIMIZER, PHASES };
+static const char *const phase_names[PHASES] = {"forward", "backward", "optimizer"};
+/* A phase counts as where a straggler is slow when it takes this much longer than the peers'. */
+#define PHASE_SLOW_MIN 0.05
+
 struct rank_st {
     int node; /* -1: not reported yet */
     int gpu;
     unsigned run; /* the job's run this rank last reported in */
     uint64_t last_step;
-    double last_secs; /* its last compute time */
-    int64_t uid;      /* who sent its last report; -1: unknown */
+    double last_secs;    /* its last compute time */
+    int64_t uid;         /* who sent its last report; -1: unknown */
+    float phase[PHASES]; /* its last forward, backward, optimizer times; NaN: not reported */
 };
 
 struct row {
@@ -129,6 +136,8 @@ struct job {
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
     double strag_slow; /* the straggler against its peers: 0.3 = 30% slower */
     uint64_t strag_onset;
+    int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
+    double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
     int drain_planned;
     char plan[256];
     struct hn_job_point series[SERIES_MAX];
@@ -342,7 +351,7 @@ static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1};
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}};
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -627,6 +636,39 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
     return n;
 }
 
+/* Where rank r of j spends its extra time: the phase (PHASE_*) whose last reported time is
+ * the most above the median of the other ranks' of this run, by at least PHASE_SLOW_MIN, and
+ * by how much (0.4: 40% longer); -1 when no phase is, or the ranks report no phase times. A
+ * straggler slow in the forward and backward passes but not in the optimizer step points to
+ * its GPU's compute (clocks, a throttled GPU); one slow in the optimizer step alone to host or
+ * memory work (an offloaded optimizer, a slow CPU). */
+static int slow_phase(const struct job *j, unsigned r, double *excess)
+{
+    int best = -1;
+    *excess = 0;
+    double *v = xcalloc(j->l.ranks, sizeof(double));
+    for (int k = 0; k < PHASES; k++) {
+        double mine = j->ranks[r].phase[k];
+        if (!(mine > 0))
+            continue;
+        size_t n = 0;
+        for (unsigned q = 0; q < j->l.ranks; q++) {
+            const struct rank_st *o = &j->ranks[q];
+            if (q != r && o->node >= 0 && o->run == j->run && o->phase[k] > 0)
+                v[n++] = o->phase[k];
+        }
+        if (n == 0)
+            continue;
+        double med = hn_median(v, n), x = mine / med - 1;
+        if (med > 0 && x >= PHASE_SLOW_MIN && x > *excess) {
+            best = k;
+            *excess = x;
+        }
+    }
+    free(v);
+    return best;
+}
+
 /* The time over which a straggler's waste is weighed: what the job has left before its time
  * limit when the scheduler says (a job that ends in ten minutes is not worth a restart; one
  * with a week left is, for a few percent), else straggler-horizon. *over says which, for the
@@ -661,12 +703,21 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     unsigned mates = n ? healthy_gpu_mates(b, j, d->rank, d->detect_step) : 0;
     int act = acts_on(b, j) && !mates;
     struct hn_finding f;
-    char ev[320];
-    snprintf(ev, sizeof(ev),
-             "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f vs_peers=%.3f "
-             "ranks=%u gpu_mates=%u",
-             j->l.id, d->rank, (unsigned long long)d->onset_step,
-             (unsigned long long)d->detect_step, d->slowdown, d->vs_peers, j->l.ranks, mates);
+    char ev[320], where[64] = "";
+    double phase_excess;
+    int phase = slow_phase(j, d->rank, &phase_excess);
+    int at =
+        snprintf(ev, sizeof(ev),
+                 "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f "
+                 "vs_peers=%.3f ranks=%u gpu_mates=%u",
+                 j->l.id, d->rank, (unsigned long long)d->onset_step,
+                 (unsigned long long)d->detect_step, d->slowdown, d->vs_peers, j->l.ranks, mates);
+    if (phase >= 0) {
+        snprintf(ev + at, sizeof(ev) - (size_t)at, " phase=%s phase_excess=%.3f",
+                 phase_names[phase], phase_excess);
+        snprintf(where, sizeof(where), "; slowest in its %s pass (+%.0f%%)", phase_names[phase],
+                 phase_excess * 100);
+    }
     if (mates)
         hb_finding_set(&f, "straggler_shared_gpu", HN_SEV_INFO, j->ranks[d->rank].gpu, ev,
                        "job %s rank %u is %.0f%% slower than its peers since step %llu, but it "
@@ -677,8 +728,8 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     else
         hb_finding_set(&f, "straggler", act ? HN_SEV_SUSPECT : HN_SEV_INFO,
                        n ? j->ranks[d->rank].gpu : -1, ev,
-                       "job %s rank %u is %.0f%% slower than its peers since step %llu", j->l.id,
-                       d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step);
+                       "job %s rank %u is %.0f%% slower than its peers since step %llu%s", j->l.id,
+                       d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step, where);
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f);
@@ -697,6 +748,8 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     j->strag_shared = mates > 0;
     j->strag_slow = d->vs_peers;
     j->strag_onset = d->onset_step;
+    j->strag_phase = phase;
+    j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
 
     double restart = b->cfg.restart_s;
     char over[64];
@@ -1241,6 +1294,9 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->last_step = s->step;
     double secs = rank_seconds(s);
     r->last_secs = secs;
+    r->phase[PHASE_FORWARD] = (float)s->forward_s;
+    r->phase[PHASE_BACKWARD] = (float)s->backward_s;
+    r->phase[PHASE_OPTIMIZER] = (float)s->optimizer_s;
     j->l.last_report = now;
 
     progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
@@ -1627,6 +1683,9 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
                    sizeof(out->straggler_node));
     out->straggler_slowdown = j->strag_rank >= 0 ? j->strag_slow : 0;
     out->straggler_onset = j->strag_onset;
+    out->straggler_phase =
+        j->strag_rank >= 0 && j->strag_phase >= 0 ? phase_names[j->strag_phase] : NULL;
+    out->straggler_phase_excess = out->straggler_phase ? j->strag_phase_excess : NAN;
     hn_strlcpy(out->plan, j->plan, sizeof(out->plan));
     out->series = j->series;
     out->nseries = j->nseries;

@@ -105,6 +105,9 @@ check "straggler event names the job, rank and GPU" jq -e \
     <<<"$(houston_cli events --node n2 --json)"
 check "the job shows the straggler" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
+# fake_trainer puts a rank's extra time in its backward pass (0.3 x 0.9 on 0.51 of a step: +53%).
+check "the straggler is slowest in its backward pass, by 45-75%" bash -c \
+    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.phase.name == \"backward\" and .job.straggler.phase.excess > 0.45 and .job.straggler.phase.excess < 0.75'"
 check "the rank heat map shows rank 5 slower than the median" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jq -e '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == \"n2\" and .job.ranks[0].ratio < 1.1'"
 check "a node's GPUs carry their last telemetry" bash -c \

@@ -315,6 +315,8 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     assert_string_equal(v.straggler_node, "n3");
     assert_true(v.straggler_slowdown > 0.2 && v.straggler_slowdown < 0.45);
     assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    assert_null(v.straggler_phase); /* no phase times reported */
+    assert_null(strstr(o.finding.evidence, "phase="));
 
     /* Slow steps cost the job: part of each step is lost to the straggler. */
     for (int k = 0; k < 5; k++, s++, t += 1.27)
@@ -370,6 +372,45 @@ static int straggler_with_time_left(const char *id, double left, double later, c
         snprintf(plan + strlen(plan), size - strlen(plan), " | %s", v.plan);
     hn_brain_free(b);
     return drained;
+}
+
+/* With phase times (fwd=, bwd=, opt=) the straggler finding says in which phase the rank is
+ * slow: rank 9's backward pass takes 60% longer from step 61 (its step 30% longer). */
+static void straggler_phase_from_phase_times(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 2, "ph");
+    struct hn_out o, found;
+    int n = 0;
+    double t = 0;
+    for (uint64_t s = 1; s <= 90 && !n; s++) {
+        double wall = s > 60 ? 1.3 : 1.0;
+        for (int r = 0; r < 16; r++) {
+            double jitter = 0.004 * (double)((s * 7 + (uint64_t)r * 13) % 5) / 4.0;
+            double fwd = 0.3 + jitter, bwd = (r == 9 && s > 60 ? 0.8 : 0.5), opt = 0.1;
+            struct hn_step_in in = report("ph", r, 16, s, wall);
+            in.forward_s = fwd;
+            in.backward_s = bwd;
+            in.optimizer_s = opt;
+            in.comm_s = wall - (fwd + bwd + opt);
+            assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+        }
+        t += wall;
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0 && !n++)
+                found = o;
+        }
+    }
+    assert_int_equal(n, 1);
+    assert_string_equal(found.node, "n3");
+    assert_non_null(strstr(found.finding.detail, "; slowest in its backward pass (+60%)"));
+    assert_non_null(strstr(found.finding.evidence, " phase=backward phase_excess=0.600"));
+    struct hn_job_view v;
+    job_view(b, "ph", &v);
+    assert_string_equal(v.straggler_phase, "backward");
+    assert_true(fabs(v.straggler_phase_excess - 0.6) < 1e-6);
+    hn_brain_free(b);
 }
 
 /* The straggler policy weighs the waste over the job's time left when Slurm gives one (a 30%
@@ -2031,6 +2072,7 @@ int main(void)
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
+        cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
         cmocka_unit_test(straggler_on_a_shared_gpu),

@@ -4,7 +4,10 @@ through houston's Python client (python/houston_step.py) to its node's agent soc
 
 Each step, rank r computes for `step_time * 0.9 * (1 + slow[r])` seconds; everyone then waits
 for the slowest rank in the all-reduce (reported as comm time), so the wall time of a step is
-the slowest rank's compute plus 10% of step_time. The control file is re-read every step:
+the slowest rank's compute plus 10% of step_time. A rank's compute is a forward pass (a third
+of it), a backward pass (two thirds less the optimizer's tenth) and an optimizer step,
+reported as fwd/bwd/opt; a rank's extra time is all in its backward pass. The control file is
+re-read every step:
     slow RANK FRACTION   rank RANK computes FRACTION longer (0.3 = 30% slower)
     hang NODE            ranks on NODE stop reporting (a hang); the others keep waiting
     save SECONDS         after this step, a checkpoint save of SECONDS that rank 0 announces
@@ -79,7 +82,10 @@ def main():
         for r, (name, rep) in enumerate(reporters):
             if name in hung:
                 continue
+            base = args.step_time * 0.9
             rep.report(step, wall, comm_s=wall - compute[r], checkpoint=ckpt,
+                       forward_s=base / 3, backward_s=compute[r] - base / 3 - base / 10,
+                       optimizer_s=base / 10,
                        tflops=args.tflops / (1 + max(slow.values(), default=0.0)))
         if hung:
             # The ranks that still run wait in the next all-reduce: no more progress.
