@@ -337,6 +337,18 @@ const struct hn_job_ledger *hn_brain_job_ledger(const struct hn_brain *b, size_t
 int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear);
 /* Restores a saved ledger (before any step report of that job). -EEXIST when known. */
 int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l);
+/* Job i's history points not saved yet, borrowed until the next call into the brain: *p[0..*n),
+ * and *replace when the saved ones are to be replaced by them (the brain thinned the history,
+ * keeping every other point, so that memory stays flat). hn_brain_job_points_saved says they
+ * were. Returns 0, or -EINVAL for no such index. */
+int hn_brain_job_points_unsaved(const struct hn_brain *b, size_t i, const struct hn_job_point **p,
+                                size_t *n, int *replace);
+void hn_brain_job_points_saved(struct hn_brain *b, size_t i);
+/* Restores the saved history of a restored job (hn_brain_restore_job), oldest first; more points
+ * than the brain keeps are thinned as it would have (and then saved again in full). Returns 0,
+ * -ENOENT for a job not known. */
+int hn_brain_restore_points(struct hn_brain *b, const char *id, const struct hn_job_point *p,
+                            size_t n);
 
 /* Periodic evaluation: laggards across peers, guard window. Call about once per collection
  * interval. */

@@ -130,6 +130,41 @@ static int restore_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
+/* One job's saved history, gathered for hn_brain_restore_points. */
+struct points {
+    struct hn_job_point *v;
+    size_t n, cap;
+};
+
+static int restore_point(void *ctx, const struct hn_job_point *p)
+{
+    struct points *ps = ctx;
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? 2 * ps->cap : 512;
+        ps->v = xrealloc(ps->v, ps->cap * sizeof(*ps->v));
+    }
+    ps->v[ps->n++] = *p;
+    return 0;
+}
+
+/* The restored jobs' histories (after their ledgers). */
+static int restore_points(struct hn_control *c)
+{
+    struct points ps = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < hn_brain_job_count(c->brain); i++) {
+        const struct hn_job_ledger *l = hn_brain_job_ledger(c->brain, i);
+        if (!l)
+            continue;
+        ps.n = 0;
+        rc = hn_store_load_points(c->store, l->id, restore_point, &ps);
+        if (rc == 0 && ps.n)
+            hn_brain_restore_points(c->brain, l->id, ps.v, ps.n);
+    }
+    free(ps.v);
+    return rc;
+}
+
 int hn_control_init(struct hn_control *c, char *err, size_t errsize)
 {
     pthread_mutex_init(&c->lock, NULL);
@@ -172,7 +207,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         snprintf(err, errsize, "store: cannot load nodes: %s", hn_store_error(c->store));
         return -1;
     }
-    if (hn_store_load_jobs(c->store, restore_job, c) != 0) {
+    if (hn_store_load_jobs(c->store, restore_job, c) != 0 || restore_points(c) != 0) {
         snprintf(err, errsize, "store: cannot load jobs: %s", hn_store_error(c->store));
         return -1;
     }
@@ -271,10 +306,18 @@ int hn_control_flush(struct hn_control *c)
     for (size_t i = 0; i < njobs; i++) {
         const struct hn_job_ledger *l;
         if (hn_brain_job_dirty(c->brain, i, 0) && (l = hn_brain_job_ledger(c->brain, i))) {
-            if (hn_store_put_job(c->store, l) != 0)
+            /* and its history points added since (hn_brain_job_points_unsaved) */
+            const struct hn_job_point *p;
+            size_t np;
+            int replace;
+            if (hn_store_put_job(c->store, l) != 0 ||
+                hn_brain_job_points_unsaved(c->brain, i, &p, &np, &replace) != 0 ||
+                hn_store_put_points(c->store, l->id, p, np, replace) != 0) {
                 rc = -EIO;
-            else
+            } else {
                 hn_brain_job_dirty(c->brain, i, 1);
+                hn_brain_job_points_saved(c->brain, i);
+            }
         }
     }
     if (actions)

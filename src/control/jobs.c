@@ -142,6 +142,8 @@ struct job {
     char plan[256];
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
+    size_t saved_points; /* series[0..saved_points) are in the store */
+    int points_rewrite;  /* the series was thinned: the store's are replaced at the next save */
     double series_dt, next_point;
     unsigned *node_ranks; /* by brain node index: ranks that last reported from it */
     size_t cap_node_ranks;
@@ -519,9 +521,11 @@ static void add_point(struct job *j, double now)
             j->series[i] = j->series[2 * i + 1];
         j->nseries = SERIES_MAX / 2;
         j->series_dt *= 2;
+        j->points_rewrite = 1;
     }
     j->series[j->nseries++] = (struct hn_job_point){now, job_mfu(j), ettr(j, now), typical_step(j)};
     j->next_point = now + j->series_dt;
+    j->dirty = 1;
 }
 
 static void ewma(double *acc, double x)
@@ -1708,6 +1712,49 @@ int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear)
     if (clear)
         j->dirty = 0;
     return d;
+}
+
+int hn_brain_job_points_unsaved(const struct hn_brain *b, size_t i, const struct hn_job_point **p,
+                                size_t *n, int *replace)
+{
+    if (i >= b->jobs->n)
+        return -EINVAL;
+    const struct job *j = b->jobs->v[i];
+    size_t from = j->points_rewrite || j->saved_points > j->nseries ? 0 : j->saved_points;
+    *p = j->series + from;
+    *n = j->nseries - from;
+    *replace = from == 0 && j->points_rewrite;
+    return 0;
+}
+
+void hn_brain_job_points_saved(struct hn_brain *b, size_t i)
+{
+    if (i >= b->jobs->n)
+        return;
+    struct job *j = b->jobs->v[i];
+    j->saved_points = j->nseries;
+    j->points_rewrite = 0;
+}
+
+int hn_brain_restore_points(struct hn_brain *b, const char *id, const struct hn_job_point *p,
+                            size_t n)
+{
+    int i = find_job(b->jobs, id);
+    if (i < 0)
+        return -ENOENT;
+    struct job *j = b->jobs->v[i];
+    /* Thinned as add_point would have: every k-th point, from the k-th on. */
+    size_t k = 1;
+    while (n / k > SERIES_MAX)
+        k *= 2;
+    j->nseries = 0;
+    for (size_t q = k - 1; q < n; q += k)
+        j->series[j->nseries++] = p[q];
+    j->series_dt = SERIES_DT * (double)k;
+    j->next_point = j->nseries ? j->series[j->nseries - 1].time + j->series_dt : 0;
+    j->saved_points = j->nseries;
+    j->points_rewrite = k > 1;
+    return 0;
 }
 
 int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)

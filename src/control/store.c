@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      3
+#define SCHEMA_VERSION      4
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -64,6 +64,10 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "CREATE INDEX events_job ON events (job, id) WHERE job IS NOT NULL;",
     /* 2 -> 3: the longest pause a job came back from (its hang limit allows for it). */
     "ALTER TABLE jobs ADD COLUMN pause_s REAL NOT NULL DEFAULT 0;",
+    /* 3 -> 4: a job's history (MFU, ETTR, step time over time), as the brain keeps it. */
+    "CREATE TABLE job_points ("
+    " job TEXT NOT NULL, time REAL NOT NULL, mfu REAL, ettr REAL, step_s REAL,"
+    " PRIMARY KEY (job, time)) WITHOUT ROWID;",
 };
 
 enum stmt_id {
@@ -77,11 +81,16 @@ enum stmt_id {
     ST_FRAME_PUT,
     ST_ACTION_DONE,
     ST_JOB,
+    ST_POINTS_CLEAR,
+    ST_POINT,
     ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_POINTS_CLEAR] = "DELETE FROM job_points WHERE job = ?",
+    [ST_POINT] = "INSERT OR REPLACE INTO job_points (job, time, mfu, ettr, step_s)"
+                 " VALUES (?, ?, ?, ?, ?)",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_EVENT] = "INSERT INTO events (time, kind, node, rule, severity, gpu, detail, evidence,"
@@ -697,6 +706,73 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_int(&b, l->ended != 0);
     bind_double(&b, l->pause_s);
     return run(s, ST_JOB, &b, "put_job");
+}
+
+/* A real, or SQL NULL for an unknown (NaN) or infinite one. */
+static void bind_real(struct binder *b, double v)
+{
+    if (isfinite(v))
+        bind_double(b, v);
+    else
+        bind_null(b, 1);
+}
+
+int hn_store_put_points(struct hn_store *s, const char *job, const struct hn_job_point *p, size_t n,
+                        int replace)
+{
+    if (!job || !job[0])
+        return fail_msg(s, -EINVAL, "put_points: no job");
+    if (replace) {
+        struct binder b;
+        bind_init(&b, s->st[ST_POINTS_CLEAR]);
+        bind_str(&b, job);
+        int rc = run(s, ST_POINTS_CLEAR, &b, "put_points");
+        if (rc != 0)
+            return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(p[i].time))
+            continue;
+        struct binder b;
+        bind_init(&b, s->st[ST_POINT]);
+        bind_str(&b, job);
+        bind_double(&b, p[i].time);
+        bind_real(&b, p[i].mfu);
+        bind_real(&b, p[i].ettr);
+        bind_real(&b, p[i].step_seconds);
+        int rc = run(s, ST_POINT, &b, "put_points");
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A REAL column, NaN for NULL. */
+static double col_real(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn fn, void *ctx)
+{
+    static const char sql[] = "SELECT time, mfu, ettr, step_s FROM job_points WHERE job = ?"
+                              " ORDER BY time";
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fail(s, rc, "load_points");
+    int ret = 0;
+    rc = sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
+    while (ret == 0 && rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct hn_job_point p = {sqlite3_column_double(st, 0), col_real(st, 1), col_real(st, 2),
+                                 col_real(st, 3)};
+        ret = fn(ctx, &p);
+        rc = SQLITE_OK;
+    }
+    if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_OK)
+        ret = fail(s, rc, "load_points");
+    sqlite3_finalize(st);
+    return ret;
 }
 
 int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)

@@ -94,6 +94,15 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l);
 typedef int (*hn_store_job_fn)(void *ctx, const struct hn_job_ledger *l);
 int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx);
 
+/* A job's history (struct hn_job_point: MFU, ETTR, step time over time), as the brain keeps it:
+ * points p[0..n) added (a point at a time already saved replaces it), or with replace the
+ * job's saved points replaced by them (the brain thinned its history). Unknown values (NaN)
+ * are saved as NULL. Loaded at restart, oldest first. */
+int hn_store_put_points(struct hn_store *s, const char *job, const struct hn_job_point *p, size_t n,
+                        int replace);
+typedef int (*hn_store_point_fn)(void *ctx, const struct hn_job_point *p);
+int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn fn, void *ctx);
+
 /* The event log, newest first. NULL/0 filter fields (or a NULL filter) match everything. */
 struct hn_event_filter {
     const char *node;

@@ -153,12 +153,13 @@ check "lost time charged to the hang" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobB | jq -e '.job.lost_gpu_hours.hang > 0'"
 
 say "kill -9 of the controller, restart: the ledger is intact"
-before=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
+before=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint, history: .series[0:2]}')
 kill -9 "$CTL_PID"
 wait "$CTL_PID" 2>/dev/null
 check "controller restarts" control_start "$work/control.conf"
-after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint}')
-check_eq "job A's ledger after the restart" "$before" "$after"
+after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint, history: .series[0:2]}')
+check "job A has a history to keep: $before" jq -e '.history | length >= 1' <<<"$before"
+check_eq "job A's ledger and history after the restart" "$before" "$after"
 
 say "an array task: its reports carry its own job id (SLURM_JOB_ID), which the poll lists"
 chmod o+x "$work/n1"

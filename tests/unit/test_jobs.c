@@ -1659,6 +1659,67 @@ static void restart_without_houston_is_other(void **state)
     hn_brain_free(b);
 }
 
+/* The job's history reaches the store a point at a time, all of it again when it is thinned,
+ * and comes back after a restart (thinned as the brain would have, if longer than it keeps). */
+static void history_is_saved_and_restored(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(1);
+    const struct hn_job_point *p;
+    size_t n;
+    int replace;
+    double t = 1000;
+    uint64_t s = 1;
+    for (; s <= 10; s++, t += 60)
+        step_all(b, t, "hs", 4, s, 1.0, NULL, -1);
+    size_t i = (size_t)hn_brain_find_job(b, "hs");
+    assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
+    assert_int_equal(n, 10);
+    assert_int_equal(replace, 0);
+    assert_true(p[0].time == 1000 && p[9].time == 1540);
+    hn_brain_job_points_saved(b, i);
+    assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
+    assert_int_equal(n, 0);
+    for (; s <= 13; s++, t += 60)
+        step_all(b, t, "hs", 4, s, 1.0, NULL, -1);
+    assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
+    assert_true(n == 3 && !replace && p[0].time == 1600);
+    hn_brain_job_points_saved(b, i);
+    /* Past 512 points the history keeps every other one: saved anew, whole. */
+    for (; s <= 520; s++, t += 60)
+        step_all(b, t, "hs", 4, s, 1.0, NULL, -1);
+    assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
+    assert_true(replace && n > 256 && n < 300);
+    assert_int_equal(hn_brain_job_points_unsaved(b, 99, &p, &n, &replace), -EINVAL);
+    hn_brain_free(b);
+
+    /* Restored: 1,000 saved points become every other one, from the second. */
+    b = fleet(1);
+    restore_running(b, "hs", 5000, 100, 50);
+    struct hn_job_point saved[1000];
+    for (int k = 0; k < 1000; k++)
+        saved[k] = (struct hn_job_point){1000 + 60.0 * k, 0.4, 0.9, 2.0};
+    assert_int_equal(hn_brain_restore_points(b, "nope", saved, 1000), -ENOENT);
+    assert_int_equal(hn_brain_restore_points(b, "hs", saved, 1000), 0);
+    struct hn_job_view v;
+    job_view(b, "hs", &v);
+    assert_int_equal(v.nseries, 500);
+    assert_true(v.series[0].time == 1060 && v.series[499].time == 1000 + 60.0 * 999);
+    i = (size_t)hn_brain_find_job(b, "hs");
+    assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
+    assert_true(replace && n == 500); /* the store gets the thinned history */
+    /* 100 points: kept as they are, nothing to save again. */
+    hn_brain_free(b);
+    b = fleet(1);
+    restore_running(b, "hs", 5000, 100, 50);
+    assert_int_equal(hn_brain_restore_points(b, "hs", saved, 100), 0);
+    job_view(b, "hs", &v);
+    assert_int_equal(v.nseries, 100);
+    assert_int_equal(hn_brain_job_points_unsaved(b, 0, &p, &n, &replace), 0);
+    assert_true(n == 0 && !replace);
+    hn_brain_free(b);
+}
+
 static void memory_stays_flat_over_a_long_job(void **state)
 {
     (void)state;
@@ -2098,6 +2159,7 @@ int main(void)
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),
+        cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
         cmocka_unit_test(rank_beyond_the_cap_is_refused),

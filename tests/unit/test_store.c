@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/types.h>
@@ -132,7 +133,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "3");
+    assert_string_equal(text, "4");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -141,7 +142,8 @@ static void test_schema_and_reopen(void **state)
               text, sizeof(text));
     assert_string_equal(
         text,
-        "actions,actions_pending,events,events_job,events_kind,events_node,frames,jobs,nodes");
+        "actions,actions_pending,events,events_job,events_kind,events_node,frames,job_points,jobs,"
+        "nodes");
 
     struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
     assert_int_equal(hn_store_begin(s), 0);
@@ -244,6 +246,7 @@ static void test_jobs(void **state)
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     char text[128];
     raw_query(path, "ALTER TABLE jobs DROP COLUMN pause_s", text, sizeof(text));
+    raw_query(path, "DROP TABLE job_points", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 2", text, sizeof(text));
     s = open_ok(path);
     memset(got, 0, sizeof(got));
@@ -254,11 +257,12 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "3");
+    assert_string_equal(text, "4");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
     raw_query(path, "DROP TABLE jobs", text, sizeof(text));
+    raw_query(path, "DROP TABLE job_points", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 1", text, sizeof(text));
     s = open_ok(path);
     raw_query(path, "SELECT count(*) FROM jobs", text, sizeof(text));
@@ -266,7 +270,71 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "3");
+    assert_string_equal(text, "4");
+    hn_store_close(s);
+}
+
+static int load_point(void *ctx, const struct hn_job_point *p)
+{
+    struct hn_job_point *out = ctx; /* out[0].time counts the points, out[1..] holds them */
+    size_t n = (size_t)out[0].time;
+    if (n < 8)
+        out[1 + n] = *p;
+    out[0].time = (double)(n + 1);
+    return 0;
+}
+
+/* A job's history: points added, a NaN saved as NULL and read back as NaN, a point at a time
+ * saved again replaced, all of them replaced at once (the brain thinned them), other jobs'
+ * left alone; and a database of schema 3 gains the table. */
+static void test_job_points(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], text[128];
+    db_path(path, sizeof(path), "points");
+    struct hn_store *s = open_ok(path);
+    struct hn_job_point p[3] = {
+        {100, 0.41, 1.0, 2.5}, {160, NAN, 0.98, 2.6}, {220, 0.43, NAN, NAN}};
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_points(s, "7", p, 3, 0), 0);
+    assert_int_equal(hn_store_put_points(s, "8", p, 1, 0), 0);
+    struct hn_job_point again = {160, 0.5, 0.97, 2.7};
+    assert_int_equal(hn_store_put_points(s, "7", &again, 1, 0), 0);
+    assert_int_equal(hn_store_put_points(s, "", p, 1, 0), -EINVAL);
+    assert_int_equal(hn_store_commit(s), 0);
+    hn_store_close(s);
+
+    s = open_ok(path);
+    struct hn_job_point got[9];
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "7", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 3);
+    assert_true(got[1].time == 100 && got[1].mfu == 0.41 && got[1].ettr == 1.0);
+    assert_true(got[2].time == 160 && got[2].mfu == 0.5 && got[2].step_seconds == 2.7);
+    assert_true(got[3].time == 220 && isnan(got[3].ettr) && isnan(got[3].step_seconds));
+    /* Replaced by one point: job 8's stays. */
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_points(s, "7", &p[2], 1, 1), 0);
+    assert_int_equal(hn_store_commit(s), 0);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "7", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 1);
+    assert_true(got[1].time == 220);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "8", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 1);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "nope", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 0);
+    hn_store_close(s);
+
+    raw_query(path, "DROP TABLE job_points", text, sizeof(text));
+    raw_query(path, "PRAGMA user_version = 3", text, sizeof(text));
+    s = open_ok(path);
+    raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
+    assert_string_equal(text, "0");
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "4");
     hn_store_close(s);
 }
 
@@ -746,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_crash_safety),
         cmocka_unit_test(test_jobs),
+        cmocka_unit_test(test_job_points),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
