@@ -39,31 +39,12 @@ static int parse_out(int *once, char *out, size_t outsize, ...)
     va_end(ap);
     argv[argc] = NULL;
 
-    char opath[PATH_MAX], epath[PATH_MAX];
-    (void)snprintf(opath, sizeof(opath), "%s/stdout", tu_tmpdir());
-    (void)snprintf(epath, sizeof(epath), "%s/stderr", tu_tmpdir());
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    int ofd = open(opath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int efd = open(epath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(ofd >= 0 && efd >= 0);
-    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-    assert_true(saved_out >= 0 && saved_err >= 0);
-    assert_int_equal(dup2(ofd, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(efd, STDERR_FILENO), STDERR_FILENO);
-
+    struct tu_capture c;
+    tu_capture_begin(&c);
     int rc = hn_agent_parse_args(argc, argv, &cfg, once);
-
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    assert_int_equal(dup2(saved_out, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(saved_err, STDERR_FILENO), STDERR_FILENO);
-    close(saved_out);
-    close(saved_err);
-    close(ofd);
-    close(efd);
+    tu_capture_end(&c);
     if (out)
-        assert_true(hn_read_file(opath, out, outsize) >= 0);
+        assert_true(hn_read_file(c.out, out, outsize) >= 0);
     return rc;
 }
 

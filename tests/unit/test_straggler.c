@@ -1029,35 +1029,20 @@ struct cmd_run {
  * its stdout and stderr. */
 static struct cmd_run run_cmd(const char *csv, size_t len)
 {
-    char path[] = "/tmp/hn-test-straggler-XXXXXX", opath[] = "/tmp/hn-test-straggler-XXXXXX",
-         epath[] = "/tmp/hn-test-straggler-XXXXXX";
-    int fd = mkstemp(path), ofd = mkstemp(opath), efd = mkstemp(epath);
-    assert_true(fd >= 0 && ofd >= 0 && efd >= 0);
+    char path[PATH_MAX];
+    (void)snprintf(path, sizeof(path), "%s/steps.csv", tu_tmpdir());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
     assert_int_equal(write(fd, csv, len), (ssize_t)len);
     close(fd);
-
-    fflush(stdout);
-    fflush(stderr);
-    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-    assert_true(saved_out >= 0 && saved_err >= 0);
-    assert_int_equal(dup2(ofd, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(efd, STDERR_FILENO), STDERR_FILENO);
     char *argv[] = {"straggler", "--csv", path, NULL};
     struct cmd_run r;
+    struct tu_capture c;
+    tu_capture_begin(&c);
     r.rc = hn_cmd_straggler(3, argv);
-    fflush(stdout);
-    fflush(stderr);
-    assert_int_equal(dup2(saved_out, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(saved_err, STDERR_FILENO), STDERR_FILENO);
-    close(saved_out);
-    close(saved_err);
-    close(ofd);
-    close(efd);
-    r.out = tu_slurp(opath, NULL);
-    r.err = tu_slurp(epath, NULL);
-    unlink(path);
-    unlink(opath);
-    unlink(epath);
+    tu_capture_end(&c);
+    r.out = tu_slurp(c.out, NULL);
+    r.err = tu_slurp(c.err, NULL);
     return r;
 }
 
@@ -1221,5 +1206,5 @@ int main(void)
         cmocka_unit_test(test_cmd_float_steps),
         cmocka_unit_test(test_cmd_nul_bytes),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

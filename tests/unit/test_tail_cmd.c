@@ -27,10 +27,8 @@ static const char *fixture_path(void)
  */
 static char *run_tail(const char *text, ...)
 {
-    char log[PATH_MAX], opath[PATH_MAX], epath[PATH_MAX];
+    char log[PATH_MAX];
     tu_write_in(log, sizeof(log), tu_tmpdir(), "train.log", text);
-    (void)snprintf(opath, sizeof(opath), "%s/stdout", tu_tmpdir());
-    (void)snprintf(epath, sizeof(epath), "%s/stderr", tu_tmpdir());
 
     char *argv[16];
     int argc = 0;
@@ -48,33 +46,17 @@ static char *run_tail(const char *text, ...)
     argv[argc++] = xstrdup(log);
     argv[argc] = NULL;
 
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    int ofd = open(opath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int efd = open(epath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(ofd >= 0 && efd >= 0);
-    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-    assert_true(saved_out >= 0 && saved_err >= 0);
-    assert_int_equal(dup2(ofd, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(efd, STDERR_FILENO), STDERR_FILENO);
-
+    struct tu_capture c;
+    tu_capture_begin(&c);
     int rc = hn_cmd_tail(argc, argv);
-
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    assert_int_equal(dup2(saved_out, STDOUT_FILENO), STDOUT_FILENO);
-    assert_int_equal(dup2(saved_err, STDERR_FILENO), STDERR_FILENO);
-    close(saved_out);
-    close(saved_err);
-    close(ofd);
-    close(efd);
+    tu_capture_end(&c);
     for (int i = 0; i < argc; i++)
         free(argv[i]);
     if (rc != 0) {
-        char *err = tu_slurp(epath, NULL);
+        char *err = tu_slurp(c.err, NULL);
         fail_msg("houston tail exited %d: %s", rc, err);
     }
-    return tu_slurp(opath, NULL);
+    return tu_slurp(c.out, NULL);
 }
 
 #define TAIL(text, ...) run_tail((text), __VA_ARGS__, (const char *)NULL)

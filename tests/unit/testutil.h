@@ -14,6 +14,7 @@
  *   text                tu_next_line, tu_count
  *   /metrics text       tu_check_exposition, tu_collector_open/_cycle/_close
  *   time                tu_sleep_ms, tu_fakenvml_change
+ *   a verb's output     tu_capture_begin, tu_capture_end
  */
 #ifndef HN_TESTUTIL_H
 #define HN_TESTUTIL_H
@@ -30,6 +31,7 @@
 #include "common/buf.h"
 #include "common/util.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -294,6 +296,43 @@ static inline void tu_fakenvml_change(const char *state_path, const char *text)
 {
     tu_replace_file(state_path, text);
     tu_sleep_ms(120);
+}
+
+/* ---- a verb's output ---- */
+
+/* stdout and stderr sent to the files out and err (in the scratch folder, tu_tmpdir) while a
+ * verb runs in this process: tu_capture_begin before, tu_capture_end after; then tu_slurp. */
+struct tu_capture {
+    char out[PATH_MAX], err[PATH_MAX];
+    int saved_out, saved_err;
+};
+
+static inline void tu_capture_begin(struct tu_capture *c)
+{
+    (void)snprintf(c->out, sizeof(c->out), "%s/stdout", tu_tmpdir());
+    (void)snprintf(c->err, sizeof(c->err), "%s/stderr", tu_tmpdir());
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    int ofd = open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int efd = open(c->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(ofd >= 0 && efd >= 0);
+    c->saved_out = dup(STDOUT_FILENO);
+    c->saved_err = dup(STDERR_FILENO);
+    assert_true(c->saved_out >= 0 && c->saved_err >= 0);
+    assert_int_equal(dup2(ofd, STDOUT_FILENO), STDOUT_FILENO);
+    assert_int_equal(dup2(efd, STDERR_FILENO), STDERR_FILENO);
+    close(ofd);
+    close(efd);
+}
+
+static inline void tu_capture_end(struct tu_capture *c)
+{
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    assert_int_equal(dup2(c->saved_out, STDOUT_FILENO), STDOUT_FILENO);
+    assert_int_equal(dup2(c->saved_err, STDERR_FILENO), STDERR_FILENO);
+    close(c->saved_out);
+    close(c->saved_err);
 }
 
 #endif
