@@ -18,7 +18,7 @@ import {NodePanel} from './node.js';
 
 const STATES = ['new', 'burnin', 'ready', 'suspect', 'draining', 'quarantined', 'repair',
                 'retired'];
-const ACTIVE_JOBS = ['running', 'hung', 'restarting'];
+const ACTIVE_JOBS = ['running', 'hung', 'restarting', 'waiting'];
 const EVENTS_SHOWN = 50;
 
 function pollInterval() {

@@ -12,7 +12,7 @@ import {eventItem} from './events.js';
 import {byName, duration, h, isNum, num, pct, replace, setAttr, setText, si, syncChildren}
     from './dom.js';
 
-const ACTIVE = ['running', 'hung', 'restarting'];
+const ACTIVE = ['running', 'hung', 'restarting', 'waiting'];
 const CAUSES = ['failure', 'straggler', 'hang', 'operator', 'other'];
 const OPEN_BY_DEFAULT = 6;
 const JOB_EVENTS = 6;

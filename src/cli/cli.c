@@ -1317,9 +1317,15 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
     double every = jnum(j, "straggler_every"), late = jnum(j, "late_reports");
     if (every > 1)
         fprintf(out,
-                "straggler detector: every %.0fth step (the job steps faster than its agents "
+                "straggler detector: one step in %.0f (the job steps faster than its agents "
                 "forward reports); %.0f reports came too late for it\n",
                 every, isnan(late) ? 0 : late);
+    double untimed = jnum(j, "untimed_reports");
+    if (untimed > 0)
+        fprintf(out,
+                "%.0f reports had no compute time (comm= at least dur=): left out of the "
+                "straggler detector\n",
+                untimed);
     double limit = jnum(j, "hang_limit_s"), idle = jnum(j, "no_progress_s");
     if (!isnan(limit)) {
         fprintf(out, "hang after %.0f s without progress (longest pause it came back from: %.0f s)",

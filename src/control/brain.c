@@ -782,11 +782,11 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
     return 0;
 }
 
-int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job)
+int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why)
 {
-    if (!job || !job[0])
+    if (!job || !job[0] || why < HN_WAIT_SUSPENDED || why > HN_WAIT_ENDING)
         return -EINVAL;
-    hb_jobs_sched_waiting(b, now, job);
+    hb_jobs_sched_waiting(b, now, job, why);
     return 0;
 }
 

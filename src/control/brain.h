@@ -229,10 +229,17 @@ int hn_brain_node_job(struct hn_brain *b, double now, int node, const char *job)
  * than its owner, root or one of step_trusted_uids is refused (hn_brain_step). -EINVAL for a bad id
  * or uid, -ENOSPC when this poll's owners are full (that job's reports are not checked). */
 int hn_brain_job_owner(struct hn_brain *b, const char *job, int64_t uid);
-/* The scheduler's poll lists job, but not running: waiting for an allocation (after a
- * requeue, say), suspended, being set up or completing. It has not ended, and is not checked
- * for hangs while it waits. -EINVAL for a bad id. */
-int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job);
+/* Why a job the scheduler lists is not running. */
+enum hn_wait {
+    HN_WAIT_SUSPENDED, /* suspended or stopped: it goes on where it was */
+    HN_WAIT_QUEUED,    /* pending, requeued, being set up: its next run starts over */
+    HN_WAIT_ENDING,    /* completing, staging out */
+};
+/* The scheduler's poll lists job, but not running (why). It has not ended, and is not checked
+ * for hangs while it waits. A job queued again that houston did not interrupt was requeued
+ * by the scheduler (a preemption, a node failure it saw first): an interruption of cause
+ * "other", and its next run has as long as any restart to step. -EINVAL for a bad id. */
+int hn_brain_job_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why);
 /* The scheduler says job has `seconds` left before its time limit (negative: no limit known).
  * The straggler policy weighs a straggler's waste over that time (docs/jobs.md, "Policy").
  * -EINVAL for a bad id. */
@@ -294,7 +301,7 @@ struct hn_job_point {
 
 struct hn_job_view {
     struct hn_job_ledger l;
-    const char *state;    /* "running", "restarting", "hung", "ended" */
+    const char *state;    /* "running", "waiting", "restarting", "hung", "ended" */
     unsigned nodes;       /* nodes its ranks reported from */
     double step_seconds;  /* median of its recent step times */
     double hang_limit_s;  /* no progress for longer is a hang (docs/jobs.md, "Hangs") */
@@ -311,12 +318,13 @@ struct hn_job_view {
     char straggler_node[HN_NAME_MAX];
     double straggler_slowdown; /* 0.3 = 30% slower than its peers */
     uint64_t straggler_onset;
-    const char *straggler_phase;       /* "forward", "backward", "optimizer": where it is slowest
-                                        * against its peers (NULL: no phase times, or none slow) */
-    double straggler_phase_excess;     /* by how much: 0.4 = 40% longer than the peers' median */
-    char plan[256];                    /* the straggler policy's decision, for people */
-    unsigned straggler_every;          /* the detector sees every this many steps (docs/jobs.md) */
-    uint64_t late_reports;             /* reports that came after their step's row had left */
+    const char *straggler_phase;   /* "forward", "backward", "optimizer": where it is slowest
+                                    * against its peers (NULL: no phase times, or none slow) */
+    double straggler_phase_excess; /* by how much: 0.4 = 40% longer than the peers' median */
+    char plan[256];                /* the straggler policy's decision, for people */
+    unsigned straggler_every;      /* the detector sees every this many steps (docs/jobs.md) */
+    uint64_t late_reports;         /* reports that came after their step's row had left */
+    uint64_t untimed_reports; /* reports whose comm was their whole step or more: no compute time */
     const struct hn_job_point *series; /* borrowed until the next call into the brain */
     size_t nseries;
 };

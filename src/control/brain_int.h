@@ -124,7 +124,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
 void hb_jobs_tick(struct hn_brain *b, double now);
 /* The scheduler's poll at `now` lists job as running (on some node), or as waiting. */
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
-void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job);
+void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why);
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds);
 
 #endif

@@ -761,22 +761,34 @@ static int job_node(void *ctx, const char *name)
     return 0;
 }
 
-enum { JOB_RUNNING, JOB_WAITING, JOB_OVER };
+/* The states the poll lists (squeue -t): every one that is not over. */
+#define SQUEUE_STATES                                                                              \
+    "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,RESIZING,REQUEUED,REQUEUE_HOLD,"     \
+    "REQUEUE_FED,SPECIAL_EXIT,SIGNALING,STAGE_OUT"
 
-/* A job's compact state from squeue's %t: running (R), over (completed, cancelled, failed,
- * timed out, node failure, preempted, out of memory, boot failure, deadline, revoked; squeue
- * -t all lists them for a while after), else waiting (pending, configuring, completing,
- * suspended, stopped, requeued, resizing...). */
+enum { JOB_RUNNING = -1, JOB_OVER = -2 }; /* else an enum hn_wait */
+
+/* A job's compact state from squeue's %t (squeue(1), "JOB STATE CODES"): running (R); waiting
+ * suspended (S, ST; RS, resizing, goes on as it was), queued to start over (PD, CF, RQ, RH, RF,
+ * SE) or ending (CG, SI, SO); anything else (completed, cancelled, failed, timed out, a codes
+ * this list does not know) is over. */
 static int job_state(const char *t)
 {
-    static const char *const over[] = {"CD", "CA", "F", "TO", "NF", "PR", "OOM", "BF", "DL", "RV"};
-    if (strcmp(t, "R") == 0)
-        return JOB_RUNNING;
-    for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
-        if (strcmp(t, over[i]) == 0)
-            return JOB_OVER;
+    static const struct {
+        const char *code;
+        int state;
+    } codes[] = {
+        {"R", JOB_RUNNING},        {"S", HN_WAIT_SUSPENDED}, {"ST", HN_WAIT_SUSPENDED},
+        {"RS", HN_WAIT_SUSPENDED}, {"PD", HN_WAIT_QUEUED},   {"CF", HN_WAIT_QUEUED},
+        {"RQ", HN_WAIT_QUEUED},    {"RH", HN_WAIT_QUEUED},   {"RF", HN_WAIT_QUEUED},
+        {"SE", HN_WAIT_QUEUED},    {"CG", HN_WAIT_ENDING},   {"SI", HN_WAIT_ENDING},
+        {"SO", HN_WAIT_ENDING},
+    };
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        if (strcmp(t, codes[i].code) == 0)
+            return codes[i].state;
     }
-    return JOB_WAITING;
+    return JOB_OVER;
 }
 
 /* Asks the scheduler which job runs where (squeue) and whether draining nodes are empty. */
@@ -789,12 +801,16 @@ static void poll_scheduler(struct hn_control *c, double now)
      * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
      * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
      * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue, "-h", "-t", "all", "-o", "%A %i %U %t %L %N", NULL};
+    const char *argv[] = {c->cfg.squeue,       "-h", "-t", SQUEUE_STATES, "-o",
+                          "%A %i %U %t %L %N", NULL};
     struct hn_buf out;
-    hn_buf_init(&out, 4u << 20);
+    hn_buf_init(&out, 16u << 20); /* about 400,000 jobs */
     int truncated = 0, status = 0;
     int rc = hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status);
-    const char **wait = NULL; /* ids of the jobs listed waiting, in out */
+    struct waiting {
+        const char *id; /* in out */
+        enum hn_wait why;
+    } *wait = NULL; /* the jobs listed waiting */
     size_t nwait = 0, capwait = 0;
     pthread_mutex_lock(&c->lock);
     if (rc == 0 && status == 0 && !truncated) {
@@ -806,9 +822,11 @@ static void poll_scheduler(struct hn_control *c, double now)
          * PD, ...; TIME_LEFT as hn_slurm_parse_time_left reads it, or UNLIMITED; NODELIST
          * empty while pending); a node may run several jobs (the brain keeps up to 16
          * per node, and requeues each when it drains the node). The owner decides who may
-         * report the job's steps (docs/steps.md, "Who may report"). A job that is not running
-         * but not over (pending after a requeue, suspended, completing) is listed as waiting,
-         * so that houston neither calls it ended nor checks it for hangs (docs/jobs.md). */
+         * report the job's steps (docs/steps.md, "Who may report"); only running jobs report,
+         * so only theirs are kept (thousands of pending jobs would fill the table). A job that
+         * is not running but not over (pending after a requeue, suspended, completing) is
+         * listed as waiting, so that houston neither calls it ended nor checks it for hangs
+         * (docs/jobs.md). */
         char *cur = out.data ? out.data : (char *)"", *line;
         while ((line = take_line(&cur))) {
             char *f[6] = {line, NULL, NULL, NULL, NULL, NULL};
@@ -828,8 +846,8 @@ static void poll_scheduler(struct hn_control *c, double now)
                     id = f[1];
                 }
                 uint64_t uid;
-                if (hn_parse_u64(f[2], 10, &uid) == 0 && uid <= UINT32_MAX &&
-                    hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
+                if (state == JOB_RUNNING && hn_parse_u64(f[2], 10, &uid) == 0 &&
+                    uid <= UINT32_MAX && hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
                     c->owners_dropped++;
                 struct job_ctx j = {c, id, now};
                 if (state == JOB_RUNNING) {
@@ -843,12 +861,12 @@ static void poll_scheduler(struct hn_control *c, double now)
                         capwait = capwait ? 2 * capwait : 64;
                         wait = xrealloc(wait, capwait * sizeof(*wait));
                     }
-                    wait[nwait++] = id;
+                    wait[nwait++] = (struct waiting){id, (enum hn_wait)state};
                 }
             }
         }
         for (size_t w = 0; w < nwait; w++)
-            hn_brain_job_waiting(c->brain, now, wait[w]);
+            hn_brain_job_waiting(c->brain, now, wait[w].id, wait[w].why);
     }
     free(wait);
     /* Draining nodes: empty once the scheduler shows no allocation. */

@@ -40,6 +40,7 @@
 #define RANKS_MAX    (1u << 20) /* ranks of one job, whatever the scheduler says */
 #define ROWS         8          /* steps being assembled at once */
 #define STRIDE_MAX   1024       /* most steps between two that a job's detector sees (row_put) */
+#define STRIDE_CALM  512        /* complete rows in a row after which the stride is halved */
 #define RECENT       32         /* job-level step times kept for the typical step time */
 #define SERIES_MAX   512        /* points of a job's history; thinned by half when full */
 #define SERIES_DT    60.0       /* seconds between two points at first */
@@ -80,13 +81,17 @@ struct job {
     unsigned run; /* +1 per restart */
     struct rank_st *ranks;
     struct row rows[ROWS];
-    uint64_t next_row; /* lowest step not yet handed to the detector; 0: none yet */
+    uint64_t next_row; /* lowest step (from row_base) not yet handed to the detector */
     /* The detector sees the steps that are multiples of stride (1, 2, 4, ...; row_put). late
      * counts reports that came after their row had left, since step late_from. */
     uint32_t stride;
     unsigned late;
     uint64_t late_from;
+    int rows_started;    /* row_base is set: the run's first step that reached row_put */
+    uint64_t row_base;   /* next_row and late_from count steps from it */
+    unsigned calm;       /* rows complete in a row at this stride */
     uint64_t late_total; /* all reports that came too late, for people */
+    uint64_t untimed;    /* reports with no compute time (comm >= dur), for people */
     struct hn_strag *strag;
     double recent[RECENT];
     unsigned nrecent, recent_at;
@@ -106,7 +111,9 @@ struct job {
      * (resume). NaN: nothing to correct. */
     double charged_s;
     uint64_t stopped_step;
-    double pending_at;  /* its last report before it was interrupted */
+    enum hn_loss_cause charged_cause; /* the cause charged_s went to */
+    unsigned restart_hangs;           /* hangs at start since the last step (restart_watch) */
+    double pending_at;                /* its last report before it was interrupted */
     double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
     double sched_seen;  /* time of the last scheduler poll that listed it, -1: never */
     int sched_waiting;  /* that poll listed it waiting (pending, suspended...), not running */
@@ -376,6 +383,8 @@ static void clear_rows(struct job *j)
     j->stride = 1;
     j->late = 0;
     j->late_from = 0;
+    j->rows_started = 0;
+    j->calm = 0;
 }
 
 /* Rank r now reports from node (the job's node count follows, without a scan of its ranks). */
@@ -451,6 +460,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->l.lost_s[cause] += j->since_ckpt_s;
     j->l.productive_s -= j->since_ckpt_s;
     j->charged_s = j->since_ckpt_s;
+    j->charged_cause = cause;
     j->stopped_step = j->l.step;
     j->since_ckpt_s = 0;
     j->l.interruptions++;
@@ -478,18 +488,19 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
      * `houston tail`, say), or too little when it restarts from an older one. */
     double typ = typical_step(j);
     if (!isnan(j->charged_s) && !isnan(typ)) {
-        uint64_t redo = step > 0 && j->stopped_step >= step ? j->stopped_step - (step - 1) : 0;
+        uint64_t redo = j->stopped_step >= step ? j->stopped_step - step + 1 : 0;
         double lost = (double)redo * typ;
         /* At most all the productive time there was: the rest of a longer redo was never
          * counted as productive here (a job that restarted from a checkpoint houston did not
          * see, or a ledger restored from before it). */
         lost = fmin(lost, j->l.productive_s + j->charged_s);
-        j->l.lost_s[j->pending_cause] += lost - j->charged_s;
+        j->l.lost_s[j->charged_cause] += lost - j->charged_s;
         j->l.productive_s -= lost - j->charged_s;
     }
     j->charged_s = NAN;
     j->pending = 0;
     j->hung = 0;
+    j->restart_hangs = 0;
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
@@ -641,14 +652,17 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
 }
 
 /* Where rank r of j spends its extra time: the phase (PHASE_*) whose last reported time is
- * the most above the median of the other ranks' of this run, by at least PHASE_SLOW_MIN, and
- * by how much (0.4: 40% longer); -1 when no phase is, or the ranks report no phase times. A
+ * the most seconds above the median of the other ranks' of this run (in seconds, so that the
+ * jitter of a 10 ms optimizer step does not outweigh a real slowdown of the backward pass), by
+ * at least PHASE_SLOW_MIN of that median, and by how much (0.4: 40% longer); -1 when no phase
+ * is, or the ranks report no phase times. A
  * straggler slow in the forward and backward passes but not in the optimizer step points to
  * its GPU's compute (clocks, a throttled GPU); one slow in the optimizer step alone to host or
  * memory work (an offloaded optimizer, a slow CPU). */
 static int slow_phase(const struct job *j, unsigned r, double *excess)
 {
     int best = -1;
+    double most = 0; /* seconds */
     *excess = 0;
     double *v = xcalloc(j->l.ranks, sizeof(double));
     for (int k = 0; k < PHASES; k++) {
@@ -663,10 +677,11 @@ static int slow_phase(const struct job *j, unsigned r, double *excess)
         }
         if (n == 0)
             continue;
-        double med = hn_median(v, n), x = mine / med - 1;
-        if (med > 0 && x >= PHASE_SLOW_MIN && x > *excess) {
+        double med = hn_median(v, n);
+        if (med > 0 && mine / med - 1 >= PHASE_SLOW_MIN && mine - med > most) {
             best = k;
-            *excess = x;
+            most = mine - med;
+            *excess = mine / med - 1;
         }
     }
     free(v);
@@ -890,52 +905,69 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
  * moment, so a row is complete only once every node's next frame has come: ROWS steps in
  * flight cover that only for steps of a few seconds. With faster steps the rows would leave
  * before most nodes' reports arrive, every row would lack a quorum and the detector would see
- * nothing. So the detector takes every stride-th step only (step % stride == 0; the
- * detector's steps may have gaps), and the stride doubles whenever a row's worth of reports
- * (one per rank) came too late since it was last set, until ROWS rows span the agents' delay:
- * 0.3 s steps and 10 s frames settle at 16 or 32, a row every 5-10 s. Reports from before
- * the last change do not count, so one batch of late reports doubles it once. It is never
- * halved while the detector lives (a new run starts again at 1).
+ * nothing. So the detector takes every stride-th step only, counted from the run's first
+ * reported step (so that a client reporting every tenth step, 1, 11, 21..., is sampled too;
+ * the detector's steps may have gaps), and the stride doubles whenever a row's worth of
+ * reports (one per rank) came too late since it was last set, until ROWS rows span the
+ * agents' delay: 0.3 s steps and 10 s frames on eight nodes settle at 4, a row every 1.2 s.
+ * Reports from before the last change do not count, so one batch of late reports doubles it
+ * once. After STRIDE_CALM complete rows in a row it is halved again, so that the backlog of an
+ * agent's outage does not leave it high for the rest of the run (if the smaller one is too
+ * small, the next late reports double it back, at the cost of a row or two). A new run starts
+ * again at 1.
  */
+static void restride(struct job *j, uint32_t to)
+{
+    uint64_t top = j->next_row, base = j->row_base;
+    for (size_t q = 0; q < ROWS; q++) {
+        if (j->rows[q].have && j->rows[q].step - base >= top)
+            top = j->rows[q].step - base + 1;
+    }
+    clear_rows(j); /* the rows in flight are dropped: some of their reports are filed already */
+    j->rows_started = 1;
+    j->row_base = base;
+    j->stride = to;
+    j->next_row = (top + to - 1) / to * to;
+    j->late_from = j->next_row;
+}
+
 static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
                     double secs)
 {
-    uint64_t k = j->stride;
-    if (step % k)
-        return;
-    if (j->next_row == 0)
-        j->next_row = step;
-    if (step < j->next_row) {
+    if (!j->rows_started) {
+        j->rows_started = 1;
+        j->row_base = step;
+        j->next_row = 0;
+    }
+    if (step < j->row_base) { /* before the first this run reported: too late for any row */
         j->late_total++;
-        if (step >= j->late_from && ++j->late >= j->l.ranks && k < STRIDE_MAX) {
-            /* The rows in flight are dropped (some of their reports are filed already), and
-             * it starts again after the newest of them. */
-            uint64_t top = j->next_row;
-            for (size_t q = 0; q < ROWS; q++) {
-                if (j->rows[q].have && j->rows[q].step >= top)
-                    top = j->rows[q].step + 1;
-            }
-            clear_rows(j);
-            j->stride = (uint32_t)k * 2;
-            j->next_row = (top + k * 2 - 1) / (k * 2) * (k * 2);
-            j->late_from = j->next_row;
-        }
         return;
     }
-    uint64_t at = step / k, next = j->next_row / k;
+    uint64_t k = j->stride, d = step - j->row_base; /* next_row and late_from count like d */
+    if (d % k)
+        return;
+    if (d < j->next_row) {
+        j->late_total++;
+        if (d >= j->late_from && ++j->late >= j->l.ranks && k < STRIDE_MAX)
+            restride(j, (uint32_t)k * 2);
+        return;
+    }
+    uint64_t at = d / k, next = j->next_row / k;
     if (at >= next + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
         for (uint64_t q = next; q < next + ROWS; q++) {
             struct row *r = &j->rows[q % ROWS];
-            if (r->have && r->step == q * k)
+            if (r->have && r->step - j->row_base == q * k)
                 flush_row(b, now, j, r);
         }
         next = at - ROWS + 1;
+        j->calm = 0;
     }
-    while (at >= next + ROWS) {
+    while (at >= next + ROWS) { /* pushed out, complete or not */
         struct row *r = &j->rows[next % ROWS];
-        if (r->have && r->step == next * k)
+        if (r->have && r->step - j->row_base == next * k)
             flush_row(b, now, j, r);
         next++;
+        j->calm = 0;
     }
     struct row *r = &j->rows[at % ROWS];
     if (r->step != step) {
@@ -948,12 +980,15 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
     r->secs[rank] = secs;
     while (1) {
         r = &j->rows[next % ROWS];
-        if (r->step != next * k || r->have < j->l.ranks)
+        if (r->step - j->row_base != next * k || r->have < j->l.ranks)
             break;
         flush_row(b, now, j, r);
         next++;
+        j->calm++;
     }
     j->next_row = next * k;
+    if (k > 1 && j->calm >= STRIDE_CALM)
+        restride(j, (uint32_t)k / 2);
 }
 
 /* ---- step reports ---- */
@@ -1307,6 +1342,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     rates(b, j, node, s);
     if (!isnan(secs))
         row_put(b, now, j, rank, s->step, secs);
+    else
+        j->untimed++;
     checkpoint(b, now, j, s->checkpoint);
     add_point(j, now);
     return 0;
@@ -1371,7 +1408,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
     j->sched_waiting = 0;
 }
 
-void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job)
+void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why)
 {
     struct hn_jobs *js = b->jobs;
     js->sched_poll = now;
@@ -1386,6 +1423,10 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job)
     j->sched_seen = now;
     j->sched_waiting = 1;
     j->run_listed = -1;
+    j->watched = 0; /* the wait is not the job's own: not a pause to learn */
+    /* Queued again without houston: the scheduler requeued it. */
+    if (why == HN_WAIT_QUEUED && !j->pending && !j->l.ended && j->last_progress > 0)
+        interrupt(j, now, HN_LOSS_OTHER);
 }
 
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds)
@@ -1527,19 +1568,29 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     tag_job(b, from, j->l.id);
 }
 
+/* Hangs at start in a row after which houston stops requeueing the job (restart_watch). */
+#define RESTART_HANGS 2
+
 /*
- * A job interrupted and requeued that the scheduler runs again, but whose new run has sent no
- * step for hang-pause-max (the longest a start may take: loading a checkpoint, setting up
- * NCCL, compiling), while an agent of a node it runs on sent frames all along: a hang at
- * start (a bad node of the new allocation, a stuck rendezvous). The lost time up to the start
- * stays with the first cause, from then on it is the hang's; the job is requeued again. No
- * node is named (none of its new ranks reported). Checked again a limit after each requeue.
+ * A job interrupted and requeued that the scheduler runs again (a poll lists it running after
+ * one listed it waiting, or not at all, since the requeue), but whose new run has sent no step
+ * for hang-pause-max (the longest a start may take: loading a checkpoint, setting up NCCL,
+ * compiling) or its own hang limit if longer, while an agent of a node it runs on sent frames
+ * all along: a hang at start (a bad node of the new allocation, a stuck rendezvous). The lost
+ * time up to the start stays with the first cause, from then on it is the hang's; the job is
+ * requeued again. No node is named (none of its new ranks reported). After RESTART_HANGS such
+ * requeues in a row the next hang at start is reported and the job left alone: a loop of
+ * requeues helps nobody.
  */
 static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
-    if (j->sched_waiting || j->run_listed < 0)
+    /* Running again: listed running by a poll after one listed it waiting (or not at all)
+     * since the requeue. A job the scheduler never took off its nodes is not a new run. */
+    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->restart_hangs > RESTART_HANGS)
         return;
-    double since = fmax(j->run_listed, j->requeued_at), limit = b->cfg.hang_pause_max_s;
+    double since = j->run_listed;
+    /* As long as any wait of the job: a job whose log shows a step an hour has that. */
+    double limit = fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
     if (now - since <= limit)
         return;
     struct node *any = NULL;
@@ -1555,15 +1606,21 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         return;
     struct hn_finding f;
     char ev[320];
+    int again = ++j->restart_hangs <= RESTART_HANGS; /* else: left to people */
     snprintf(ev, sizeof(ev),
-             "job=%s step=%llu restart=1 no_step_s=%.0f limit_s=%.0f culprit=unknown", j->l.id,
-             (unsigned long long)j->l.step, now - since, limit);
+             "job=%s step=%llu restart=%u no_step_s=%.0f limit_s=%.0f culprit=unknown", j->l.id,
+             (unsigned long long)j->l.step, j->restart_hangs, now - since, limit);
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s runs again (for %.0f s per the scheduler) but its new run "
-                   "reported no step",
-                   j->l.id, now - since);
+                   "reported no step%s",
+                   j->l.id, now - since,
+                   again ? "" : "; it hung at start before too: not requeued again");
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    if (!again) {
+        tag_job(b, from, j->l.id);
+        return;
+    }
     if (since > j->interrupted_at) {
         j->l.lost_s[j->pending_cause] += since - j->interrupted_at;
         j->interrupted_at = since;
@@ -1658,7 +1715,11 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
         return -ENOENT;
     memset(out, 0, sizeof(*out));
     out->l = j->l;
-    out->state = j->l.ended ? "ended" : j->hung ? "hung" : j->pending ? "restarting" : "running";
+    out->state = j->l.ended         ? "ended"
+                 : j->hung          ? "hung"
+                 : j->pending       ? "restarting"
+                 : j->sched_waiting ? "waiting"
+                                    : "running";
     out->nodes = j->nodes;
     double now = js->now;
     double end = j->l.ended ? j->l.last_report : now;
@@ -1674,6 +1735,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->pause_s = out->pause ? fmax(0, now - j->pause_at) : NAN;
     out->straggler_every = j->stride;
     out->late_reports = j->late_total;
+    out->untimed_reports = j->untimed;
     out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
     out->tflops_per_gpu = j->tflops;
     out->mfu = job_mfu(j);

@@ -352,6 +352,7 @@ static void test_jobs_render(void **unused)
     int at = snprintf(job, sizeof(job),
                       "{\"job\": {\"id\": \"9\", \"state\": \"running\", \"ranks\": 8,"
                       " \"checkpoint\": -1, \"straggler_every\": 4, \"late_reports\": 97,"
+                      " \"untimed_reports\": 12,"
                       " \"series\": [");
     for (int i = 0; i < 30; i++)
         at += snprintf(job + at, sizeof(job) - (size_t)at,
@@ -362,8 +363,10 @@ static void test_jobs_render(void **unused)
     assert_int_equal(hn_cli_job_render(job, c.f, err, sizeof(err)), 0);
     text = cap_close(&c);
     assert_non_null(strstr(text, "; no checkpoint reported\n"));
-    assert_non_null(strstr(text, "straggler detector: every 4th step (the job steps faster than "
-                                 "its agents forward reports); 97 reports came too late for it\n"));
+    assert_non_null(strstr(text, "straggler detector: one step in 4 (the job steps faster than "
+                                 "its agents forward reports); 97 reports came too late for it\n"
+                                 "12 reports had no compute time (comm= at least dur=): left out "
+                                 "of the straggler detector\n"));
     assert_non_null(strstr(text, "\nhistory (12 of 30 points):\n"
                                  "TIME                 MFU    ETTR   STEP_S\n"
                                  "2025-11-30 09:46:40  40.0%  -      2.5\n"));
