@@ -292,6 +292,12 @@ struct hn_job_ledger {
     int ended;
     double pause_s; /* longest wait between two advances of the step that ended in progress
                        (checkpoint saves, evaluation): the hang limit allows for it */
+    /* Interrupted and waiting for its next run (its state "restarting"), since its last
+     * progress at interrupted_at; the time until then goes to pending_cause (enum
+     * hn_loss_cause). Kept so that a controller restart does not count the interruption
+     * again when the scheduler lists the job queued. */
+    int pending, pending_cause;
+    double interrupted_at;
 };
 
 /* A point of a job's history, one per minute of brain time at most (older points thinned). */

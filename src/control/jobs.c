@@ -451,6 +451,16 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
 
 /* ---- accounting ---- */
 
+/* The ledger's copy of whether j waits for its next run (saved, so that a restart of the
+ * controller knows). */
+static void ledger_pending(struct job *j)
+{
+    j->l.pending = j->pending;
+    j->l.pending_cause = j->pending ? (int)j->pending_cause : 0;
+    j->l.interrupted_at = j->pending ? j->interrupted_at : 0;
+    j->dirty = 1;
+}
+
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
@@ -472,7 +482,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
-    j->dirty = 1;
+    ledger_pending(j);
 }
 
 /* The first step of a new run arrived at now and took `seconds`. */
@@ -501,6 +511,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->pending = 0;
     j->hung = 0;
     j->restart_hangs = 0;
+    ledger_pending(j);
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
@@ -1327,6 +1338,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         resume(j, now, s->seconds, s->step);
     }
     set_rank_node(j, r, node);
+    j->sched_waiting = 0; /* it steps: it runs, whatever the last poll said */
     r->uid = s->uid;
     r->gpu = s->gpu;
     r->run = j->run;
@@ -1629,7 +1641,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     j->requeued_at = now;
     j->l.interruptions++;
     j->hung = 1;
-    j->dirty = 1;
+    ledger_pending(j);
     hb_requeue(b, now, any, j->l.id);
     tag_job(b, from, j->l.id);
 }
@@ -1833,5 +1845,16 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     j->l = *l;
     j->l.ranks = ranks;
     j->last_progress = l->last_report;
+    /* Waiting for its next run when the controller stopped: it still is (the time since its
+     * last progress goes to the same cause; nothing to correct, the charge is not known). */
+    j->pending = l->pending != 0 && !l->ended;
+    if (j->pending) {
+        int c = l->pending_cause;
+        j->pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? (enum hn_loss_cause)c : HN_LOSS_OTHER;
+        j->interrupted_at = l->interrupted_at > 0 ? l->interrupted_at : l->last_report;
+        j->pending_at = j->requeued_at = l->last_report;
+    }
+    ledger_pending(j);
+    j->dirty = 0;
     return 0;
 }

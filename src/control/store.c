@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      4
+#define SCHEMA_VERSION      5
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -68,6 +68,10 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "CREATE TABLE job_points ("
     " job TEXT NOT NULL, time REAL NOT NULL, mfu REAL, ettr REAL, step_s REAL,"
     " PRIMARY KEY (job, time)) WITHOUT ROWID;",
+    /* 4 -> 5: a job waiting for its next run stays so across a restart. */
+    "ALTER TABLE jobs ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN pending_cause INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN interrupted_at REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -115,8 +119,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
     [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
                " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
-               " interruptions, ended, pause_s)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               " interruptions, ended, pause_s, pending, pending_cause, interrupted_at)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -705,6 +709,9 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_int(&b, l->interruptions);
     bind_int(&b, l->ended != 0);
     bind_double(&b, l->pause_s);
+    bind_int(&b, l->pending != 0);
+    bind_int(&b, l->pending_cause);
+    bind_double(&b, l->interrupted_at);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -779,7 +786,8 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
 {
     static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
                               " productive_s, lost_failure, lost_straggler, lost_hang,"
-                              " lost_operator, lost_other, interruptions, ended, pause_s"
+                              " lost_operator, lost_other, interruptions, ended, pause_s,"
+                              " pending, pending_cause, interrupted_at"
                               " FROM jobs"
                               " ORDER BY last_report";
     _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
@@ -806,6 +814,11 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
         l.ended = sqlite3_column_int(st, 13) != 0;
         double pause = sqlite3_column_double(st, 14);
         l.pause_s = pause > 0 && isfinite(pause) ? pause : 0;
+        l.pending = sqlite3_column_int(st, 15) != 0;
+        int cause = sqlite3_column_int(st, 16);
+        l.pending_cause = cause >= 0 && cause < HN_LOSS_NCAUSES ? cause : HN_LOSS_OTHER;
+        double at = sqlite3_column_double(st, 17);
+        l.interrupted_at = isfinite(at) ? at : 0;
         ret = fn(ctx, &l);
     }
     if (ret == 0 && rc != SQLITE_DONE)

@@ -1244,6 +1244,41 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     hn_brain_free(b);
 }
 
+/* A job waiting for its next run when the controller stopped still is after the restart (its
+ * ledger says so): the scheduler listing it queued is not a second interruption, and the time
+ * since its last progress goes to the cause of the first. */
+static void restored_restarting_job_stays_so(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "rs", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    size_t i = (size_t)hn_brain_find_job(b, "rs");
+    struct hn_job_ledger l = *hn_brain_job_ledger(b, i);
+    assert_true(l.pending == 1 && l.pending_cause == HN_LOSS_FAILURE && l.interrupted_at > 0);
+    hn_brain_free(b);
+
+    b = fleet(2); /* the controller restarted with that ledger */
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    struct hn_job_view v;
+    job_view(b, "rs", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(wait_listed_waiting(b, "rs", t + 100, 600, HN_WAIT_QUEUED), 0);
+    job_view(b, "rs", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in s = report("rs", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, t + 1000, r / 4, &s), 0);
+    }
+    job_view(b, "rs", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 990 && v.l.lost_s[HN_LOSS_OTHER] == 0);
+    assert_int_equal(hn_brain_job_ledger(b, 0)->pending, 0);
+    hn_brain_free(b);
+}
+
 /* The controller cut off from the job's nodes sees no progress, and no frames either: that is
  * not a hang (a requeue of every job in the fleet), and it says so once. The agents' backlog
  * decides when they are back: progress in it is progress, a whole limit of frames without
@@ -2231,6 +2266,7 @@ int main(void)
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(hang_needs_its_agents_heard),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
+        cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
         cmocka_unit_test(sparse_reports_set_the_limit),

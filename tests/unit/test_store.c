@@ -133,7 +133,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "4");
+    assert_string_equal(text, "5");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -183,6 +183,15 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
+/* Takes a database of schema 5 back to 4 (the columns of a job waiting for its next run). */
+static void drop_pending_columns(const char *path)
+{
+    char text[64];
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN pending", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN pending_cause", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN interrupted_at", text, sizeof(text));
+}
+
 static void test_jobs(void **state)
 {
     (void)state;
@@ -206,6 +215,9 @@ static void test_jobs(void **state)
     hn_strlcpy(b.id, "4243", sizeof(b.id));
     b.last_report = 950;
     b.ended = 1;
+    a.pending = 1; /* waiting for its next run since a hang at 850 */
+    a.pending_cause = HN_LOSS_HANG;
+    a.interrupted_at = 850;
     assert_int_equal(hn_store_begin(s), 0);
     assert_int_equal(hn_store_put_job(s, &b), 0);
     assert_int_equal(hn_store_put_job(s, &a), 0);
@@ -237,6 +249,9 @@ static void test_jobs(void **state)
     assert_int_equal(got[0].ended, 0);
     assert_int_equal(got[1].ended, 1);
     assert_true(got[0].pause_s == 412.5);
+    assert_true(got[0].pending == 1 && got[0].pending_cause == HN_LOSS_HANG &&
+                got[0].interrupted_at == 850);
+    assert_int_equal(got[1].pending, 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
@@ -245,6 +260,7 @@ static void test_jobs(void **state)
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     char text[128];
+    drop_pending_columns(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN pause_s", text, sizeof(text));
     raw_query(path, "DROP TABLE job_points", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 2", text, sizeof(text));
@@ -257,7 +273,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "4");
+    assert_string_equal(text, "5");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
@@ -270,7 +286,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "4");
+    assert_string_equal(text, "5");
     hn_store_close(s);
 }
 
@@ -328,13 +344,14 @@ static void test_job_points(void **state)
     assert_int_equal((int)got[0].time, 0);
     hn_store_close(s);
 
+    drop_pending_columns(path);
     raw_query(path, "DROP TABLE job_points", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 3", text, sizeof(text));
     s = open_ok(path);
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "4");
+    assert_string_equal(text, "5");
     hn_store_close(s);
 }
 
