@@ -762,9 +762,9 @@ static int job_node(void *ctx, const char *name)
 }
 
 /* The states the poll lists (squeue -t): every one that is not over. */
-#define SQUEUE_STATES                                                                              \
-    "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,RESIZING,REQUEUED,REQUEUE_HOLD,"     \
-    "REQUEUE_FED,SPECIAL_EXIT,SIGNALING,STAGE_OUT"
+static const char squeue_states[] = "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
+                                    "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
+                                    "SIGNALING,STAGE_OUT";
 
 enum { JOB_RUNNING = -1, JOB_OVER = -2 }; /* else an enum hn_wait */
 
@@ -801,7 +801,7 @@ static void poll_scheduler(struct hn_control *c, double now)
      * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
      * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
      * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue,       "-h", "-t", SQUEUE_STATES, "-o",
+    const char *argv[] = {c->cfg.squeue,       "-h", "-t", squeue_states, "-o",
                           "%A %i %U %t %L %N", NULL};
     struct hn_buf out;
     hn_buf_init(&out, 16u << 20); /* about 400,000 jobs */
