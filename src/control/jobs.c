@@ -53,8 +53,9 @@
 /* The phases of a step a report may time (fwd=, bwd=, opt=; comm= is the wait, not work). */
 enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_OPTIMIZER, PHASES };
 static const char *const phase_names[PHASES] = {"forward", "backward", "optimizer"};
-/* A phase counts as where a straggler is slow when it takes this much longer than the peers'. */
-#define PHASE_SLOW_MIN 0.05
+/* The phase a straggler loses the most time in is named when it takes this much longer than
+ * the peers' (slow_phase). */
+#define PHASE_SLOW_MIN 0.02
 
 struct rank_st {
     int node; /* -1: not reported yet */
@@ -89,7 +90,8 @@ struct job {
     uint64_t late_from;
     int rows_started;    /* row_base is set: the run's first step that reached row_put */
     uint64_t row_base;   /* next_row and late_from count steps from it */
-    unsigned calm;       /* rows complete in a row at this stride */
+    unsigned calm;       /* rows complete in a row at this stride, with room to spare */
+    uint64_t top_at;     /* the newest step filed in a row, in strides from row_base */
     uint64_t late_total; /* all reports that came too late, for people */
     uint64_t untimed;    /* reports with no compute time (comm >= dur), for people */
     struct hn_strag *strag;
@@ -385,6 +387,7 @@ static void clear_rows(struct job *j)
     j->late_from = 0;
     j->rows_started = 0;
     j->calm = 0;
+    j->top_at = 0;
 }
 
 /* Rank r now reports from node (the job's node count follows, without a scan of its ranks). */
@@ -664,9 +667,9 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
 
 /* Where rank r of j spends its extra time: the phase (PHASE_*) whose last reported time is
  * the most seconds above the median of the other ranks' of this run (in seconds, so that the
- * jitter of a 10 ms optimizer step does not outweigh a real slowdown of the backward pass), by
- * at least PHASE_SLOW_MIN of that median, and by how much (0.4: 40% longer); -1 when no phase
- * is, or the ranks report no phase times. A
+ * jitter of a 10 ms optimizer step does not outweigh a real slowdown of the backward pass),
+ * and by how much (0.4: 40% longer); -1 when that is less than PHASE_SLOW_MIN of its median
+ * (noise), or the ranks report no phase times. A
  * straggler slow in the forward and backward passes but not in the optimizer step points to
  * its GPU's compute (clocks, a throttled GPU); one slow in the optimizer step alone to host or
  * memory work (an offloaded optimizer, a slow CPU). */
@@ -689,14 +692,14 @@ static int slow_phase(const struct job *j, unsigned r, double *excess)
         if (n == 0)
             continue;
         double med = hn_median(v, n);
-        if (med > 0 && mine / med - 1 >= PHASE_SLOW_MIN && mine - med > most) {
+        if (med > 0 && mine - med > most) {
             best = k;
             most = mine - med;
             *excess = mine / med - 1;
         }
     }
     free(v);
-    return best;
+    return best >= 0 && *excess >= PHASE_SLOW_MIN ? best : -1;
 }
 
 /* The time over which a straggler's waste is weighed: what the job has left before its time
@@ -922,10 +925,10 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
  * reports (one per rank) came too late since it was last set, until ROWS rows span the
  * agents' delay: 0.3 s steps and 10 s frames on eight nodes settle at 4, a row every 1.2 s.
  * Reports from before the last change do not count, so one batch of late reports doubles it
- * once. After STRIDE_CALM complete rows in a row it is halved again, so that the backlog of an
- * agent's outage does not leave it high for the rest of the run (if the smaller one is too
- * small, the next late reports double it back, at the cost of a row or two). A new run starts
- * again at 1.
+ * once. After STRIDE_CALM rows in a row completed while the newest step filed was less than
+ * half the window ahead (so half the stride would have held them), it is halved again, so that
+ * the backlog of an agent's outage does not leave it high for the rest of the run. A new run
+ * starts again at 1.
  */
 static void restride(struct job *j, uint32_t to)
 {
@@ -940,6 +943,7 @@ static void restride(struct job *j, uint32_t to)
     j->stride = to;
     j->next_row = (top + to - 1) / to * to;
     j->late_from = j->next_row;
+    j->top_at = j->next_row / to;
 }
 
 static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
@@ -989,13 +993,16 @@ static void row_put(struct hn_brain *b, double now, struct job *j, unsigned rank
     if (isnan(r->secs[rank]))
         r->have++;
     r->secs[rank] = secs;
+    j->top_at = at > j->top_at ? at : j->top_at;
     while (1) {
         r = &j->rows[next % ROWS];
         if (r->step - j->row_base != next * k || r->have < j->l.ranks)
             break;
         flush_row(b, now, j, r);
+        /* Complete while the newest step filed is less than half the rows ahead: half the
+         * stride would still have held it. */
+        j->calm = j->top_at - next < ROWS / 2 ? j->calm + 1 : 0;
         next++;
-        j->calm++;
     }
     j->next_row = next * k;
     if (k > 1 && j->calm >= STRIDE_CALM)
@@ -1399,6 +1406,16 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     }
 }
 
+/* A job waiting for its next run that a poll missed (ended) and the next one lists again: it
+ * had not ended. */
+static void relisted(struct job *j)
+{
+    if (j->l.ended && j->pending) {
+        j->l.ended = 0;
+        j->dirty = 1;
+    }
+}
+
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
 {
     struct hn_jobs *js = b->jobs;
@@ -1416,6 +1433,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
         j->ran_again = now;
     if (j->sched_waiting || j->run_listed < 0 || j->l.ended)
         j->run_listed = now;
+    relisted(j);
     j->sched_seen = now;
     j->sched_waiting = 0;
 }
@@ -1432,6 +1450,11 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     struct job *j = js->v[i];
     if (j->sched_seen == now && !j->sched_waiting)
         return; /* this poll listed a part of it running (a heterogeneous job) */
+    relisted(j);
+    if (j->l.last_report >= now) { /* it stepped since the poll began: running by now */
+        j->sched_seen = now;
+        return;
+    }
     j->sched_seen = now;
     j->sched_waiting = 1;
     j->run_listed = -1;
@@ -1738,10 +1761,11 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = typical_step(j);
     /* Only a job the scheduler lists is checked for hangs. */
-    int checked = !j->l.ended && j->sched_seen >= 0;
+    int checked = !j->l.ended && j->sched_seen >= 0 && !(j->sched_waiting && !j->pending);
     out->hang_limit_s = checked ? hang_limit(b, j) : NAN;
-    out->no_progress_s =
-        checked && !j->pending && j->last_progress > 0 ? fmax(0, now - j->last_progress) : NAN;
+    out->no_progress_s = checked && !j->pending && !j->sched_waiting && j->last_progress > 0
+                             ? fmax(0, now - fmax(j->last_progress, j->ran_again))
+                             : NAN;
     out->pause = checked ? hn_pause_name(j->pause) : NULL;
     out->pause_step = j->pause_step;
     out->pause_s = out->pause ? fmax(0, now - j->pause_at) : NAN;

@@ -1181,6 +1181,7 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     assert_int_equal(wait_listed_waiting(b, "sp", t, 3600, HN_WAIT_SUSPENDED), 0);
     job_view(b, "sp", &v);
     assert_string_equal(v.state, "waiting");
+    assert_true(isnan(v.hang_limit_s) && isnan(v.no_progress_s)); /* not checked meanwhile */
     assert_int_equal(wait_as(b, "sp", t + 3600, 110, NULL, NULL), 0);
     job_view(b, "sp", &v);
     assert_string_equal(v.state, "running");
@@ -1276,6 +1277,29 @@ static void restored_restarting_job_stays_so(void **state)
     assert_string_equal(v.state, "running");
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 990 && v.l.lost_s[HN_LOSS_OTHER] == 0);
     assert_int_equal(hn_brain_job_ledger(b, 0)->pending, 0);
+    /* A poll that began before that first step (squeue runs a while) still lists it queued:
+     * stale, not a second interruption. */
+    assert_int_equal(hn_brain_job_waiting(b, t + 999, "rs", HN_WAIT_QUEUED), 0);
+    hn_brain_tick(b, t + 1001);
+    job_view(b, "rs", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 1);
+    hn_brain_free(b);
+
+    /* A requeued job one poll missed (taken as ended) that the next lists running again is
+     * watched for a hang at start all the same. */
+    b = fleet(2);
+    t = run_steps(b, "ms", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");
+    for (int n = 0; n < 2; n++)
+        hn_brain_node_job(b, t + 5, n, "");
+    hn_brain_tick(b, t + 5);
+    job_view(b, "ms", &v);
+    assert_string_equal(v.state, "ended");
+    assert_int_equal(wait_as(b, "ms", t + 5, 2700, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "ms", t + 2705, 30, NULL, NULL), 1);
     hn_brain_free(b);
 }
 
