@@ -1109,6 +1109,17 @@ static int wait_listed_waiting(struct hn_brain *b, const char *job, double t, do
     return hangs;
 }
 
+/* Job id runs steps 1-20 of 2 s on n1, n2 (run_steps); an Xid 79 on n2 drains it and requeues
+ * the job, and n2, replaced, is back in service. Returns the time of the failure. */
+static double failed_and_requeued(struct hn_brain *b, const char *id)
+{
+    double t = run_steps(b, id, 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");
+    return t;
+}
+
 /* A job requeued after a failure is watched until its next run steps: waiting in the queue
  * is no hang however long; running again without a step for hang-pause-max (a start that
  * hangs: a bad node of the new allocation, a stuck rendezvous) is one, requeued again, and
@@ -1215,19 +1226,13 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     /* A requeue the scheduler never acted on (the job stays listed running): no hang at start
      * however long, it is not a new run. */
     b = fleet(2);
-    t = run_steps(b, "nw", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
-    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");
+    t = failed_and_requeued(b, "nw");
     assert_int_equal(wait_as(b, "nw", t, 9000, NULL, NULL), 0);
     hn_brain_free(b);
 
     /* Hung at start again and again: requeued twice, then reported and left alone. */
     b = fleet(2);
-    t = run_steps(b, "lp", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
-    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");
+    t = failed_and_requeued(b, "lp");
     requeues_seen = 0;
     int hangs = 0;
     for (int round = 0; round < 4; round++, t += 2730) {
@@ -1289,10 +1294,7 @@ static void restored_restarting_job_stays_so(void **state)
     /* A requeued job one poll missed (taken as ended) that the next lists running again is
      * watched for a hang at start all the same. */
     b = fleet(2);
-    t = run_steps(b, "ms", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
-    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test");
+    t = failed_and_requeued(b, "ms");
     for (int n = 0; n < 2; n++)
         hn_brain_node_job(b, t + 5, n, "");
     hn_brain_tick(b, t + 5);

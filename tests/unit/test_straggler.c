@@ -1092,30 +1092,37 @@ static char *cmd_plain_answer(void)
     return r.out;
 }
 
-/* A UTF-8 byte order mark before the header (Excel, some Windows tools) is not part of the first
- * column's name. */
-static void test_cmd_bom(void **state)
+/* The job of cmd_job_csv with this header and number format gives the plain file's answer,
+ * with nothing on stderr. */
+static void same_answer(const char *header, const char *num)
 {
-    (void)state;
     char *want = cmd_plain_answer();
     size_t len;
-    char *csv = cmd_job_csv("\xEF\xBB\xBFstep,rank,seconds\n", "%u", &len);
+    char *csv = cmd_job_csv(header, num, &len);
     struct cmd_run r = run_cmd(csv, len);
     assert_string_equal(r.err, "");
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out, want);
     cmd_run_free(&r);
     free(csv);
+    free(want);
+}
+
+/* A UTF-8 byte order mark before the header (Excel, some Windows tools) is not part of the first
+ * column's name. */
+static void test_cmd_bom(void **state)
+{
+    (void)state;
+    same_answer("\xEF\xBB\xBFstep,rank,seconds\n", "%u");
 
     /* Only at the start of the input: a BOM before a later line stays, and fails that row. */
     static const char later[] = "step,rank,seconds\n\xEF\xBB\xBF"
                                 "1,0,1.0\n1,1,1.0\n";
-    r = run_cmd(later, sizeof(later) - 1);
+    struct cmd_run r = run_cmd(later, sizeof(later) - 1);
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.err, "skipped 1 malformed rows (first: line 2: the step is not a "
                                   "whole number)"));
     cmd_run_free(&r);
-    free(want);
 }
 
 /* Steps and ranks written as floats with a zero fraction (pandas, for an integer column with
@@ -1123,16 +1130,7 @@ static void test_cmd_bom(void **state)
 static void test_cmd_float_steps(void **state)
 {
     (void)state;
-    char *want = cmd_plain_answer();
-    size_t len;
-    char *csv = cmd_job_csv("step,rank,seconds\n", "%u.0", &len);
-    struct cmd_run r = run_cmd(csv, len);
-    assert_string_equal(r.err, "");
-    assert_int_equal(r.rc, 0);
-    assert_string_equal(r.out, want);
-    cmd_run_free(&r);
-    free(csv);
-    free(want);
+    same_answer("step,rank,seconds\n", "%u.0");
 
     static const char bad[] = "step,rank,seconds\n"
                               "1.0,0,1.0\n"
@@ -1144,7 +1142,7 @@ static void test_cmd_float_steps(void **state)
                               "4.0e0,0,1.0\n"
                               "-1.0,0,1.0\n"
                               "5.01,0,1.0\n";
-    r = run_cmd(bad, sizeof(bad) - 1);
+    struct cmd_run r = run_cmd(bad, sizeof(bad) - 1);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out, "");
     assert_non_null(strstr(r.err, "skipped 7 malformed rows (first: line 4: the step is not a "
