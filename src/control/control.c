@@ -770,7 +770,7 @@ enum { JOB_RUNNING = -1, JOB_OVER = -2 }; /* else an enum hn_wait */
 
 /* A job's compact state from squeue's %t (squeue(1), "JOB STATE CODES"): running (R); waiting
  * suspended (S, ST; RS, resizing, goes on as it was), queued to start over (PD, CF, RQ, RH, RF,
- * SE) or ending (CG, SI, SO); anything else (completed, cancelled, failed, timed out, a codes
+ * SE) or ending (CG, SI, SO); anything else (completed, cancelled, failed, timed out, a code
  * this list does not know) is over. */
 static int job_state(const char *t)
 {
