@@ -1502,9 +1502,56 @@ static int hang_culprit(const struct job *j)
     return behind < j->l.ranks ? culprit : -1;
 }
 
+/* GPU utilisation (%) at or above which a hung rank's GPU is taken as spinning in a collective
+ * kernel, and below which as idle (idle_culprit). */
+#define SPIN_UTIL 50
+#define IDLE_UTIL 10
+
+/*
+ * A collective hang: every rank stopped at the same step, so no node's ranks lag
+ * (hang_culprit). The ranks that reached the collective wait in it, and NCCL's kernels keep
+ * their GPUs busy while they wait; the rank that never arrived (a crashed or stuck process, a
+ * host-side deadlock) leaves its GPU idle. The one node all of whose GPUs of the job are idle
+ * while every other node's are busy, by GPU samples taken during the hang, is the culprit; -1
+ * when there is no such node, or a GPU of the job has no such sample.
+ */
+static int idle_culprit(const struct hn_brain *b, const struct job *j)
+{
+    int idle = -1;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        if (k->node < 0 || k->run != j->run)
+            continue;
+        const struct node *n = &b->nodes[k->node];
+        if (k->gpu < 0 || (unsigned)k->gpu >= n->gpus_expected)
+            return -1;
+        const struct gpu_st *g = &n->gpus[k->gpu];
+        double util = g->v[HN_F_GPU_UTIL];
+        if (isnan(util) || g->t[HN_F_GPU_UTIL] <= j->last_progress)
+            return -1; /* no sample from the hang */
+        if (util >= SPIN_UTIL)
+            continue;
+        if (util >= IDLE_UTIL || (idle >= 0 && idle != k->node))
+            return -1; /* neither, or idle ranks on two nodes */
+        idle = k->node;
+    }
+    if (idle < 0 || j->nodes < 2)
+        return -1;
+    /* All of that node's ranks idle, not some (a rank of it spinning means it arrived). */
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        if (k->node == idle && k->run == j->run &&
+            b->nodes[idle].gpus[k->gpu].v[HN_F_GPU_UTIL] >= IDLE_UTIL)
+            return -1;
+    }
+    return idle;
+}
+
 static void hang(struct hn_brain *b, double now, struct job *j, double limit)
 {
-    int culprit = hang_culprit(j);
+    int culprit = hang_culprit(j), idle = 0;
+    if (culprit < 0 && (culprit = idle_culprit(b, j)) >= 0)
+        idle = 1;
     struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
     struct hn_finding f;
     char ev[320];
@@ -1512,13 +1559,17 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     char during[64] = "";
     if (pause)
         snprintf(during, sizeof(during), " (a declared %s pause)", pause);
-    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s%s%s",
+    snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s%s%s%s",
              j->l.id, (unsigned long long)waited_step(j), now - j->last_progress, limit,
-             n ? n->name : "unknown", pause ? " pause=" : "", pause ? pause : "");
+             n ? n->name : "unknown", idle ? " by=idle_gpus" : "", pause ? " pause=" : "",
+             pause ? pause : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
-                   "hang: job %s made no progress past step %llu for %.0f s%s%s%s", j->l.id,
+                   "hang: job %s made no progress past step %llu for %.0f s%s%s%s%s", j->l.id,
                    (unsigned long long)waited_step(j), now - j->last_progress, during,
-                   n ? "; ranks behind on " : "", n ? n->name : "");
+                   !n     ? ""
+                   : idle ? "; its GPUs idle on "
+                          : "; ranks behind on ",
+                   n ? n->name : "", idle ? " while the others wait in a collective" : "");
     j->hung = 1;
     size_t from = b->qlen;
     if (n)

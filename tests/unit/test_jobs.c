@@ -946,6 +946,65 @@ static void healthy_job_raises_nothing(void **state)
     hn_brain_free(b);
 }
 
+/* A collective hang: all 8 ranks of job `id` (4 on n1, 4 on n2) stop at step 20; during the
+ * hang n1's GPUs run at util[0] % and n2's at util[1] % (NaN: no sample during the hang).
+ * Returns the hang findings; the first one's node (or "") in node and its detail in detail. */
+static int collective_hang(const char *id, const double util[2], char *node, char *detail)
+{
+    struct hn_brain *b = fleet(2);
+    double t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        hn_brain_node_job(b, t, 0, id);
+        hn_brain_node_job(b, t, 1, id);
+        step_all(b, t, id, 8, s, 2.0, NULL, 10);
+        hn_brain_tick(b, t);
+    }
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    static const unsigned field[1] = {HN_F_GPU_UTIL};
+    int hangs = 0;
+    node[0] = detail[0] = '\0';
+    struct hn_out o;
+    for (double k = 10; k <= 130; k += 10) {
+        for (int n = 0; n < 2; n++) {
+            hn_brain_node_job(b, t + k, n, id);
+            assert_int_equal(hn_brain_node_heard(b, t + k, n, t + k, 1), 0);
+            for (unsigned g = 0; g < 4 && !isnan(util[n]); g++)
+                assert_int_equal(hn_brain_samples(b, t + k, n, g, field, &util[n], 1), 0);
+        }
+        hn_brain_tick(b, t + k);
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0 && !hangs++) {
+                snprintf(node, HN_NAME_MAX, "%s", o.node);
+                snprintf(detail, HN_DETAIL_MAX, "%s", o.finding.detail);
+            }
+        }
+    }
+    hn_brain_free(b);
+    return hangs;
+}
+
+/* In a collective hang no node's ranks lag; the node whose GPUs went idle while the others
+ * spin in NCCL's kernels is where the hang is (a crashed or stuck process), and is drained
+ * like a lagging node. Busy everywhere, idle everywhere, or no sample: no culprit. */
+static void collective_hang_blames_the_idle_node(void **state)
+{
+    (void)state;
+    char node[HN_NAME_MAX], detail[HN_DETAIL_MAX];
+    static const double idle_n2[2] = {100, 0}, busy[2] = {100, 100}, idle[2] = {0, 0},
+                        none[2] = {NAN, NAN}, half[2] = {100, 30};
+    assert_int_equal(collective_hang("c1", idle_n2, node, detail), 1);
+    assert_string_equal(node, "n2");
+    assert_non_null(strstr(detail, "; its GPUs idle on n2 while the others wait in a collective"));
+    assert_int_equal(collective_hang("c2", busy, node, detail), 1);
+    assert_string_equal(node, "");
+    assert_int_equal(collective_hang("c3", idle, node, detail), 1);
+    assert_string_equal(node, "");
+    assert_int_equal(collective_hang("c4", none, node, detail), 1);
+    assert_string_equal(node, "");
+    assert_int_equal(collective_hang("c5", half, node, detail), 1);
+    assert_string_equal(node, "");
+}
+
 /* Job `job` on nodes name[0] and name[1] (NULL: n1, n2), whose ranks on the second stop. */
 static void hang_case(const char *job, const char *const *name)
 {
@@ -2291,6 +2350,7 @@ int main(void)
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
         cmocka_unit_test(hang_drains_the_node_whose_ranks_stopped),
         cmocka_unit_test(hang_needs_its_agents_heard),
+        cmocka_unit_test(collective_hang_blames_the_idle_node),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
