@@ -17,7 +17,7 @@ trap 'hn_cleanup; rm -rf "$work"' EXIT
 HOUSTON=$HOUSTON DEMO_LISTEN=127.0.0.1:$PORT DEMO_DURATION=60 \
     bash "$HN_SOURCE_DIR/scripts/demo.sh" >"$work/out" 2>"$work/err" &
 demo=$!
-HN_PIDS+=($demo)
+HN_PIDS+=("$demo")
 check "the API answers" wait_for 10 curl -fsS "$CTL/healthz"
 check_eq "144 nodes" 144 "$(curl -fsS "$CTL/v1/nodes" | jq '.nodes | length')"
 check_eq "8 racks of 18" "8 18" "$(curl -fsS "$CTL/v1/racks" | jq -r '"\(.racks | length) \(.racks[0].nodes)"')"

@@ -23,6 +23,7 @@ cflags=(-std=c11 -Wall -Wextra -Werror -I "$src/include")
 # A sanitizer build's library needs the sanitizer runtime loaded first: build the same way.
 syms=$(nm -D "$lib_dir/libhouston-step.so")
 if grep -q '__asan_init' <<<"$syms"; then
+    # shellcheck disable=SC2054 # one flag whose value has a comma, not two elements
     cflags+=(-fsanitize=address,undefined)
 elif grep -q '__tsan_init' <<<"$syms"; then
     cflags+=(-fsanitize=thread)
