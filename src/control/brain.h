@@ -294,8 +294,9 @@ struct hn_job_ledger {
                        (checkpoint saves, evaluation): the hang limit allows for it */
     /* Interrupted and waiting for its next run (its state "restarting"), since its last
      * progress at interrupted_at; the time until then goes to pending_cause (enum
-     * hn_loss_cause). Kept so that a controller restart does not count the interruption
-     * again when the scheduler lists the job queued. */
+     * hn_loss_cause). Saved, so that a controller restart does not count the interruption
+     * again when the scheduler lists the job queued; the last two mean nothing when pending
+     * is 0. */
     int pending, pending_cause;
     double interrupted_at;
 };

@@ -105,14 +105,12 @@ struct job {
     uint64_t front;
     double last_progress; /* when the highest step last advanced */
     double since_ckpt_s;  /* productive time since the last checkpoint */
-    int pending;          /* interrupted, waiting for the next run's first step */
-    enum hn_loss_cause pending_cause;
-    double interrupted_at; /* the last progress before the interruption */
-    /* What the interruption charged as lost work (the time since the last checkpoint), and
-     * the step it stopped at: the next run's first step says where it really started again
-     * (resume). NaN: nothing to correct. */
+    /* Interrupted, waiting for the next run's first step: l.pending, since l.interrupted_at
+     * (its last progress), charged to l.pending_cause. */
+    /* What the interruption charged as lost work (the time since the last checkpoint); the
+     * next run's first step says where it really started again, against l.step, where the
+     * last one stopped (resume). NaN: nothing to correct. */
     double charged_s;
-    uint64_t stopped_step;
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     unsigned restart_hangs;           /* hangs at start since the last step (restart_watch) */
     double pending_at;                /* its last report before it was interrupted */
@@ -454,46 +452,35 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
 
 /* ---- accounting ---- */
 
-/* The ledger's copy of whether j waits for its next run (saved, so that a restart of the
- * controller knows). */
-static void ledger_pending(struct job *j)
-{
-    j->l.pending = j->pending;
-    j->l.pending_cause = j->pending ? (int)j->pending_cause : 0;
-    j->l.interrupted_at = j->pending ? j->interrupted_at : 0;
-    j->dirty = 1;
-}
-
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 {
-    if (j->pending || j->l.ended)
+    if (j->l.pending || j->l.ended)
         return;
     j->l.lost_s[cause] += j->since_ckpt_s;
     j->l.productive_s -= j->since_ckpt_s;
     j->charged_s = j->since_ckpt_s;
     j->charged_cause = cause;
-    j->stopped_step = j->l.step;
     j->since_ckpt_s = 0;
     j->l.interruptions++;
-    j->pending = 1;
+    j->l.pending = 1;
     j->pending_at = j->l.last_report;
     j->requeued_at = now;
-    j->pending_cause = cause;
-    j->interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
+    j->l.pending_cause = cause;
+    j->l.interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
-    ledger_pending(j);
+    j->dirty = 1;
 }
 
 /* The first step of a new run arrived at now and took `seconds`. */
 static void resume(struct job *j, double now, double seconds, uint64_t step)
 {
-    double gap = now - seconds - j->interrupted_at;
+    double gap = now - seconds - j->l.interrupted_at;
     if (gap > 0)
-        j->l.lost_s[j->pending_cause] += gap;
+        j->l.lost_s[j->l.pending_cause] += gap;
     /* The work lost is what the new run does again: the steps after the one before its first,
      * up to where the last run stopped, at the job's typical step time. The interruption
      * charged the time since the last checkpoint the job reported, which is the same when it
@@ -501,7 +488,8 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
      * `houston tail`, say), or too little when it restarts from an older one. */
     double typ = typical_step(j);
     if (!isnan(j->charged_s) && !isnan(typ)) {
-        uint64_t redo = j->stopped_step >= step ? j->stopped_step - step + 1 : 0;
+        uint64_t stopped = j->l.step; /* where the last run stopped: no progress since */
+        uint64_t redo = stopped >= step ? stopped - step + 1 : 0;
         double lost = (double)redo * typ;
         /* At most all the productive time there was: the rest of a longer redo was never
          * counted as productive here (a job that restarted from a checkpoint houston did not
@@ -511,10 +499,10 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
         j->l.productive_s -= lost - j->charged_s;
     }
     j->charged_s = NAN;
-    j->pending = 0;
+    j->l.pending = 0;
     j->hung = 0;
     j->restart_hangs = 0;
-    ledger_pending(j);
+    j->dirty = 1;
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
@@ -1045,7 +1033,7 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     else
         j->since_ckpt_s = 0;
     replace_flagged(b, now, j, ckpt);
-    if (j->pending || !j->drain_planned || j->strag_rank < 0)
+    if (j->l.pending || !j->drain_planned || j->strag_rank < 0)
         return;
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     j->drain_planned = 0;
@@ -1253,7 +1241,7 @@ static uint64_t waited_step(const struct job *j)
  * from a rank of the run before (a delayed frame) or beyond its ranks. */
 static void pause_notice(struct job *j, double now, unsigned rank, const struct hn_step_in *s)
 {
-    if (!j || j->l.ended || j->pending || s->step < waited_step(j) || rank >= j->l.ranks)
+    if (!j || j->l.ended || j->l.pending || s->step < waited_step(j) || rank >= j->l.ranks)
         return;
     const struct rank_st *r = &j->ranks[rank];
     if (r->node >= 0 && r->run != j->run)
@@ -1330,7 +1318,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     j->dirty = 1;
 
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
-    if (j->pending) {
+    if (j->l.pending) {
         /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
          * not progress. The next run is a rank starting over at or before its last step (a
          * restart from a checkpoint), a rank not seen before, or any report once the
@@ -1398,7 +1386,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
         int named = hb_node_runs(n, j->l.id);
-        if (j->l.ended || j->pending || !(named || job_uses(j, node)))
+        if (j->l.ended || j->l.pending || !(named || job_uses(j, node)))
             continue;
         interrupt(j, now, cause_of(f));
         if (!named)
@@ -1410,7 +1398,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
  * had not ended. */
 static void relisted(struct job *j)
 {
-    if (j->l.ended && j->pending) {
+    if (j->l.ended && j->l.pending) {
         j->l.ended = 0;
         j->dirty = 1;
     }
@@ -1460,7 +1448,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     j->run_listed = -1;
     j->watched = 0; /* the wait is not the job's own: not a pause to learn */
     /* Queued again without houston: the scheduler requeued it. */
-    if (why == HN_WAIT_QUEUED && !j->pending && !j->l.ended && j->last_progress > 0)
+    if (why == HN_WAIT_QUEUED && !j->l.pending && !j->l.ended && j->last_progress > 0)
         interrupt(j, now, HN_LOSS_OTHER);
 }
 
@@ -1576,7 +1564,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
         hb_found(b, now, n, &f); /* drains it (guard permitting) and requeues the job */
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
-    if (!j->pending) {
+    if (!j->l.pending) {
         /* No culprit, or the guard holds it: the job still has to start again. */
         interrupt(j, now, HN_LOSS_HANG);
         struct node *any = n ? n : rank_node(b, j, 0);
@@ -1707,15 +1695,15 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         tag_job(b, from, j->l.id);
         return;
     }
-    if (since > j->interrupted_at) {
-        j->l.lost_s[j->pending_cause] += since - j->interrupted_at;
-        j->interrupted_at = since;
+    if (since > j->l.interrupted_at) {
+        j->l.lost_s[j->l.pending_cause] += since - j->l.interrupted_at;
+        j->l.interrupted_at = since;
     }
-    j->pending_cause = HN_LOSS_HANG;
+    j->l.pending_cause = HN_LOSS_HANG;
     j->requeued_at = now;
     j->l.interruptions++;
     j->hung = 1;
-    ledger_pending(j);
+    j->dirty = 1;
     hb_requeue(b, now, any, j->l.id);
     tag_job(b, from, j->l.id);
 }
@@ -1739,9 +1727,9 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             j->dirty = 1;
             continue;
         }
-        if (j->pending)
+        if (j->l.pending)
             restart_watch(b, now, j);
-        if (j->pending || j->sched_waiting) {
+        if (j->l.pending || j->sched_waiting) {
             add_point(j, now);
             continue;
         }
@@ -1803,7 +1791,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->l = j->l;
     out->state = j->l.ended         ? "ended"
                  : j->hung          ? "hung"
-                 : j->pending       ? "restarting"
+                 : j->l.pending     ? "restarting"
                  : j->sched_waiting ? "waiting"
                                     : "running";
     out->nodes = j->nodes;
@@ -1812,9 +1800,9 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = typical_step(j);
     /* Only a job the scheduler lists is checked for hangs. */
-    int checked = !j->l.ended && j->sched_seen >= 0 && !(j->sched_waiting && !j->pending);
+    int checked = !j->l.ended && j->sched_seen >= 0 && !(j->sched_waiting && !j->l.pending);
     out->hang_limit_s = checked ? hang_limit(b, j) : NAN;
-    out->no_progress_s = checked && !j->pending && !j->sched_waiting && j->last_progress > 0
+    out->no_progress_s = checked && !j->l.pending && !j->sched_waiting && j->last_progress > 0
                              ? fmax(0, now - fmax(j->last_progress, j->ran_again))
                              : NAN;
     out->pause = checked ? hn_pause_name(j->pause) : NULL;
@@ -1922,14 +1910,13 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     j->last_progress = l->last_report;
     /* Waiting for its next run when the controller stopped: it still is (the time since its
      * last progress goes to the same cause; nothing to correct, the charge is not known). */
-    j->pending = l->pending != 0 && !l->ended;
-    if (j->pending) {
+    j->l.pending = l->pending != 0 && !l->ended;
+    if (j->l.pending) {
         int c = l->pending_cause;
-        j->pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? (enum hn_loss_cause)c : HN_LOSS_OTHER;
-        j->interrupted_at = l->interrupted_at > 0 ? l->interrupted_at : l->last_report;
+        j->l.pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? c : HN_LOSS_OTHER;
+        if (!(l->interrupted_at > 0))
+            j->l.interrupted_at = l->last_report;
         j->pending_at = j->requeued_at = l->last_report;
     }
-    ledger_pending(j);
-    j->dirty = 0;
     return 0;
 }
