@@ -561,6 +561,18 @@ static void tag_job(struct hn_brain *b, size_t from, const char *job)
     }
 }
 
+/* Whether the outputs since `from` requeue job. */
+static int requeued(const struct hn_brain *b, size_t from, const char *job)
+{
+    for (size_t k = from; k < b->qlen; k++) {
+        const struct hn_out *o = &b->outq[b->qhead + k];
+        if (o->kind == HN_OUT_ACTION && o->action.kind == HN_ACT_REQUEUE &&
+            strcmp(o->action.job, job) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static struct node *rank_node(struct hn_brain *b, const struct job *j, unsigned rank)
 {
     return rank < j->l.ranks && j->ranks[rank].node >= 0 ? &b->nodes[j->ranks[rank].node] : NULL;
@@ -1535,11 +1547,66 @@ static int idle_culprit(const struct hn_brain *b, const struct job *j)
     return idle;
 }
 
+/* Whether node n's agent has been silent at now for half a hang limit: no frame of it arrived
+ * since (or none ever). A whole limit of silence from every node is hang_unseen. */
+static int agent_silent(const struct node *n, double now, double limit)
+{
+    return n->heard_at <= 0 || now - n->heard_at > limit / 2;
+}
+
+/*
+ * A node that died or locked up (a kernel panic, a GPU fallen off the bus taking the host
+ * with it) stops its ranks and its agent at once: the other ranks wait in the next collective
+ * at the same step, so no node lags (hang_culprit), and the dead node sends no GPU samples
+ * (idle_culprit). The one node of the job's run whose agent went silent (agent_silent) while
+ * another node's agent kept sending frames is the culprit; -1 when there is none, several, or
+ * the job runs on one node. A silent agent alone makes a node suspect (agent_silent finding);
+ * with a hang of its job it is drained.
+ */
+static int silent_culprit(const struct hn_brain *b, const struct job *j, double now, double limit)
+{
+    int silent = -1, heard = 0;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        const struct rank_st *k = &j->ranks[r];
+        if (k->node < 0 || k->run != j->run)
+            continue;
+        if (!agent_silent(&b->nodes[k->node], now, limit)) {
+            heard = 1;
+            continue;
+        }
+        if (silent >= 0 && silent != k->node)
+            return -1;
+        silent = k->node;
+    }
+    return heard && j->nodes >= 2 ? silent : -1;
+}
+
+enum blame { BY_RANKS, BY_SILENT, BY_IDLE };
+
+/* ", its agent silent for 95 s while the others report" and the like: why node n is blamed. */
+static void blame_text(char *out, size_t size, const struct node *n, enum blame by, double now)
+{
+    if (!n)
+        out[0] = '\0';
+    else if (by == BY_SILENT)
+        snprintf(out, size, "; %s's agent silent for %.0f s while the others report", n->name,
+                 n->heard_at > 0 ? now - n->heard_at : -1);
+    else if (by == BY_IDLE)
+        snprintf(out, size, "; its GPUs idle on %s while the others wait in a collective", n->name);
+    else
+        snprintf(out, size, "; ranks behind on %s", n->name);
+}
+
+static const char *const blame_name[] = {"", " by=silent_agent", " by=idle_gpus"};
+
 static void hang(struct hn_brain *b, double now, struct job *j, double limit)
 {
-    int culprit = hang_culprit(j), idle = 0;
-    if (culprit < 0 && (culprit = idle_culprit(b, j)) >= 0)
-        idle = 1;
+    enum blame by = BY_RANKS;
+    int culprit = hang_culprit(j);
+    if (culprit < 0 && (culprit = silent_culprit(b, j, now, limit)) >= 0)
+        by = BY_SILENT;
+    else if (culprit < 0 && (culprit = idle_culprit(b, j)) >= 0)
+        by = BY_IDLE;
     struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
     struct hn_finding f;
     char ev[320];
@@ -1547,17 +1614,15 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     char during[64] = "";
     if (pause)
         snprintf(during, sizeof(during), " (a declared %s pause)", pause);
+    char blame[HN_NAME_MAX + 64];
+    blame_text(blame, sizeof(blame), n, by, now);
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s%s%s%s",
              j->l.id, (unsigned long long)waited_step(j), now - j->last_progress, limit,
-             n ? n->name : "unknown", idle ? " by=idle_gpus" : "", pause ? " pause=" : "",
+             n ? n->name : "unknown", n ? blame_name[by] : "", pause ? " pause=" : "",
              pause ? pause : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
-                   "hang: job %s made no progress past step %llu for %.0f s%s%s%s%s", j->l.id,
-                   (unsigned long long)waited_step(j), now - j->last_progress, during,
-                   !n     ? ""
-                   : idle ? "; its GPUs idle on "
-                          : "; ranks behind on ",
-                   n ? n->name : "", idle ? " while the others wait in a collective" : "");
+                   "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
+                   (unsigned long long)waited_step(j), now - j->last_progress, during, blame);
     j->hung = 1;
     size_t from = b->qlen;
     if (n)
@@ -1652,9 +1717,10 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
  * compiling) or its own hang limit if longer, while an agent of a node it runs on sent frames
  * all along: a hang at start (a bad node of the new allocation, a stuck rendezvous). The lost
  * time up to the start stays with the first cause, from then on it is the hang's; the job is
- * requeued again. No node is named (none of its new ranks reported). After RESTART_HANGS such
- * requeues in a row the next hang at start is reported and the job left alone: a loop of
- * requeues helps nobody.
+ * requeued again. None of its new ranks reported, so the only node it can name is one whose
+ * agent is silent while another's reports (silent_culprit), drained like any culprit. After
+ * RESTART_HANGS requeues in a row that name no node the next hang at start is reported and
+ * the job left alone: a loop of requeues helps nobody.
  */
 static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
@@ -1667,30 +1733,44 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     double limit = fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
     if (now - since <= limit)
         return;
-    struct node *any = NULL;
+    struct node *any = NULL, *silent = NULL;
     double watched = -1;
+    int nsilent = 0;
     for (size_t i = 0; i < b->nnodes; i++) {
         struct node *n = &b->nodes[i];
         if (hb_node_runs(n, j->l.id)) {
             watched = fmax(watched, n->heard - fmax(since, n->heard_from));
             any = any ? any : n;
+            if (agent_silent(n, now, limit)) {
+                silent = n;
+                nsilent++;
+            }
         }
     }
     if (!any || watched < limit)
         return;
+    /* None of its new ranks reported, so none lags: only a node whose agent is silent while
+     * another's reports (silent_culprit) can be named. */
+    struct node *n = nsilent == 1 ? silent : NULL;
     struct hn_finding f;
-    char ev[320];
-    int again = ++j->restart_hangs <= RESTART_HANGS; /* else: left to people */
-    snprintf(ev, sizeof(ev),
-             "job=%s step=%llu restart=%u no_step_s=%.0f limit_s=%.0f culprit=unknown", j->l.id,
-             (unsigned long long)j->l.step, j->restart_hangs, now - since, limit);
+    char ev[320], blame[HN_NAME_MAX + 64];
+    /* Requeued again when a node is named (drained, so the next run starts elsewhere), or
+     * RESTART_HANGS times in a row when none is; after that it is left to people. */
+    int again = n || ++j->restart_hangs <= RESTART_HANGS;
+    blame_text(blame, sizeof(blame), n, BY_SILENT, now);
+    snprintf(ev, sizeof(ev), "job=%s step=%llu restart=%u no_step_s=%.0f limit_s=%.0f culprit=%s%s",
+             j->l.id, (unsigned long long)j->l.step, j->restart_hangs, now - since, limit,
+             n ? n->name : "unknown", n ? blame_name[BY_SILENT] : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s runs again (for %.0f s per the scheduler) but its new run "
-                   "reported no step%s",
-                   j->l.id, now - since,
+                   "reported no step%s%s",
+                   j->l.id, now - since, blame,
                    again ? "" : "; it hung at start before too: not requeued again");
     size_t from = b->qlen;
-    hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    if (n)
+        hb_found(b, now, n, &f); /* drains it, guard permitting (which requeues the job) */
+    else
+        hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     if (!again) {
         tag_job(b, from, j->l.id);
         return;
@@ -1704,7 +1784,8 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     j->l.interruptions++;
     j->hung = 1;
     j->dirty = 1;
-    hb_requeue(b, now, any, j->l.id);
+    if (!requeued(b, from, j->l.id))
+        hb_requeue(b, now, any, j->l.id);
     tag_job(b, from, j->l.id);
 }
 

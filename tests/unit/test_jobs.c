@@ -1309,6 +1309,93 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     hn_brain_free(b);
 }
 
+/* A node that dies (its agent silent) stops its ranks at the same step as the others, which
+ * wait for it in a collective: no node lags and the dead one sends no GPU samples, so no
+ * culprit was named and the job was requeued, maybe onto the same node. The one node whose
+ * agent went silent while the others report is the culprit, drained; also when the job hangs
+ * at start (none of its new ranks reported). Silent for less than half the limit, or two
+ * nodes silent: no culprit. */
+static void hang_blames_the_node_gone_silent(void **state)
+{
+    (void)state;
+    static const int only_n1[2] = {1, 0}, only_n2[2] = {0, 1};
+    for (int dead = 0; dead < 2; dead++) {
+        struct hn_brain *b = fleet(2);
+        double t = run_steps(b, "sl", 0, 1, 20);
+        (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+        assert_int_equal(wait_as(b, "sl", t, 110, dead ? only_n1 : only_n2, NULL), 0);
+        assert_int_equal(wait_as(b, "sl", t + 110, 20, dead ? only_n1 : only_n2, NULL), 1);
+        char want[96];
+        snprintf(want, sizeof(want), "; %s's agent silent for 122 s while the others report",
+                 dead ? "n2" : "n1");
+        assert_non_null(strstr(last_hang, want));
+        assert_int_equal(node_state(b, dead), HN_NODE_DRAINING);
+        assert_int_equal(node_state(b, !dead), HN_NODE_READY);
+        struct hn_job_view v;
+        job_view(b, "sl", &v);
+        assert_int_equal(v.l.interruptions, 1);
+        hn_brain_free(b);
+    }
+
+    /* Silent for the last 50 s only (< half the 120 s limit): not named. */
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "sh", 0, 1, 20);
+    assert_int_equal(wait_as(b, "sh", t, 80, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "sh", t + 80, 50, only_n1, NULL), 1);
+    assert_null(strstr(last_hang, "silent"));
+    assert_int_equal(node_state(b, 1), HN_NODE_READY);
+    hn_brain_free(b);
+
+    /* Three nodes, two silent: neither named. */
+    b = fleet(3);
+    t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        for (int i = 0; i < 3; i++) {
+            hn_brain_node_job(b, t, i, "s3");
+            assert_int_equal(hn_brain_node_heard(b, t, i, t, 1), 0);
+        }
+        for (int r = 0; r < 12; r++) {
+            struct hn_step_in in = report("s3", r, 12, s, 2.0);
+            assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+        }
+        hn_brain_tick(b, t);
+    }
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    int hangs = 0;
+    struct hn_out o;
+    for (double k = 10; k <= 130; k += 10) {
+        for (int i = 0; i < 3; i++)
+            hn_brain_node_job(b, t + k, i, "s3");
+        assert_int_equal(hn_brain_node_heard(b, t + k, 0, t + k, 1), 0);
+        hn_brain_tick(b, t + k);
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0) {
+                hangs++;
+                assert_string_equal(o.node, "");
+                assert_non_null(strstr(o.finding.evidence, "culprit=unknown"));
+            }
+            assert_false(o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_DRAIN);
+        }
+    }
+    assert_int_equal(hangs, 1);
+    hn_brain_free(b);
+
+    /* A hang at start with n2's agent silent since the job ran again: n2 is named and
+     * drained, and the job requeued once; named hangs at start do not count towards the
+     * cap, so the next one is requeued too. */
+    b = fleet(2);
+    t = failed_and_requeued(b, "st");
+    assert_int_equal(wait_listed_waiting(b, "st", t, 10, HN_WAIT_QUEUED), 0);
+    requeues_seen = 0;
+    assert_int_equal(wait_as(b, "st", t + 10, 2690, only_n1, NULL), 0);
+    assert_int_equal(wait_as(b, "st", t + 2700, 30, only_n1, NULL), 1);
+    assert_non_null(strstr(last_hang, "runs again"));
+    assert_non_null(strstr(last_hang, "; n2's agent silent for"));
+    assert_int_equal(requeues_seen, 1);
+    assert_int_equal(node_state(b, 1), HN_NODE_DRAINING);
+    hn_brain_free(b);
+}
+
 /* A job waiting for its next run when the controller stopped still is after the restart (its
  * ledger says so): the scheduler listing it queued is not a second interruption, and the time
  * since its last progress goes to the cause of the first. */
@@ -2352,6 +2439,7 @@ int main(void)
         cmocka_unit_test(hang_needs_its_agents_heard),
         cmocka_unit_test(collective_hang_blames_the_idle_node),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
+        cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
