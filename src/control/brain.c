@@ -1156,13 +1156,12 @@ int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_st
     return 0;
 }
 
-void hn_brain_action_done(struct hn_brain *b, double now, uint64_t id, int ok)
+void hn_brain_action_done(struct hn_brain *b, double now, const struct hn_action *a, int ok,
+                          const char *result)
 {
-    /* Nothing depends on completion yet: a failed action is retried by the executor, and a
-     * drained node's next state comes from the scheduler (hn_brain_node_idle). Kept in the
-     * interface so that the simulator and the controller report outcomes the same way. */
-    (void)b;
-    (void)now;
-    (void)id;
-    (void)ok;
+    /* A failed drain is retried by the executor, and a drained node's next state comes from
+     * the scheduler (hn_brain_node_idle); a requeue that failed leaves its job where it runs,
+     * which people must hear of. */
+    if (!ok && a->kind == HN_ACT_REQUEUE && a->job[0])
+        hb_jobs_requeue_refused(b, now, a->job, result ? result : "");
 }

@@ -376,9 +376,11 @@ int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
 int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_state to,
                        const char *user);
 
-/* The outcome of an action the caller executed. A failed drain leaves the node draining and
- * is retried by the caller; the brain records nothing else. */
-void hn_brain_action_done(struct hn_brain *b, double now, uint64_t id, int ok);
+/* The outcome of action a, which the caller executed; result is what the scheduler said (may
+ * be NULL). A failed drain leaves the node draining and is retried by the caller. A requeue
+ * that failed for good is a `requeue_refused` finding about its job (docs/jobs.md). */
+void hn_brain_action_done(struct hn_brain *b, double now, const struct hn_action *a, int ok,
+                          const char *result);
 
 /* Pops the oldest output into *out; returns 1, or 0 when there is none. */
 int hn_brain_poll(struct hn_brain *b, struct hn_out *out);

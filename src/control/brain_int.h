@@ -126,5 +126,7 @@ void hb_jobs_tick(struct hn_brain *b, double now);
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
 void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why);
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds);
+/* The scheduler refused to requeue job; result is its words. */
+void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *job, const char *result);
 
 #endif

@@ -125,6 +125,7 @@ struct job {
     double time_left_at;
     int hung;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
+    int refused_told; /* a requeue_refused finding was issued since it was interrupted */
     double unseen_at; /* when */
     int watched;      /* houston watched it since its last progress: a pause to learn from */
     /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
@@ -472,6 +473,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
+    j->refused_told = 0;
     j->dirty = 1;
 }
 
@@ -1702,6 +1704,40 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     j->unseen_told = 1;
     j->unseen_at = now;
     j->watched = 0;
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
+/*
+ * The scheduler refused to requeue job j (not requeueable: `sbatch --no-requeue`, JobRequeue=0;
+ * a job step, not a batch job) after the executor's retries: its run goes on where it is. A
+ * hung job stays hung, its time the hang's until it steps again or ends, and someone must
+ * cancel or requeue it; one interrupted for its node or a straggler goes on, and its next
+ * steps are taken as its next run (resume). A `requeue_refused` warning, once per
+ * interruption, with the scheduler's words.
+ */
+void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *id, const char *result)
+{
+    int i = find_job(b->jobs, id);
+    if (i < 0)
+        return;
+    struct job *j = b->jobs->v[i];
+    if (j->l.ended || !j->l.pending || j->refused_told)
+        return;
+    j->refused_told = 1;
+    char words[160];
+    hn_strlcpy(words, result, sizeof(words));
+    for (char *c = words; *c; c++) /* one line, no quotes: it goes into evidence="..." */
+        if (*c == '"' || *c == '\n' || *c == '\r')
+            *c = ' ';
+    struct hn_finding f;
+    char ev[256];
+    snprintf(ev, sizeof(ev), "job=%s hung=%d scheduler=\"%s\"", j->l.id, j->hung, words);
+    hb_finding_set(&f, "requeue_refused", HN_SEV_WARN, -1, ev,
+                   "the scheduler refused to requeue job %s%s", j->l.id,
+                   j->hung ? ": it stays hung where it runs; cancel or requeue it by hand"
+                           : ": it goes on where it runs");
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);

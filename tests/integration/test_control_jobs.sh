@@ -203,17 +203,18 @@ rm "$work/subuid"
 check "the file removed: uid 400005 is refused again" refused 400005 10
 scancel "$jobC"
 
-# n1_job X: Slurm job X on n1, its 4 ranks reporting through fake_trainer.py (control file
-# $work/ctlX) until past step 20; its id in $n1_job_id.
+# n1_job X [SBATCH_FLAG...]: Slurm job X on n1, its 4 ranks reporting through fake_trainer.py
+# (control file $work/ctlX) until past step 20; its id in $n1_job_id.
 n1_job() {
-    local id
-    id=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+    local id name=$1
+    shift
+    id=$(sbatch --parsable -N1 -w n1 "$@" -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
     n1_job_id=$id
-    check "job $1 running in Slurm" wait_for 20 bash -c "squeue -h -j $id -o %T | grep -q RUNNING"
+    check "job $name running in Slurm" wait_for 20 bash -c "squeue -h -j $id -o %T | grep -q RUNNING"
     python3 "$here/lib/fake_trainer.py" --job "$id" --node "n1=$work/n1/step.sock" \
-        --control "$work/ctl$1" >"$work/trainer$1.log" 2>&1 &
+        --control "$work/ctl$name" >"$work/trainer$name.log" 2>&1 &
     HN_PIDS+=($!)
-    check "job $1 progresses" wait_for 20 bash -c \
+    check "job $name progresses" wait_for 20 bash -c \
         "[ \"\$(curl -fsS $CTL/v1/jobs/$id | jq '.job.step')\" -gt 20 ] 2>/dev/null"
 }
 
@@ -244,6 +245,21 @@ not_drained() { ! slurm_drained "$1"; }
 check "n1 not drained: all of job D's ranks stopped at the same step, no culprit" not_drained n1
 echo stop >"$work/ctlD"
 scancel "$jobD"
+
+say "job F on n1 (sbatch --no-requeue) hangs: Slurm refuses the requeue, and houston says so"
+n1_job F --no-requeue
+jobF=$n1_job_id
+echo "hang n1" >"$work/ctlF"
+check "a hang of job F" wait_for 20 bash -c \
+    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"hang\")'"
+# the executor tries 5 times, 2 + 4 + 8 + 16 s apart
+check "a requeue_refused event for job F with Slurm's words" wait_for 60 bash -c \
+    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"requeue_refused\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
+curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_refused") | .evidence'
+check "job F still runs in Slurm, and houston shows it hung" bash -c \
+    "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jq -e '.job.state == \"hung\"'"
+echo stop >"$work/ctlF"
+scancel "$jobF"
 
 say "job E on n1 saves a checkpoint for 15 s, longer than its hang limit, and said so first: no hang"
 n1_job E

@@ -1396,6 +1396,95 @@ static void hang_blames_the_node_gone_silent(void **state)
     hn_brain_free(b);
 }
 
+/* The scheduler refuses to requeue a hung job (`sbatch --no-requeue`): houston says so once,
+ * with the scheduler's words, and the job stays hung, its time the hang's, until it steps again
+ * (then it runs on) or ends. A job interrupted for its node goes on where it runs. Before, a
+ * refused requeue was only a failed action in the log. */
+static void refused_requeue_is_reported(void **state)
+{
+    (void)state;
+    static const int only_n1[2] = {1, 0};
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "nr", 0, 1, 20);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    /* n2's ranks stop at 20 while n1's report 21: n2 is drained and the job requeued. */
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("nr", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    }
+    struct hn_action requeue = {0};
+    struct hn_out o;
+    int hangs = 0;
+    for (double k = 10; k <= 130; k += 10) {
+        for (int i = 0; i < 2; i++) {
+            hn_brain_node_job(b, t + k, i, "nr");
+            assert_int_equal(hn_brain_node_heard(b, t + k, i, t + k, 1), 0);
+        }
+        hn_brain_tick(b, t + k);
+        while (hn_brain_poll(b, &o)) {
+            hangs += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0;
+            if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+                requeue = o.action;
+        }
+    }
+    assert_int_equal(hangs, 1);
+    assert_string_equal(requeue.job, "nr");
+    static const char said[] =
+        "scontrol: error: Requested operation is presently disabled for job nr";
+    hn_brain_action_done(b, t + 131, &requeue, 0, said);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "requeue_refused", &o), 1);
+    assert_int_equal(o.finding.severity, HN_SEV_WARN);
+    assert_string_equal(o.job, "nr");
+    assert_non_null(strstr(o.finding.detail, "it stays hung where it runs"));
+    assert_non_null(strstr(o.finding.evidence, said));
+    assert_non_null(strstr(o.finding.evidence, "hung=1"));
+    hn_brain_action_done(b, t + 132, &requeue, 0, said); /* a second refusal: said once */
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "requeue_refused", NULL), 0);
+    /* A drain that failed, or a requeue that worked, says nothing. */
+    struct hn_action drain = requeue;
+    drain.kind = HN_ACT_DRAIN;
+    hn_brain_action_done(b, t + 133, &drain, 0, "no");
+    hn_brain_action_done(b, t + 133, &requeue, 1, "requeued");
+    assert_int_equal(find_output(b, HN_OUT_FINDING, NULL, NULL), 0);
+    struct hn_job_view v;
+    job_view(b, "nr", &v);
+    assert_string_equal(v.state, "hung");
+    /* An hour later it is still hung (no hang at start: it never left its nodes); the hour
+     * is the hang's once it steps again. */
+    assert_int_equal(wait_as(b, "nr", t + 130, 3600, only_n1, NULL), 0);
+    job_view(b, "nr", &v);
+    assert_string_equal(v.state, "hung");
+    double back = t + 3800;
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in in = report("nr", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, back, r / 4, &in), 0);
+    }
+    job_view(b, "nr", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.lost_s[HN_LOSS_HANG] > 3700);
+    hn_brain_free(b);
+
+    /* Interrupted by a failure of n2 (Xid 79): it goes on where it runs. */
+    b = fleet(2);
+    t = run_steps(b, "nf", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    int found = 0, refused = 0;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE) {
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+            found++;
+        }
+        if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "requeue_refused") == 0) {
+            refused++;
+            assert_non_null(strstr(o.finding.detail, "the scheduler refused to requeue job nf: "
+                                                     "it goes on where it runs"));
+        }
+    }
+    assert_int_equal(found, 1);
+    assert_int_equal(refused, 1);
+    hn_brain_free(b);
+}
+
 /* A job waiting for its next run when the controller stopped still is after the restart (its
  * ledger says so): the scheduler listing it queued is not a second interruption, and the time
  * since its last progress goes to the cause of the first. */
@@ -2440,6 +2529,7 @@ int main(void)
         cmocka_unit_test(collective_hang_blames_the_idle_node),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(hang_blames_the_node_gone_silent),
+        cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
