@@ -299,6 +299,11 @@ struct hn_job_ledger {
      * is 0. */
     int pending, pending_cause;
     double interrupted_at;
+    /* Houston called it hung (state "hung") and it has not stepped since; of that, the hangs
+     * at start in a row that named no node, which stop at the third (docs/jobs.md). Saved,
+     * so that a controller restart does not requeue a job left alone again. */
+    int hung;
+    unsigned restart_hangs;
 };
 
 /* A point of a job's history, one per minute of brain time at most (older points thinned). */

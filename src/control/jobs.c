@@ -112,7 +112,6 @@ struct job {
      * last one stopped (resume). NaN: nothing to correct. */
     double charged_s;
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
-    unsigned restart_hangs;           /* hangs at start since the last step (restart_watch) */
     double pending_at;                /* its last report before it was interrupted */
     double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
     double sched_seen;  /* time of the last scheduler poll that listed it, -1: never */
@@ -123,7 +122,6 @@ struct job {
                          * -1: none */
     double time_left;   /* seconds to its time limit as of time_left_at; -1: no limit known */
     double time_left_at;
-    int hung;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     int refused_told; /* a requeue_refused finding was issued since it was interrupted */
     double unseen_at; /* when */
@@ -502,8 +500,8 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     }
     j->charged_s = NAN;
     j->l.pending = 0;
-    j->hung = 0;
-    j->restart_hangs = 0;
+    j->l.hung = 0;
+    j->l.restart_hangs = 0;
     j->dirty = 1;
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
@@ -1140,7 +1138,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
     }
     j->front = s->step;
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
-    j->hung = 0;
+    j->l.hung = 0;
     j->watched = 1;
     /* Back from the pause it declared; two advances end it too (a notice whose step was off:
      * a sample count, say). */
@@ -1625,7 +1623,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
                    (unsigned long long)waited_step(j), now - j->last_progress, during, blame);
-    j->hung = 1;
+    j->l.hung = 1;
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f); /* drains it (guard permitting) and requeues the job */
@@ -1733,11 +1731,11 @@ void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *id, con
             *c = ' ';
     struct hn_finding f;
     char ev[256];
-    snprintf(ev, sizeof(ev), "job=%s hung=%d scheduler=\"%s\"", j->l.id, j->hung, words);
+    snprintf(ev, sizeof(ev), "job=%s hung=%d scheduler=\"%s\"", j->l.id, j->l.hung, words);
     hb_finding_set(&f, "requeue_refused", HN_SEV_WARN, -1, ev,
                    "the scheduler refused to requeue job %s%s", j->l.id,
-                   j->hung ? ": it stays hung where it runs; cancel or requeue it by hand"
-                           : ": it goes on where it runs");
+                   j->l.hung ? ": it stays hung where it runs; cancel or requeue it by hand"
+                             : ": it goes on where it runs");
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
@@ -1762,7 +1760,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
      * since the requeue. A job the scheduler never took off its nodes is not a new run. */
-    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->restart_hangs > RESTART_HANGS)
+    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->l.restart_hangs > RESTART_HANGS)
         return;
     double since = j->run_listed;
     /* As long as any wait of the job: a job whose log shows a step an hour has that. */
@@ -1792,10 +1790,10 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     char ev[320], blame[HN_NAME_MAX + 64];
     /* Requeued again when a node is named (drained, so the next run starts elsewhere), or
      * RESTART_HANGS times in a row when none is; after that it is left to people. */
-    int again = n || ++j->restart_hangs <= RESTART_HANGS;
+    int again = n || ++j->l.restart_hangs <= RESTART_HANGS;
     blame_text(blame, sizeof(blame), n, BY_SILENT, now);
     snprintf(ev, sizeof(ev), "job=%s step=%llu restart=%u no_step_s=%.0f limit_s=%.0f culprit=%s%s",
-             j->l.id, (unsigned long long)j->l.step, j->restart_hangs, now - since, limit,
+             j->l.id, (unsigned long long)j->l.step, j->l.restart_hangs, now - since, limit,
              n ? n->name : "unknown", n ? blame_name[BY_SILENT] : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s runs again (for %.0f s per the scheduler) but its new run "
@@ -1818,7 +1816,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     j->l.pending_cause = HN_LOSS_HANG;
     j->requeued_at = now;
     j->l.interruptions++;
-    j->hung = 1;
+    j->l.hung = 1;
     j->dirty = 1;
     if (!requeued(b, from, j->l.id))
         hb_requeue(b, now, any, j->l.id);
@@ -1853,7 +1851,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         /* Not while it waited: the clock starts again when it runs again (a suspended job). */
         double last = fmax(j->last_progress, j->ran_again);
         double limit = hang_limit(b, j);
-        if (!j->hung && j->last_progress > 0 && now - last > limit) {
+        if (!j->l.hung && j->last_progress > 0 && now - last > limit) {
             double watched, arrived;
             job_heard(b, j, &watched, &arrived);
             if (j->unseen_told && arrived > j->unseen_at)
@@ -1907,7 +1905,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     memset(out, 0, sizeof(*out));
     out->l = j->l;
     out->state = j->l.ended         ? "ended"
-                 : j->hung          ? "hung"
+                 : j->l.hung        ? "hung"
                  : j->l.pending     ? "restarting"
                  : j->sched_waiting ? "waiting"
                                     : "running";
@@ -2028,6 +2026,9 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     /* Waiting for its next run when the controller stopped: it still is (the time since its
      * last progress goes to the same cause; nothing to correct, the charge is not known). */
     j->l.pending = l->pending != 0 && !l->ended;
+    /* Hung, and left alone after hangs at start, only while it waits for its next run. */
+    j->l.hung = j->l.pending && l->hung;
+    j->l.restart_hangs = j->l.pending ? l->restart_hangs : 0;
     if (j->l.pending) {
         int c = l->pending_cause;
         j->l.pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? c : HN_LOSS_OTHER;

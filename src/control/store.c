@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      5
+#define SCHEMA_VERSION      6
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -72,6 +72,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN pending_cause INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN interrupted_at REAL NOT NULL DEFAULT 0;",
+    /* 5 -> 6: a hung job stays so, and one left alone after hangs at start too. */
+    "ALTER TABLE jobs ADD COLUMN hung INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN restart_hangs INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -117,10 +120,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                      " WHERE CASE WHEN (excluded.seq < 0) = (frames.seq < 0)"
                      " THEN excluded.seq > frames.seq ELSE excluded.seq < 0 END",
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
-    [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
-               " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
-               " interruptions, ended, pause_s, pending, pending_cause, interrupted_at)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [ST_JOB] =
+        "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
+        " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
+        " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
+        " restart_hangs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -712,6 +716,8 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_int(&b, l->pending != 0);
     bind_int(&b, l->pending_cause);
     bind_double(&b, l->interrupted_at);
+    bind_int(&b, l->hung != 0);
+    bind_int(&b, l->restart_hangs);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -787,7 +793,7 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
     static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
                               " productive_s, lost_failure, lost_straggler, lost_hang,"
                               " lost_operator, lost_other, interruptions, ended, pause_s,"
-                              " pending, pending_cause, interrupted_at"
+                              " pending, pending_cause, interrupted_at, hung, restart_hangs"
                               " FROM jobs"
                               " ORDER BY last_report";
     _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
@@ -819,6 +825,9 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
         l.pending_cause = cause >= 0 && cause < HN_LOSS_NCAUSES ? cause : HN_LOSS_OTHER;
         double at = sqlite3_column_double(st, 17);
         l.interrupted_at = isfinite(at) ? at : 0;
+        l.hung = sqlite3_column_int(st, 18) != 0;
+        int64_t hangs = sqlite3_column_int64(st, 19);
+        l.restart_hangs = hangs > 0 && hangs <= 1000 ? (unsigned)hangs : 0;
         ret = fn(ctx, &l);
     }
     if (ret == 0 && rc != SQLITE_DONE)

@@ -1538,6 +1538,38 @@ static void restored_restarting_job_stays_so(void **state)
     assert_int_equal(wait_as(b, "ms", t + 5, 2700, NULL, NULL), 0);
     assert_int_equal(wait_as(b, "ms", t + 2705, 30, NULL, NULL), 1);
     hn_brain_free(b);
+
+    /* A job left alone after three hangs at start stays hung and left alone across a restart
+     * (before, the count was not saved: it was requeued twice more after each restart). */
+    b = fleet(2);
+    t = failed_and_requeued(b, "la");
+    for (int round = 0; round < 3; round++, t += 2730) {
+        assert_int_equal(wait_listed_waiting(b, "la", t, 10, HN_WAIT_QUEUED), 0);
+        assert_int_equal(wait_as(b, "la", t + 10, 2720, NULL, NULL), 1);
+    }
+    assert_non_null(strstr(last_hang, "not requeued again"));
+    struct hn_job_ledger saved = *hn_brain_job_ledger(b, 0);
+    assert_true(saved.hung == 1 && saved.restart_hangs == 3);
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+    job_view(b, "la", &v);
+    assert_string_equal(v.state, "hung");
+    requeues_seen = 0;
+    assert_int_equal(wait_listed_waiting(b, "la", t, 10, HN_WAIT_QUEUED), 0);
+    assert_int_equal(wait_as(b, "la", t + 10, 6000, NULL, NULL), 0);
+    assert_int_equal(requeues_seen, 0);
+    job_view(b, "la", &v);
+    assert_string_equal(v.state, "hung");
+    /* It steps at last: running, and the count starts again. */
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in in = report("la", r, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, t + 6020, r / 4, &in), 0);
+    }
+    job_view(b, "la", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.hung == 0 && v.l.restart_hangs == 0);
+    hn_brain_free(b);
 }
 
 /* The controller cut off from the job's nodes sees no progress, and no frames either: that is

@@ -133,7 +133,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "5");
+    assert_string_equal(text, "6");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -183,10 +183,19 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 5 back to 4 (the columns of a job waiting for its next run). */
+/* Takes a database of schema 6 back to 5 (the columns of a hung job). */
+static void drop_hung_columns(const char *path)
+{
+    char text[64];
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN hung", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_hangs", text, sizeof(text));
+}
+
+/* Takes a database of schema 6 back to 4 (the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
+    drop_hung_columns(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN pending", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN pending_cause", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN interrupted_at", text, sizeof(text));
@@ -218,6 +227,8 @@ static void test_jobs(void **state)
     a.pending = 1; /* waiting for its next run since a hang at 850 */
     a.pending_cause = HN_LOSS_HANG;
     a.interrupted_at = 850;
+    a.hung = 1; /* a hang at start, the third that named no node: left alone */
+    a.restart_hangs = 3;
     assert_int_equal(hn_store_begin(s), 0);
     assert_int_equal(hn_store_put_job(s, &b), 0);
     assert_int_equal(hn_store_put_job(s, &a), 0);
@@ -251,15 +262,29 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 412.5);
     assert_true(got[0].pending == 1 && got[0].pending_cause == HN_LOSS_HANG &&
                 got[0].interrupted_at == 850);
+    assert_true(got[0].hung == 1 && got[0].restart_hangs == 3);
     assert_int_equal(got[1].pending, 0);
+    assert_true(got[1].hung == 0 && got[1].restart_hangs == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
     assert_non_null(strstr(l->text, "job=4242"));
     hn_store_close(s);
 
-    /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
+    /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     char text[128];
+    drop_hung_columns(path);
+    raw_query(path, "PRAGMA user_version = 5", text, sizeof(text));
+    s = open_ok(path);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    assert_true(got[0].pending == 1 && got[0].interrupted_at == 850);
+    assert_true(got[0].hung == 0 && got[0].restart_hangs == 0);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "6");
+
+    /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN pause_s", text, sizeof(text));
     raw_query(path, "DROP TABLE job_points", text, sizeof(text));
@@ -273,7 +298,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "5");
+    assert_string_equal(text, "6");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
@@ -286,7 +311,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "5");
+    assert_string_equal(text, "6");
     hn_store_close(s);
 }
 
@@ -351,7 +376,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "5");
+    assert_string_equal(text, "6");
     hn_store_close(s);
 }
 
