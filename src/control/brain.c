@@ -743,6 +743,8 @@ int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collect
         n->heard_from = collected;
     if (collected > n->heard)
         n->heard = collected;
+    if (n->heard_at <= 0 || now - n->heard_at > b->cfg.hang_min_s / 2)
+        n->live_from = now;
     if (now > n->heard_at)
         n->heard_at = now;
     return 0;
@@ -1162,6 +1164,6 @@ void hn_brain_action_done(struct hn_brain *b, double now, const struct hn_action
     /* A failed drain is retried by the executor, and a drained node's next state comes from
      * the scheduler (hn_brain_node_idle); a requeue that failed leaves its job where it runs,
      * which people must hear of. */
-    if (!ok && a->kind == HN_ACT_REQUEUE && a->job[0])
-        hb_jobs_requeue_refused(b, now, a->job, result ? result : "");
+    if (ok == 0 && a->kind == HN_ACT_REQUEUE && a->job[0])
+        hb_jobs_requeue_failed(b, now, a->job, result ? result : "");
 }

@@ -304,6 +304,8 @@ struct hn_job_ledger {
      * so that a controller restart does not requeue a job left alone again. */
     int hung;
     unsigned restart_hangs;
+    /* houston's requeue of it failed (requeue_failed): its run goes on where it was. */
+    int requeue_failed;
 };
 
 /* A point of a job's history, one per minute of brain time at most (older points thinned). */
@@ -381,9 +383,11 @@ int hn_brain_approve(struct hn_brain *b, double now, int node, const char *user)
 int hn_brain_set_state(struct hn_brain *b, double now, int node, enum hn_node_state to,
                        const char *user);
 
-/* The outcome of action a, which the caller executed; result is what the scheduler said (may
- * be NULL). A failed drain leaves the node draining and is retried by the caller. A requeue
- * that failed for good is a `requeue_refused` finding about its job (docs/jobs.md). */
+/* The outcome of action a, which the caller executed: ok 1 done (or nothing to do), 0 failed
+ * for good (the scheduler refused or did not answer, after the caller's retries), -1 not
+ * attempted (a target that does not exist, or one the caller refused); result is what the
+ * scheduler said (may be NULL). A failed drain leaves the node draining. A requeue that failed
+ * is a `requeue_failed` finding about its job (docs/jobs.md). */
 void hn_brain_action_done(struct hn_brain *b, double now, const struct hn_action *a, int ok,
                           const char *result);
 

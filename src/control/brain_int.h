@@ -71,6 +71,7 @@ struct node {
     double heard;           /* latest collection time of a frame from its agent (its clock) */
     double heard_at;        /* when the latest frame from its agent arrived; 0: none yet */
     double heard_from;      /* collection time where its unbroken record of frames starts */
+    double live_from;       /* arrival since which no gap between two was over hang-min/2 */
     double step_cap_next;   /* no step_rank_cap finding about it before this time (jobs.c) */
     double step_owner_next; /* no step_owner finding about it before this time (jobs.c) */
     struct gpu_st *gpus;
@@ -126,7 +127,7 @@ void hb_jobs_tick(struct hn_brain *b, double now);
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
 void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why);
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds);
-/* The scheduler refused to requeue job; result is its words. */
-void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *job, const char *result);
+/* A requeue of job failed for good; result is the scheduler's words. */
+void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *job, const char *result);
 
 #endif

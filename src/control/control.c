@@ -963,7 +963,7 @@ static void *executor_main(void *arg)
             pthread_mutex_lock(&c->lock);
             if (hn_store_action_done(c->store, a->id, rc >= 0, result) != 0)
                 hn_control_store_failed(c, "marking an action done");
-            hn_brain_action_done(c->brain, now, a, rc >= 0, result);
+            hn_brain_action_done(c->brain, hn_wall_s(), a, rc >= 0 ? 1 : rc == -1 ? 0 : -1, result);
             if (rc == 0)
                 c->actions_ok++;
             else if (rc == 1)

@@ -123,7 +123,6 @@ struct job {
     double time_left;   /* seconds to its time limit as of time_left_at; -1: no limit known */
     double time_left_at;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
-    int refused_told; /* a requeue_refused finding was issued since it was interrupted */
     double unseen_at; /* when */
     int watched;      /* houston watched it since its last progress: a pause to learn from */
     /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
@@ -471,7 +470,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
-    j->refused_told = 0;
+    j->l.requeue_failed = 0;
     j->dirty = 1;
 }
 
@@ -502,6 +501,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.pending = 0;
     j->l.hung = 0;
     j->l.restart_hangs = 0;
+    j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
@@ -1458,6 +1458,10 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     j->sched_seen = now;
     j->sched_waiting = 1;
     j->run_listed = -1;
+    if (j->l.requeue_failed) { /* someone requeued it after all */
+        j->l.requeue_failed = 0;
+        j->dirty = 1;
+    }
     j->watched = 0; /* the wait is not the job's own: not a pause to learn */
     /* Queued again without houston: the scheduler requeued it. */
     if (why == HN_WAIT_QUEUED && !j->l.pending && !j->l.ended && j->last_progress > 0)
@@ -1554,43 +1558,67 @@ static int agent_silent(const struct node *n, double now, double limit)
     return n->heard_at <= 0 || now - n->heard_at > limit / 2;
 }
 
+/* The silent and the heard among a job's nodes (silence_add), for silence_culprit. */
+struct silence {
+    int node;    /* the silent one, -1: none */
+    int several; /* more than one is silent */
+    double live; /* the earliest a heard one has been heard live from (INFINITY: none heard) */
+};
+
+static void silence_add(struct silence *s, const struct hn_brain *b, int node, double now,
+                        double limit)
+{
+    const struct node *n = &b->nodes[node];
+    if (!agent_silent(n, now, limit))
+        s->live = fmin(s->live, n->live_from);
+    else if (s->node >= 0 && s->node != node)
+        s->several = 1;
+    else
+        s->node = node;
+}
+
 /*
  * A node that died or locked up (a kernel panic, a GPU fallen off the bus taking the host
  * with it) stops its ranks and its agent at once: the other ranks wait in the next collective
  * at the same step, so no node lags (hang_culprit), and the dead node sends no GPU samples
- * (idle_culprit). The one node of the job's run whose agent went silent (agent_silent) while
- * another node's agent kept sending frames is the culprit; -1 when there is none, several, or
- * the job runs on one node. A silent agent alone makes a node suspect (agent_silent finding);
- * with a hang of its job it is drained.
+ * (idle_culprit). The one node of the job whose agent went silent (agent_silent), while
+ * another node's frames kept arriving live from before it went silent (never heard: from
+ * `since`, the job's last progress or start) until now, is the culprit; -1 when there is none
+ * or several. Frames that arrive only after an outage of the controller's own (a backlog, a
+ * partition) do not count as live, so the agent that reconnects last is not blamed. A silent
+ * agent alone makes a node suspect (agent_silent finding); with a hang of its job it is drained.
  */
+static int silence_culprit(const struct hn_brain *b, const struct silence *s, double since)
+{
+    if (s->node < 0 || s->several)
+        return -1;
+    const struct node *n = &b->nodes[s->node];
+    return s->live <= (n->heard_at > 0 ? n->heard_at : since) ? s->node : -1;
+}
+
+/* silence_culprit among the nodes of the job's run. */
 static int silent_culprit(const struct hn_brain *b, const struct job *j, double now, double limit)
 {
-    int silent = -1, heard = 0;
+    struct silence s = {-1, 0, INFINITY};
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
-        if (k->node < 0 || k->run != j->run)
-            continue;
-        if (!agent_silent(&b->nodes[k->node], now, limit)) {
-            heard = 1;
-            continue;
-        }
-        if (silent >= 0 && silent != k->node)
-            return -1;
-        silent = k->node;
+        if (k->node >= 0 && k->run == j->run)
+            silence_add(&s, b, k->node, now, limit);
     }
-    return heard && j->nodes >= 2 ? silent : -1;
+    return j->nodes >= 2 ? silence_culprit(b, &s, j->last_progress) : -1;
 }
 
 enum blame { BY_RANKS, BY_SILENT, BY_IDLE };
 
-/* ", its agent silent for 95 s while the others report" and the like: why node n is blamed. */
+/* "; n2's agent silent for 95 s" and the like: why node n is blamed. */
 static void blame_text(char *out, size_t size, const struct node *n, enum blame by, double now)
 {
     if (!n)
         out[0] = '\0';
+    else if (by == BY_SILENT && n->heard_at <= 0)
+        snprintf(out, size, "; %s's agent never heard", n->name);
     else if (by == BY_SILENT)
-        snprintf(out, size, "; %s's agent silent for %.0f s while the others report", n->name,
-                 n->heard_at > 0 ? now - n->heard_at : -1);
+        snprintf(out, size, "; %s's agent silent for %.0f s", n->name, now - n->heard_at);
     else if (by == BY_IDLE)
         snprintf(out, size, "; its GPUs idle on %s while the others wait in a collective", n->name);
     else
@@ -1708,22 +1736,24 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
 }
 
 /*
- * The scheduler refused to requeue job j (not requeueable: `sbatch --no-requeue`, JobRequeue=0;
- * a job step, not a batch job) after the executor's retries: its run goes on where it is. A
- * hung job stays hung, its time the hang's until it steps again or ends, and someone must
- * cancel or requeue it; one interrupted for its node or a straggler goes on, and its next
- * steps are taken as its next run (resume). A `requeue_refused` warning, once per
- * interruption, with the scheduler's words.
+ * A requeue of job j failed for good (the scheduler refused it: `sbatch --no-requeue`,
+ * JobRequeue=0; or did not answer, after the executor's retries): its run goes on where it is.
+ * A hung job stays hung, its time the hang's until it steps again or ends (no hang at start:
+ * it never left its nodes), and someone must cancel or requeue it; one interrupted for its
+ * node or a straggler goes on, and its next steps are taken as its next run (resume). A
+ * `requeue_failed` warning, once per interruption, with the scheduler's words. Saved in the
+ * ledger, as a restart must not take the job for a new run either.
  */
-void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *id, const char *result)
+void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, const char *result)
 {
     int i = find_job(b->jobs, id);
     if (i < 0)
         return;
     struct job *j = b->jobs->v[i];
-    if (j->l.ended || !j->l.pending || j->refused_told)
+    if (j->l.ended || !j->l.pending || j->l.requeue_failed)
         return;
-    j->refused_told = 1;
+    j->l.requeue_failed = 1;
+    j->dirty = 1;
     char words[160];
     hn_strlcpy(words, result, sizeof(words));
     for (char *c = words; *c; c++) /* one line, no quotes: it goes into evidence="..." */
@@ -1732,8 +1762,8 @@ void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *id, con
     struct hn_finding f;
     char ev[256];
     snprintf(ev, sizeof(ev), "job=%s hung=%d scheduler=\"%s\"", j->l.id, j->l.hung, words);
-    hb_finding_set(&f, "requeue_refused", HN_SEV_WARN, -1, ev,
-                   "the scheduler refused to requeue job %s%s", j->l.id,
+    hb_finding_set(&f, "requeue_failed", HN_SEV_WARN, -1, ev, "houston could not requeue job %s%s",
+                   j->l.id,
                    j->l.hung ? ": it stays hung where it runs; cancel or requeue it by hand"
                              : ": it goes on where it runs");
     size_t from = b->qlen;
@@ -1752,45 +1782,46 @@ void hb_jobs_requeue_refused(struct hn_brain *b, double now, const char *id, con
  * all along: a hang at start (a bad node of the new allocation, a stuck rendezvous). The lost
  * time up to the start stays with the first cause, from then on it is the hang's; the job is
  * requeued again. None of its new ranks reported, so the only node it can name is one whose
- * agent is silent while another's reports (silent_culprit), drained like any culprit. After
- * RESTART_HANGS requeues in a row that name no node the next hang at start is reported and
- * the job left alone: a loop of requeues helps nobody.
+ * agent is silent while another's reports (silence_culprit), drained like any culprit. After
+ * RESTART_HANGS requeues in a row the next hang at start is reported and the job left alone
+ * (a node it names made suspect): a loop of requeues helps nobody. A job whose requeue failed
+ * never left its nodes: it is no new run.
  */
 static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
      * since the requeue. A job the scheduler never took off its nodes is not a new run. */
-    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->l.restart_hangs > RESTART_HANGS)
+    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->l.restart_hangs > RESTART_HANGS ||
+        j->l.requeue_failed)
         return;
     double since = j->run_listed;
     /* As long as any wait of the job: a job whose log shows a step an hour has that. */
     double limit = fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
     if (now - since <= limit)
         return;
-    struct node *any = NULL, *silent = NULL;
+    struct node *any = NULL;
     double watched = -1;
-    int nsilent = 0;
+    struct silence s = {-1, 0, INFINITY};
     for (size_t i = 0; i < b->nnodes; i++) {
         struct node *n = &b->nodes[i];
         if (hb_node_runs(n, j->l.id)) {
             watched = fmax(watched, n->heard - fmax(since, n->heard_from));
             any = any ? any : n;
-            if (agent_silent(n, now, limit)) {
-                silent = n;
-                nsilent++;
-            }
+            silence_add(&s, b, (int)i, now, limit);
         }
     }
     if (!any || watched < limit)
         return;
     /* None of its new ranks reported, so none lags: only a node whose agent is silent while
-     * another's reports (silent_culprit) can be named. */
-    struct node *n = nsilent == 1 ? silent : NULL;
+     * another's reports (silence_culprit) can be named. */
+    int culprit = silence_culprit(b, &s, since);
+    struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
     struct hn_finding f;
     char ev[320], blame[HN_NAME_MAX + 64];
-    /* Requeued again when a node is named (drained, so the next run starts elsewhere), or
-     * RESTART_HANGS times in a row when none is; after that it is left to people. */
-    int again = n || ++j->l.restart_hangs <= RESTART_HANGS;
+    /* Requeued again RESTART_HANGS times in a row, named node or not (a node the guard holds
+     * may be named again and again); after that it is left to people, and a node it names
+     * made suspect, not drained. */
+    int again = ++j->l.restart_hangs <= RESTART_HANGS;
     blame_text(blame, sizeof(blame), n, BY_SILENT, now);
     snprintf(ev, sizeof(ev), "job=%s step=%llu restart=%u no_step_s=%.0f limit_s=%.0f culprit=%s%s",
              j->l.id, (unsigned long long)j->l.step, j->l.restart_hangs, now - since, limit,
@@ -1801,8 +1832,10 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
                    j->l.id, now - since, blame,
                    again ? "" : "; it hung at start before too: not requeued again");
     size_t from = b->qlen;
+    if (n && !again)
+        f.severity = HN_SEV_SUSPECT;
     if (n)
-        hb_found(b, now, n, &f); /* drains it, guard permitting (which requeues the job) */
+        hb_found(b, now, n, &f); /* a fatal one drains it, guard permitting, and requeues */
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     if (!again) {
@@ -2029,6 +2062,7 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     /* Hung, and left alone after hangs at start, only while it waits for its next run. */
     j->l.hung = j->l.pending && l->hung;
     j->l.restart_hangs = j->l.pending ? l->restart_hangs : 0;
+    j->l.requeue_failed = j->l.pending && l->requeue_failed;
     if (j->l.pending) {
         int c = l->pending_cause;
         j->l.pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? c : HN_LOSS_OTHER;

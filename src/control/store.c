@@ -72,9 +72,11 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN pending_cause INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN interrupted_at REAL NOT NULL DEFAULT 0;",
-    /* 5 -> 6: a hung job stays so, and one left alone after hangs at start too. */
+    /* 5 -> 6: a hung job stays so, one left alone after hangs at start or whose requeue
+     * failed too. */
     "ALTER TABLE jobs ADD COLUMN hung INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE jobs ADD COLUMN restart_hangs INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE jobs ADD COLUMN restart_hangs INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN requeue_failed INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -120,11 +122,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                      " WHERE CASE WHEN (excluded.seq < 0) = (frames.seq < 0)"
                      " THEN excluded.seq > frames.seq ELSE excluded.seq < 0 END",
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
-    [ST_JOB] =
-        "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
-        " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
-        " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
-        " restart_hangs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
+               " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
+               " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
+               " restart_hangs, requeue_failed)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -718,6 +720,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_double(&b, l->interrupted_at);
     bind_int(&b, l->hung != 0);
     bind_int(&b, l->restart_hangs);
+    bind_int(&b, l->requeue_failed != 0);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -793,7 +796,8 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
     static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
                               " productive_s, lost_failure, lost_straggler, lost_hang,"
                               " lost_operator, lost_other, interruptions, ended, pause_s,"
-                              " pending, pending_cause, interrupted_at, hung, restart_hangs"
+                              " pending, pending_cause, interrupted_at, hung, restart_hangs,"
+                              " requeue_failed"
                               " FROM jobs"
                               " ORDER BY last_report";
     _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
@@ -828,6 +832,7 @@ int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
         l.hung = sqlite3_column_int(st, 18) != 0;
         int64_t hangs = sqlite3_column_int64(st, 19);
         l.restart_hangs = hangs > 0 && hangs <= 1000 ? (unsigned)hangs : 0;
+        l.requeue_failed = sqlite3_column_int(st, 20) != 0;
         ret = fn(ctx, &l);
     }
     if (ret == 0 && rc != SQLITE_DONE)

@@ -253,9 +253,9 @@ echo "hang n1" >"$work/ctlF"
 check "a hang of job F" wait_for 20 bash -c \
     "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"hang\")'"
 # the executor tries 5 times, 2 + 4 + 8 + 16 s apart
-check "a requeue_refused event for job F with Slurm's words" wait_for 60 bash -c \
-    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"requeue_refused\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
-curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_refused") | .evidence'
+check "a requeue_failed event for job F with Slurm's words" wait_for 60 bash -c \
+    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"requeue_failed\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
+curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_failed") | .evidence'
 check "job F still runs in Slurm, and houston shows it hung" bash -c \
     "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jq -e '.job.state == \"hung\"'"
 echo stop >"$work/ctlF"

@@ -183,12 +183,14 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 6 back to 5 (the columns of a hung job). */
+/* Takes a database of schema 6 back to 5 (the columns of a hung job, and of a failed
+ * requeue). */
 static void drop_hung_columns(const char *path)
 {
     char text[64];
     raw_query(path, "ALTER TABLE jobs DROP COLUMN hung", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_hangs", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN requeue_failed", text, sizeof(text));
 }
 
 /* Takes a database of schema 6 back to 4 (the columns of a job waiting for its next run). */
@@ -229,6 +231,7 @@ static void test_jobs(void **state)
     a.interrupted_at = 850;
     a.hung = 1; /* a hang at start, the third that named no node: left alone */
     a.restart_hangs = 3;
+    a.requeue_failed = 1;
     assert_int_equal(hn_store_begin(s), 0);
     assert_int_equal(hn_store_put_job(s, &b), 0);
     assert_int_equal(hn_store_put_job(s, &a), 0);
@@ -262,9 +265,9 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 412.5);
     assert_true(got[0].pending == 1 && got[0].pending_cause == HN_LOSS_HANG &&
                 got[0].interrupted_at == 850);
-    assert_true(got[0].hung == 1 && got[0].restart_hangs == 3);
+    assert_true(got[0].hung == 1 && got[0].restart_hangs == 3 && got[0].requeue_failed == 1);
     assert_int_equal(got[1].pending, 0);
-    assert_true(got[1].hung == 0 && got[1].restart_hangs == 0);
+    assert_true(got[1].hung == 0 && got[1].restart_hangs == 0 && got[1].requeue_failed == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
@@ -279,7 +282,7 @@ static void test_jobs(void **state)
     memset(got, 0, sizeof(got));
     assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
     assert_true(got[0].pending == 1 && got[0].interrupted_at == 850);
-    assert_true(got[0].hung == 0 && got[0].restart_hangs == 0);
+    assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
     assert_string_equal(text, "6");
