@@ -600,6 +600,10 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
                 "Accepted step reports that carried no sender uid (from an agent older than the "
                 "uid field): the owner rule could not check them (docs/steps.md).",
                 HN_COUNTER, (double)c->steps_no_uid);
+    hn_expo_one(&e, "houston_control_jobs_reloaded_total",
+                "Job ledgers reloaded from the store when a job the controller had forgotten "
+                "(more jobs than jobs-max) reported again.",
+                HN_COUNTER, (double)c->jobs_reloaded);
     hn_expo_one(&e, "houston_control_sched_owners_overflow_total",
                 "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 running "
                 "jobs); their step reports are not checked against an owner.",

@@ -61,6 +61,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->hang_pause_k = 3;
     cfg->hang_pause_max_s = 2700;
     cfg->ranks_per_node_max = 64;
+    cfg->jobs_max = HN_JOBS_MAX_DEFAULT;
     hn_strlcpy(cfg->mfu_dtype, "bf16", sizeof(cfg->mfu_dtype));
 }
 
@@ -77,7 +78,7 @@ struct hn_brain *hn_brain_new(const struct hn_brain_config *cfg)
         hn_strag_config_default(&b->cfg.straggler);
     }
     b->next_action = 1;
-    b->jobs = hb_jobs_new();
+    b->jobs = hb_jobs_new(b->cfg.jobs_max);
     return b;
 }
 
@@ -297,7 +298,7 @@ void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_fi
 
 /* FNV-1a: names are short and the table at most half full, so probes are few. Every frame
  * looks its node up, so this must not be a scan of the fleet. */
-static size_t name_hash(const char *name)
+size_t hb_name_hash(const char *name)
 {
     uint64_t h = 1469598103934665603ull;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
@@ -308,7 +309,7 @@ static size_t name_hash(const char *name)
 static void index_insert(struct hn_brain *b, int node)
 {
     size_t mask = b->index_cap - 1;
-    size_t i = name_hash(b->nodes[node].name) & mask;
+    size_t i = hb_name_hash(b->nodes[node].name) & mask;
     while (b->index[i])
         i = (i + 1) & mask;
     b->index[i] = node + 1;
@@ -363,7 +364,7 @@ int hn_brain_find_node(const struct hn_brain *b, const char *name)
     if (!b->index_cap)
         return -ENOENT;
     size_t mask = b->index_cap - 1;
-    for (size_t i = name_hash(name) & mask; b->index[i]; i = (i + 1) & mask) {
+    for (size_t i = hb_name_hash(name) & mask; b->index[i]; i = (i + 1) & mask) {
         int n = b->index[i] - 1;
         if (strcmp(b->nodes[n].name, name) == 0)
             return n;

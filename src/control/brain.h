@@ -61,6 +61,8 @@ enum hn_severity { HN_SEV_INFO, HN_SEV_WARN, HN_SEV_SUSPECT, HN_SEV_FATAL };
 /* A finding's text for people, and a node's reason taken from it: room for a job id and a node
  * name of the longest sizes in the longest text (hang). */
 #define HN_DETAIL_MAX 256
+/* Jobs kept in memory unless configured (jobs-max): about 17 KB each, and their ranks. */
+#define HN_JOBS_MAX_DEFAULT 4096
 
 /* A rule's verdict and its evidence. */
 struct hn_finding {
@@ -148,6 +150,9 @@ struct hn_brain_config {
     /* A job's ranks: at most ranks_per_node_max for each node the scheduler lists it on or
      * that reported for it (hn_brain_step), never more than 2^20. */
     unsigned ranks_per_node_max; /* 64 (0 counts as 1) */
+    /* Jobs kept in memory (ended ones are forgotten first; docs/jobs.md); the controller
+     * reloads a forgotten job's ledger from its store when the job reports again. */
+    size_t jobs_max; /* HN_JOBS_MAX_DEFAULT */
     /* Users besides root whose step reports count for any job (a service account that runs
      * houston tail for other users' jobs); docs/steps.md, "Who may report". */
     uint32_t step_trusted_uids[HN_STEP_TRUSTED_MAX];

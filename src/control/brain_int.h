@@ -115,9 +115,12 @@ int hb_in_service(enum hn_node_state s);
  * guard). */
 void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f);
 struct node *hb_node_at(struct hn_brain *b, int node);
+/* FNV-1a of a name: the node and job tables' hash. */
+size_t hb_name_hash(const char *name);
 
 /* jobs.c */
-struct hn_jobs *hb_jobs_new(void);
+/* A job table of at most cap jobs (0: HN_JOBS_MAX_DEFAULT). */
+struct hn_jobs *hb_jobs_new(size_t cap);
 void hb_jobs_free(struct hn_jobs *j);
 /* Node n leaves service (drain) for finding f: its jobs are interrupted, by f's cause. */
 void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,

@@ -433,6 +433,14 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         b->ranks_per_node_max = (unsigned)d;
         return 0;
     }
+    if (strcmp(key, "jobs-max") == 0) {
+        if (set_num(&d, v, 16, 1 << 20, key, err, errsize) || d != floor(d)) {
+            snprintf(err, errsize, "%s: '%s' is not a whole number in [16, %d]", key, v, 1 << 20);
+            return -1;
+        }
+        b->jobs_max = (size_t)d;
+        return 0;
+    }
     if (strcmp(key, "step-trusted-uids") == 0)
         return set_uids(b, v, key, err, errsize);
     if (strcmp(key, "mfu-dtype") == 0) {

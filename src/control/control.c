@@ -147,6 +147,16 @@ static int restore_point(void *ctx, const struct hn_job_point *p)
     return 0;
 }
 
+/* Job id's saved history, into the brain (ps: a buffer to reuse). */
+static int restore_job_points(struct hn_control *c, const char *id, struct points *ps)
+{
+    ps->n = 0;
+    int rc = hn_store_load_points(c->store, id, restore_point, ps);
+    if (rc == 0 && ps->n)
+        hn_brain_restore_points(c->brain, id, ps->v, ps->n);
+    return rc;
+}
+
 /* The restored jobs' histories (after their ledgers). */
 static int restore_points(struct hn_control *c)
 {
@@ -154,15 +164,33 @@ static int restore_points(struct hn_control *c)
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < hn_brain_job_count(c->brain); i++) {
         const struct hn_job_ledger *l = hn_brain_job_ledger(c->brain, i);
-        if (!l)
-            continue;
-        ps.n = 0;
-        rc = hn_store_load_points(c->store, l->id, restore_point, &ps);
-        if (rc == 0 && ps.n)
-            hn_brain_restore_points(c->brain, l->id, ps.v, ps.n);
+        if (l)
+            rc = restore_job_points(c, l->id, &ps);
     }
     free(ps.v);
     return rc;
+}
+
+/* A step report of a job the brain does not have: one it forgot (more jobs than jobs-max ran
+ * since, or not restored at start) gets its saved ledger and history back first, so that its
+ * report does not start a new ledger over the saved one. A job never saved is new. */
+static void reload_job(struct hn_control *c, const char *id)
+{
+    struct hn_job_ledger l;
+    int rc = hn_store_load_job(c->store, id, &l);
+    if (rc == -ENOENT)
+        return;
+    if (rc != 0) {
+        hn_control_store_failed(c, "reloading a job");
+        return;
+    }
+    if (hn_brain_restore_job(c->brain, &l) != 0)
+        return;
+    struct points ps = {0};
+    if (restore_job_points(c, id, &ps) != 0)
+        hn_control_store_failed(c, "reloading a job's history");
+    free(ps.v);
+    c->jobs_reloaded++;
 }
 
 int hn_control_init(struct hn_control *c, char *err, size_t errsize)
@@ -207,7 +235,8 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         snprintf(err, errsize, "store: cannot load nodes: %s", hn_store_error(c->store));
         return -1;
     }
-    if (hn_store_load_jobs(c->store, restore_job, c) != 0 || restore_points(c) != 0) {
+    if (hn_store_load_jobs(c->store, c->cfg.brain.jobs_max, restore_job, c) != 0 ||
+        restore_points(c) != 0) {
         snprintf(err, errsize, "store: cannot load jobs: %s", hn_store_error(c->store));
         return -1;
     }
@@ -520,6 +549,8 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
     };
     /* When the agent received it (steps of one cycle share a frame). */
     double t = step_clock(in, (double)f->time_ns / 1e9);
+    if (hn_brain_find_job(in->c->brain, job) < 0)
+        reload_job(in->c, job);
     int rc = hn_brain_step(in->c->brain, t, in->node, &s);
     if (rc == 0) {
         in->c->steps_accepted++;

@@ -109,6 +109,7 @@ struct hn_control {
     /* counters for /metrics, under lock */
     uint64_t steps_accepted, steps_refused; /* step reports in accepted frames */
     uint64_t steps_not_owner; /* refused: sent by a user other than the job's owner or root */
+    uint64_t jobs_reloaded;   /* ledgers reloaded from the store for a job the brain forgot */
     uint64_t steps_no_uid;    /* accepted without a sender uid (an older agent): not checked */
     uint64_t owners_dropped;  /* jobs whose owner a poll could not keep (hn_brain_job_owner) */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,

@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JOBS_MAX     256        /* jobs kept in memory; ended ones are forgotten first */
 #define RANKS_MAX    (1u << 20) /* ranks of one job, whatever the scheduler says */
 #define ROWS         8          /* steps being assembled at once */
 #define STRIDE_MAX   1024       /* most steps between two that a job's detector sees (row_put) */
@@ -173,8 +172,10 @@ struct owner {
 };
 
 struct hn_jobs {
-    struct job **v;
-    size_t n;
+    struct job **v;       /* [cap], in the order they came */
+    size_t n, cap;        /* cap: jobs kept (jobs_max); ended ones are forgotten first */
+    int *index;           /* [nindex], open addressing by id: a slot of v, -1 empty */
+    size_t nindex;        /* a power of two, at least 2 cap: probes stay short */
     struct owner *owners; /* [OWNERS_CAP], open addressing, cleared by each poll */
     size_t nowners;
     double sched_poll;  /* time of the latest scheduler poll */
@@ -191,10 +192,15 @@ const char *hn_loss_cause_name(enum hn_loss_cause c)
     return (unsigned)c < HN_LOSS_NCAUSES ? cause_names[c] : "unknown";
 }
 
-struct hn_jobs *hb_jobs_new(void)
+struct hn_jobs *hb_jobs_new(size_t cap)
 {
     struct hn_jobs *j = xcalloc(1, sizeof(*j));
-    j->v = xcalloc(JOBS_MAX, sizeof(struct job *));
+    j->cap = cap ? cap : HN_JOBS_MAX_DEFAULT;
+    j->v = xcalloc(j->cap, sizeof(struct job *));
+    for (j->nindex = 16; j->nindex < 2 * j->cap; j->nindex *= 2)
+        ;
+    j->index = xcalloc(j->nindex, sizeof(int));
+    memset(j->index, 0xff, j->nindex * sizeof(int)); /* -1: empty */
     j->owners = xcalloc(OWNERS_CAP, sizeof(struct owner));
     return j;
 }
@@ -217,17 +223,28 @@ void hb_jobs_free(struct hn_jobs *js)
     for (size_t i = 0; i < js->n; i++)
         job_free(js->v[i]);
     free(js->v);
+    free(js->index);
     free(js->owners);
     free(js);
 }
 
+/* Every step report looks its job up: a hash, not a scan of thousands of jobs. */
 static int find_job(const struct hn_jobs *js, const char *id)
 {
-    for (size_t i = 0; i < js->n; i++) {
-        if (strcmp(js->v[i]->l.id, id) == 0)
-            return (int)i;
+    size_t mask = js->nindex - 1;
+    for (size_t h = hb_name_hash(id) & mask; js->index[h] >= 0; h = (h + 1) & mask) {
+        if (strcmp(js->v[js->index[h]]->l.id, id) == 0)
+            return js->index[h];
     }
     return -1;
+}
+
+static void index_put(struct hn_jobs *js, size_t k)
+{
+    size_t mask = js->nindex - 1, h = hb_name_hash(js->v[k]->l.id) & mask;
+    while (js->index[h] >= 0)
+        h = (h + 1) & mask;
+    js->index[h] = (int)k;
 }
 
 /* ---- owners: who may report a job's steps ---- */
@@ -335,10 +352,12 @@ static struct job *job_alloc(const char *id, double now)
  * ledger is not saved yet. The store holds the ledger as of the last hn_control_flush (after
  * every frame and tick), but an eviction during ingest happens inside hn_brain_step, before
  * that frame's flush, so what the frame changed in the evicted job's ledger is lost (usually
- * nothing: ended jobs go first). */
+ * nothing: ended jobs go first). The controller reloads the saved ledger and history of a
+ * job it no longer has when the job reports again (hn_brain_restore_job); what else the
+ * brain knew of it (its ranks' nodes, the detector, the hang watch) starts afresh. */
 static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 {
-    if (js->n == JOBS_MAX) {
+    if (js->n == js->cap) {
         size_t victim = 0;
         for (size_t i = 1; i < js->n; i++) {
             if (evict_before(js->v[i], js->v[victim]))
@@ -347,9 +366,14 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
         job_free(js->v[victim]);
         memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(struct job *));
         js->n--;
+        /* The slots after it moved down: index them again (a full table only). */
+        memset(js->index, 0xff, js->nindex * sizeof(int));
+        for (size_t k = 0; k < js->n; k++)
+            index_put(js, k);
     }
     struct job *j = job_alloc(id, now);
     js->v[js->n++] = j;
+    index_put(js, js->n - 1);
     return j;
 }
 

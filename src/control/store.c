@@ -90,12 +90,20 @@ enum stmt_id {
     ST_FRAME_PUT,
     ST_ACTION_DONE,
     ST_JOB,
+    ST_JOB_GET,
     ST_POINTS_CLEAR,
     ST_POINT,
     ST_COUNT
 };
 
+/* A job ledger's columns as hn_store_load_jobs and hn_store_load_job read them (job_row). */
+#define JOB_COLUMNS                                                                                \
+    "id, ranks, first_seen, last_report, step, checkpoint, productive_s, lost_failure,"            \
+    " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
+    " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed"
+
 static const char *const stmt_sql[ST_COUNT] = {
+    [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_POINTS_CLEAR] = "DELETE FROM job_points WHERE job = ?",
     [ST_POINT] = "INSERT OR REPLACE INTO job_points (job, time, mfu, ettr, step_s)"
@@ -791,53 +799,85 @@ int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn 
     return ret;
 }
 
-int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx)
+/* A row of JOB_COLUMNS, values out of range made harmless. */
+static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
 {
-    static const char sql[] = "SELECT id, ranks, first_seen, last_report, step, checkpoint,"
-                              " productive_s, lost_failure, lost_straggler, lost_hang,"
-                              " lost_operator, lost_other, interruptions, ended, pause_s,"
-                              " pending, pending_cause, interrupted_at, hung, restart_hangs,"
-                              " requeue_failed"
-                              " FROM jobs"
-                              " ORDER BY last_report";
     _Static_assert(HN_LOSS_NCAUSES == 5, "one column per cause");
+    struct hn_job_ledger l;
+    memset(&l, 0, sizeof(l));
+    hn_strlcpy(l.id, col_str(st, 0), sizeof(l.id));
+    int64_t ranks = sqlite3_column_int64(st, 1);
+    l.ranks = ranks > 0 && ranks <= UINT32_MAX ? (unsigned)ranks : 0;
+    l.first_seen = sqlite3_column_double(st, 2);
+    l.last_report = sqlite3_column_double(st, 3);
+    l.step = (uint64_t)sqlite3_column_int64(st, 4);
+    l.checkpoint = sqlite3_column_int64(st, 5);
+    l.productive_s = sqlite3_column_double(st, 6);
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        l.lost_s[c] = sqlite3_column_double(st, 7 + c);
+    int64_t intr = sqlite3_column_int64(st, 12);
+    l.interruptions = intr > 0 && intr <= UINT32_MAX ? (unsigned)intr : 0;
+    l.ended = sqlite3_column_int(st, 13) != 0;
+    double pause = sqlite3_column_double(st, 14);
+    l.pause_s = pause > 0 && isfinite(pause) ? pause : 0;
+    l.pending = sqlite3_column_int(st, 15) != 0;
+    int cause = sqlite3_column_int(st, 16);
+    l.pending_cause = cause >= 0 && cause < HN_LOSS_NCAUSES ? cause : HN_LOSS_OTHER;
+    double at = sqlite3_column_double(st, 17);
+    l.interrupted_at = isfinite(at) ? at : 0;
+    l.hung = sqlite3_column_int(st, 18) != 0;
+    int64_t hangs = sqlite3_column_int64(st, 19);
+    l.restart_hangs = hangs > 0 && hangs <= 1000 ? (unsigned)hangs : 0;
+    l.requeue_failed = sqlite3_column_int(st, 20) != 0;
+    *out = l;
+}
+
+int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, void *ctx)
+{
+    static const char sql[] = "SELECT " JOB_COLUMNS " FROM (SELECT * FROM jobs"
+                              " ORDER BY ended, last_report DESC LIMIT ?)"
+                              " ORDER BY last_report";
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK)
         return fail(s, rc, "load_jobs");
+    rc = sqlite3_bind_int64(st, 1, limit > 0 && limit <= INT64_MAX ? (int64_t)limit : -1);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return fail(s, rc, "load_jobs");
+    }
     int ret = 0;
     while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct hn_job_ledger l;
-        memset(&l, 0, sizeof(l));
-        hn_strlcpy(l.id, col_str(st, 0), sizeof(l.id));
-        int64_t ranks = sqlite3_column_int64(st, 1);
-        l.ranks = ranks > 0 && ranks <= UINT32_MAX ? (unsigned)ranks : 0;
-        l.first_seen = sqlite3_column_double(st, 2);
-        l.last_report = sqlite3_column_double(st, 3);
-        l.step = (uint64_t)sqlite3_column_int64(st, 4);
-        l.checkpoint = sqlite3_column_int64(st, 5);
-        l.productive_s = sqlite3_column_double(st, 6);
-        for (int c = 0; c < HN_LOSS_NCAUSES; c++)
-            l.lost_s[c] = sqlite3_column_double(st, 7 + c);
-        int64_t intr = sqlite3_column_int64(st, 12);
-        l.interruptions = intr > 0 && intr <= UINT32_MAX ? (unsigned)intr : 0;
-        l.ended = sqlite3_column_int(st, 13) != 0;
-        double pause = sqlite3_column_double(st, 14);
-        l.pause_s = pause > 0 && isfinite(pause) ? pause : 0;
-        l.pending = sqlite3_column_int(st, 15) != 0;
-        int cause = sqlite3_column_int(st, 16);
-        l.pending_cause = cause >= 0 && cause < HN_LOSS_NCAUSES ? cause : HN_LOSS_OTHER;
-        double at = sqlite3_column_double(st, 17);
-        l.interrupted_at = isfinite(at) ? at : 0;
-        l.hung = sqlite3_column_int(st, 18) != 0;
-        int64_t hangs = sqlite3_column_int64(st, 19);
-        l.restart_hangs = hangs > 0 && hangs <= 1000 ? (unsigned)hangs : 0;
-        l.requeue_failed = sqlite3_column_int(st, 20) != 0;
+        job_row(st, &l);
         ret = fn(ctx, &l);
     }
     if (ret == 0 && rc != SQLITE_DONE)
         ret = fail(s, rc, "load_jobs");
     sqlite3_finalize(st);
+    return ret;
+}
+
+int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *out)
+{
+    sqlite3_stmt *st = s->st[ST_JOB_GET];
+    struct binder b;
+    bind_init(&b, st);
+    bind_str(&b, id);
+    int ret;
+    if (b.rc != SQLITE_OK) {
+        ret = fail(s, b.rc, "load_job");
+    } else {
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            job_row(st, out);
+            ret = 0;
+        } else {
+            ret = rc == SQLITE_DONE ? -ENOENT : fail(s, rc, "load_job");
+        }
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     return ret;
 }
 

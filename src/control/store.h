@@ -89,10 +89,13 @@ typedef int (*hn_store_node_fn)(void *ctx, const struct hn_store_node *n);
 int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx);
 
 /* The job ledger: saved (insert or replace) when a job's ledger changed; loaded at restart,
- * oldest report first. */
+ * oldest report first: at most `limit` jobs (0: all), those not ended first, then the latest
+ * reports. */
 int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l);
 typedef int (*hn_store_job_fn)(void *ctx, const struct hn_job_ledger *l);
-int hn_store_load_jobs(struct hn_store *s, hn_store_job_fn fn, void *ctx);
+int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, void *ctx);
+/* One job's ledger: 0, -ENOENT when none is saved, or another negative errno. */
+int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *out);
 
 /* A job's history (struct hn_job_point: MFU, ETTR, step time over time), as the brain keeps it:
  * points p[0..n) added (a point at a time already saved replaces it), or with replace the

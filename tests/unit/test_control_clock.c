@@ -1,8 +1,9 @@
 /*
  * test_control_clock.c - the controller puts each agent's times in its own clock before the
  * brain sees them (control.c, agent_clock): agents whose clocks are off, by the same or by
- * different amounts, neither make a hang nor hide one (docs/jobs.md, "Hangs"). Frames go
- * through hn_control_ingest as the HTTP handler would give them.
+ * different amounts, neither make a hang nor hide one (docs/jobs.md, "Hangs"); and a job the
+ * brain forgot (more jobs than jobs-max) gets its saved ledger back when it reports again.
+ * Frames go through hn_control_ingest as the HTTP handler would give them.
  */
 #include "common/frame.h"
 #include "control/control.h"
@@ -18,7 +19,8 @@ struct fleet {
     uint64_t seq[2];
 };
 
-static void fleet_open(struct fleet *f, const char *name)
+/* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default). */
+static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
 {
     memset(f, 0, sizeof(*f));
     const char *dir = tu_tmpdir();
@@ -31,9 +33,16 @@ static void fleet_open(struct fleet *f, const char *name)
     snprintf(path, sizeof(path), "%s/%s.db", dir, name);
     hn_strlcpy(f->c.cfg.store, path, sizeof(f->c.cfg.store));
     f->c.cfg.default_gpus = 4;
+    if (jobs_max)
+        f->c.cfg.brain.jobs_max = jobs_max;
     char err[256] = "";
     assert_int_equal(hn_control_init(&f->c, err, sizeof(err)), 0);
     hn_buf_init(&f->buf, 1 << 16);
+}
+
+static void fleet_open(struct fleet *f, const char *name)
+{
+    fleet_open_max(f, name, 0);
 }
 
 static void fleet_close(struct fleet *f)
@@ -44,9 +53,10 @@ static void fleet_close(struct fleet *f)
 }
 
 /* Node n (0: n1, 1: n2) sends a frame that arrives at now, collected by an agent whose clock
- * is `behind` seconds slow; with step > 0, four ranks of job "j" (ranks 4n..4n+3 of 8) report
- * it, received half a second before collection. */
-static void frame(struct fleet *f, int n, double now, double behind, uint64_t step)
+ * is `behind` seconds slow; with step > 0, four ranks of job `job` (ranks 4n..4n+3 of 8)
+ * report it, received half a second before collection. */
+static void frame_of(struct fleet *f, const char *job, int n, double now, double behind,
+                     uint64_t step)
 {
     double collected = now - behind;
     struct hn_frame_writer w;
@@ -54,7 +64,7 @@ static void frame(struct fleet *f, int n, double now, double behind, uint64_t st
     hn_frame_node(&w, n ? "n2" : "n1", 4, "H100");
     for (unsigned r = 0; step && r < 4; r++) {
         struct hn_frame_step s = {
-            .job = {"j", 1},
+            .job = {job, strlen(job)},
             .rank = 4 * (unsigned)n + r,
             .local_rank = r,
             .world = 8,
@@ -77,6 +87,11 @@ static void frame(struct fleet *f, int n, double now, double behind, uint64_t st
     assert_int_equal(hn_frame_end(&w), 0);
     char err[256] = "";
     assert_int_equal(hn_control_ingest(&f->c, f->buf.data, f->buf.len, now, err, sizeof(err)), 200);
+}
+
+static void frame(struct fleet *f, int n, double now, double behind, uint64_t step)
+{
+    frame_of(f, "j", n, now, behind, step);
 }
 
 /* Job "j" as the brain shows it. */
@@ -176,11 +191,55 @@ static void long_outage_backlog_is_no_hang(void **state)
     fleet_close(&f);
 }
 
+/* A controller that keeps 16 jobs: job "j" runs 10 steps and is interrupted (a failure of
+ * n2), then 20 other jobs report and "j" is forgotten; when it reports again its saved
+ * ledger comes back (first report, interruption, lost time, history) instead of a new
+ * ledger written over the saved one. */
+static void forgotten_job_is_reloaded(void **state)
+{
+    (void)state;
+    struct fleet f;
+    fleet_open_max(&f, "forgot", 16);
+    double t = 100;
+    for (uint64_t s = 1; s <= 10; s++, t += 2) {
+        frame(&f, 0, t, 0, s);
+        frame(&f, 1, t + 0.01, 0, s);
+        hn_control_tick(&f.c, t + 0.02);
+    }
+    hn_brain_xid(f.c.brain, t, 1, 0, 79);
+    hn_control_tick(&f.c, t + 0.5);
+    struct hn_job_view before;
+    view(&f, &before);
+    assert_int_equal(before.l.interruptions, 1);
+    assert_true(before.l.first_seen < 100 && before.l.lost_s[HN_LOSS_FAILURE] > 0);
+    char id[16];
+    for (int k = 0; k < 20; k++, t += 1) {
+        snprintf(id, sizeof(id), "other%d", k);
+        frame_of(&f, id, 0, t, 0, 1);
+        hn_control_tick(&f.c, t + 0.5);
+    }
+    assert_true(hn_brain_find_job(f.c.brain, "j") < 0);
+    assert_int_equal(f.c.jobs_reloaded, 0);
+    frame(&f, 0, t + 60, 0, 11);
+    hn_control_tick(&f.c, t + 60.5);
+    struct hn_job_view after;
+    view(&f, &after);
+    assert_int_equal(f.c.jobs_reloaded, 1);
+    assert_true(after.l.first_seen == before.l.first_seen);
+    assert_int_equal(after.l.interruptions, 1);
+    assert_true(after.l.lost_s[HN_LOSS_FAILURE] >= before.l.lost_s[HN_LOSS_FAILURE]);
+    assert_true(after.l.productive_s >= before.l.productive_s);
+    assert_true(after.nseries >= before.nseries && after.nseries > 0);
+    assert_int_equal((int)after.l.step, 11);
+    fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clocks_off_make_no_hang_and_hide_none),
         cmocka_unit_test(long_outage_backlog_is_no_hang),
+        cmocka_unit_test(forgotten_job_is_reloaded),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -2197,6 +2197,44 @@ static void history_is_saved_and_restored(void **state)
     hn_brain_free(b);
 }
 
+/* The job table holds jobs_max jobs, found by id through a hash that stays right as jobs
+ * are forgotten (the slots after a forgotten one move down): the one whose last report is
+ * oldest goes (ended ones before it: test_control_clock's forgotten_job_is_reloaded). */
+static void job_table_keeps_jobs_max(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.jobs_max = 16;
+    struct hn_brain *b = fleet_from(&cfg, 2, NULL);
+    char id[16];
+    /* 40 jobs, each reporting once, and job t3 again and again: it stays. */
+    for (int k = 0; k < 40; k++) {
+        snprintf(id, sizeof(id), "t%d", k);
+        struct hn_step_in in = report(id, 0, 1, 1, 1.0);
+        assert_int_equal(hn_brain_step(b, 1 + k, 0, &in), 0);
+        if (k >= 3) {
+            in = report("t3", 0, 1, (uint64_t)k, 1.0);
+            assert_int_equal(hn_brain_step(b, 1 + k, 0, &in), 0);
+        }
+        assert_true(hn_brain_job_count(b) <= 16);
+        for (int m = k; m > k - 15 && m >= 0; m--) { /* the 15 latest are all there */
+            snprintf(id, sizeof(id), "t%d", m);
+            int i = hn_brain_find_job(b, id);
+            assert_true(i >= 0);
+            assert_string_equal(hn_brain_job_ledger(b, (size_t)i)->id, id);
+        }
+    }
+    assert_int_equal(hn_brain_job_count(b), 16);
+    assert_true(hn_brain_find_job(b, "t3") >= 0);
+    assert_true(hn_brain_find_job(b, "t0") < 0);
+    assert_true(hn_brain_find_job(b, "t24") < 0);
+    assert_true(hn_brain_find_job(b, "t25") >= 0);
+    for (size_t i = 0; i < hn_brain_job_count(b); i++) /* every slot found by its own id */
+        assert_int_equal(hn_brain_find_job(b, hn_brain_job_ledger(b, i)->id), (int)i);
+    hn_brain_free(b);
+}
+
 static void memory_stays_flat_over_a_long_job(void **state)
 {
     (void)state;
@@ -2285,7 +2323,7 @@ static void made_up_world_allocates_at_most_the_cap(void **state)
     assert_int_equal(hn_brain_step(b, 11, 0, &in), 0);
     assert_int_equal(job_ranks(b, "fake"), 64);
     assert_int_equal(find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL), 0);
-    /* 256 made-up jobs (the table's size) from one node: 256 x 64 ranks, not 256 x 2^20. */
+    /* 256 made-up jobs from one node: 256 x 64 ranks, not 256 x 2^20. */
     size_t total = 0;
     for (int k = 0; k < 256; k++) {
         char id[16];
@@ -2298,7 +2336,8 @@ static void made_up_world_allocates_at_most_the_cap(void **state)
         assert_int_equal(hn_brain_job_view(b, k, &v), 0);
         total += v.l.ranks;
     }
-    assert_true(total <= 256 * 64);
+    assert_int_equal(hn_brain_job_count(b), 257);
+    assert_true(total <= 257 * 64);
     /* A second node reporting for the job doubles its cap. */
     in = report("f255", 64, 1 << 20, 2, 1.0);
     assert_int_equal(hn_brain_step(b, 13, 1, &in), 0);
@@ -2306,8 +2345,12 @@ static void made_up_world_allocates_at_most_the_cap(void **state)
     hn_brain_free(b);
 
     /* A job the scheduler lists outlives a flood of made-up ids that report after it: they
-     * evict each other (and a job nobody lists, "unlisted", goes with them). */
-    b = fleet(2);
+     * evict each other (and a job nobody lists, "unlisted", goes with them). A table of 64
+     * jobs, 1,000 made up. */
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.jobs_max = 64;
+    b = fleet_from(&cfg, 2, NULL);
     hn_brain_node_job(b, 1, 0, "real");
     in = report("real", 0, 1, 1, 1.0);
     assert_int_equal(hn_brain_step(b, 2, 0, &in), 0);
@@ -2592,6 +2635,13 @@ static void normal_jobs_are_unaffected(void **state)
     assert_int_equal(hn_control_config_set(&c, "ranks-per-node-max", "2.5", err, sizeof(err)), -1);
     assert_non_null(strstr(err, "ranks-per-node-max"));
     assert_int_equal(c.brain.ranks_per_node_max, 256);
+    assert_int_equal(c.brain.jobs_max, HN_JOBS_MAX_DEFAULT);
+    assert_int_equal(hn_control_config_set(&c, "jobs-max", "20000", err, sizeof(err)), 0);
+    assert_int_equal(c.brain.jobs_max, 20000);
+    assert_int_equal(hn_control_config_set(&c, "jobs-max", "8", err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "jobs-max"));
+    assert_int_equal(hn_control_config_set(&c, "jobs-max", "1e9", err, sizeof(err)), -1);
+    assert_int_equal(c.brain.jobs_max, 20000);
     hn_control_config_fini(&c);
 }
 
@@ -2627,6 +2677,7 @@ int main(void)
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
+        cmocka_unit_test(job_table_keeps_jobs_max),
         cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),

@@ -251,7 +251,7 @@ static void test_jobs(void **state)
     s = open_ok(path);
     struct hn_job_ledger got[2];
     memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
     /* Oldest report first. */
     assert_string_equal(got[0].id, "4242");
     assert_string_equal(got[1].id, "4243");
@@ -280,7 +280,7 @@ static void test_jobs(void **state)
     raw_query(path, "PRAGMA user_version = 5", text, sizeof(text));
     s = open_ok(path);
     memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
     assert_true(got[0].pending == 1 && got[0].interrupted_at == 850);
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
@@ -295,7 +295,7 @@ static void test_jobs(void **state)
     s = open_ok(path);
     memset(got, 0, sizeof(got));
     got[0].pause_s = -1;
-    assert_int_equal(hn_store_load_jobs(s, load_job, got), 0);
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
     assert_string_equal(got[0].id, "4242");
     assert_int_equal((int)got[0].step, 12346);
     assert_true(got[0].pause_s == 0);
@@ -315,6 +315,61 @@ static void test_jobs(void **state)
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
     assert_string_equal(text, "6");
+    hn_store_close(s);
+}
+
+/* load_jobs_ids: the ids in the order they come, comma-separated. */
+static int load_job_id(void *ctx, const struct hn_job_ledger *l)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 64 - n, "%s%s", n ? "," : "", l->id);
+    return 0;
+}
+
+/* One job's ledger by its id (a job the controller forgot and that reports again), and the
+ * jobs loaded at start limited to the table's size: those not ended first, then the latest;
+ * in the order of their last report. */
+static void test_job_lookup_and_limit(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    db_path(path, sizeof(path), "lookup");
+    struct hn_store *s = open_ok(path);
+    static const struct {
+        const char *id;
+        double last;
+        int ended;
+    } jobs[] = {{"a", 100, 1}, {"b", 50, 0}, {"c", 200, 1}, {"d", 10, 1}};
+    assert_int_equal(hn_store_begin(s), 0);
+    for (size_t i = 0; i < 4; i++) {
+        struct hn_job_ledger l = {.ranks = 8,
+                                  .first_seen = 1,
+                                  .last_report = jobs[i].last,
+                                  .step = 10 * i,
+                                  .checkpoint = -1,
+                                  .ended = jobs[i].ended,
+                                  .restart_hangs = 2};
+        hn_strlcpy(l.id, jobs[i].id, sizeof(l.id));
+        assert_int_equal(hn_store_put_job(s, &l), 0);
+    }
+    assert_int_equal(hn_store_commit(s), 0);
+    struct hn_job_ledger got;
+    assert_int_equal(hn_store_load_job(s, "c", &got), 0);
+    assert_string_equal(got.id, "c");
+    assert_true(got.last_report == 200 && got.step == 20 && got.ended == 1 &&
+                got.restart_hangs == 2 && got.checkpoint == -1);
+    assert_int_equal(hn_store_load_job(s, "zz", &got), -ENOENT);
+    assert_int_equal(hn_store_load_job(s, "", &got), -ENOENT);
+    char ids[64] = "";
+    assert_int_equal(hn_store_load_jobs(s, 2, load_job_id, ids), 0);
+    assert_string_equal(ids, "b,c");
+    ids[0] = '\0';
+    assert_int_equal(hn_store_load_jobs(s, 3, load_job_id, ids), 0);
+    assert_string_equal(ids, "b,a,c");
+    ids[0] = '\0';
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
+    assert_string_equal(ids, "d,b,a,c");
     hn_store_close(s);
 }
 
@@ -859,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_crash_safety),
         cmocka_unit_test(test_jobs),
+        cmocka_unit_test(test_job_lookup_and_limit),
         cmocka_unit_test(test_job_points),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
