@@ -61,7 +61,7 @@ enum hn_severity { HN_SEV_INFO, HN_SEV_WARN, HN_SEV_SUSPECT, HN_SEV_FATAL };
 /* A finding's text for people, and a node's reason taken from it: room for a job id and a node
  * name of the longest sizes in the longest text (hang). */
 #define HN_DETAIL_MAX 256
-/* Jobs kept in memory unless configured (jobs-max): about 17 KB each, and their ranks. */
+/* Jobs kept in memory unless configured (jobs-max): about 18 KB each, and their ranks. */
 #define HN_JOBS_MAX_DEFAULT 4096
 
 /* A rule's verdict and its evidence. */

@@ -171,26 +171,36 @@ static int restore_points(struct hn_control *c)
     return rc;
 }
 
-/* A step report of a job the brain does not have: one it forgot (more jobs than jobs-max ran
- * since, or not restored at start) gets its saved ledger and history back first, so that its
- * report does not start a new ledger over the saved one. A job never saved is new. */
-static void reload_job(struct hn_control *c, const char *id)
+/* A job the brain does not have, in a step report or the scheduler's poll: one it forgot
+ * (more jobs than jobs-max ran since, or not loaded at start) gets its saved ledger and
+ * history back first, so that its report does not start a new ledger over the saved one and
+ * a silent job (hung, waiting for its next run) is watched again. A job never saved is new.
+ * -EIO when the store failed: nothing of the job may be applied then (the controller stops). */
+static int reload_job(struct hn_control *c, const char *id)
 {
+    if (hn_brain_find_job(c->brain, id) >= 0)
+        return 0;
+    if (c->fatal)
+        return -EIO;
     struct hn_job_ledger l;
     int rc = hn_store_load_job(c->store, id, &l);
     if (rc == -ENOENT)
-        return;
+        return 0;
     if (rc != 0) {
         hn_control_store_failed(c, "reloading a job");
-        return;
+        return -EIO;
     }
     if (hn_brain_restore_job(c->brain, &l) != 0)
-        return;
+        return 0;
     struct points ps = {0};
-    if (restore_job_points(c, id, &ps) != 0)
-        hn_control_store_failed(c, "reloading a job's history");
+    rc = restore_job_points(c, id, &ps);
     free(ps.v);
+    if (rc != 0) {
+        hn_control_store_failed(c, "reloading a job's history");
+        return -EIO;
+    }
     c->jobs_reloaded++;
+    return 0;
 }
 
 int hn_control_init(struct hn_control *c, char *err, size_t errsize)
@@ -549,8 +559,10 @@ static int on_step(void *ctx, const struct hn_frame_step *f)
     };
     /* When the agent received it (steps of one cycle share a frame). */
     double t = step_clock(in, (double)f->time_ns / 1e9);
-    if (hn_brain_find_job(in->c->brain, job) < 0)
-        reload_job(in->c, job);
+    if (reload_job(in->c, job) != 0) {
+        in->c->steps_refused++;
+        return 0;
+    }
     int rc = hn_brain_step(in->c->brain, t, in->node, &s);
     if (rc == 0) {
         in->c->steps_accepted++;
@@ -822,8 +834,7 @@ static int job_state(const char *t)
     return JOB_OVER;
 }
 
-/* Asks the scheduler which job runs where (squeue) and whether draining nodes are empty. */
-static void poll_scheduler(struct hn_control *c, double now)
+void hn_control_poll(struct hn_control *c, double now)
 {
     if (strcmp(c->sched.ops->name, "slurm") != 0)
         return;
@@ -876,6 +887,9 @@ static void poll_scheduler(struct hn_control *c, double now)
                     *plus = '\0';
                     id = f[1];
                 }
+                /* A store failure stops the controller; the poll goes on meanwhile (it creates
+                 * no ledger for a job the brain does not have). */
+                (void)reload_job(c, id);
                 uint64_t uid;
                 if (state == JOB_RUNNING && hn_parse_u64(f[2], 10, &uid) == 0 &&
                     uid <= UINT32_MAX && hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
@@ -1005,7 +1019,7 @@ static void *executor_main(void *arg)
         }
         now = hn_wall_s();
         if (now >= next_poll) {
-            poll_scheduler(c, now);
+            hn_control_poll(c, now);
             next_poll = now + c->cfg.poll_s;
         }
         pthread_mutex_lock(&c->lock);

@@ -136,6 +136,9 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
 void hn_control_store_failed(struct hn_control *c, const char *what);
 /* Ticks the brain and persists what it decided. */
 void hn_control_tick(struct hn_control *c, double now);
+/* Asks the scheduler which job runs where and whether draining nodes are empty (squeue,
+ * scontrol; the executor thread calls it every poll-interval). Nothing for dry-run. */
+void hn_control_poll(struct hn_control *c, double now);
 /* Persists and announces everything the brain decided. Caller holds c->lock. 0 or -EIO. */
 int hn_control_flush(struct hn_control *c);
 

@@ -31,6 +31,7 @@
 #include "jobs/straggler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,8 @@ struct hn_jobs *hb_jobs_new(size_t cap)
 {
     struct hn_jobs *j = xcalloc(1, sizeof(*j));
     j->cap = cap ? cap : HN_JOBS_MAX_DEFAULT;
+    if (j->cap > (size_t)INT_MAX / 4)
+        j->cap = (size_t)INT_MAX / 4; /* indices are ints */
     j->v = xcalloc(j->cap, sizeof(struct job *));
     for (j->nindex = 16; j->nindex < 2 * j->cap; j->nindex *= 2)
         ;
@@ -245,6 +248,34 @@ static void index_put(struct hn_jobs *js, size_t k)
     while (js->index[h] >= 0)
         h = (h + 1) & mask;
     js->index[h] = (int)k;
+}
+
+/* Forgets slot k of v (its job already freed): the slots after it move down, in the index
+ * too, and k's entry is taken out of its probe chain by moving later entries of the chain
+ * back (linear probing's deletion), so no hash is computed but those of that chain. */
+static void index_remove(struct hn_jobs *js, size_t k, const char *id)
+{
+    size_t mask = js->nindex - 1, h = hb_name_hash(id) & mask;
+    while (js->index[h] != (int)k)
+        h = (h + 1) & mask;
+    size_t hole = h;
+    for (size_t j = (h + 1) & mask; js->index[j] >= 0; j = (j + 1) & mask) {
+        size_t home = hb_name_hash(js->v[js->index[j]]->l.id) & mask;
+        /* The entry at j moves back into the hole unless its home lies cyclically in
+         * (hole, j]: then it is found from there without passing the hole. */
+        int stays = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+        if (!stays) {
+            js->index[hole] = js->index[j];
+            hole = j;
+        }
+    }
+    js->index[hole] = -1;
+    memmove(js->v + k, js->v + k + 1, (js->n - k - 1) * sizeof(struct job *));
+    js->n--;
+    for (size_t i = 0; i < js->nindex; i++) {
+        if (js->index[i] > (int)k)
+            js->index[i]--;
+    }
 }
 
 /* ---- owners: who may report a job's steps ---- */
@@ -363,13 +394,11 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
             if (evict_before(js->v[i], js->v[victim]))
                 victim = i;
         }
+        char gone[sizeof(js->v[victim]->l.id)];
+        hn_strlcpy(gone, js->v[victim]->l.id, sizeof(gone));
         job_free(js->v[victim]);
-        memmove(js->v + victim, js->v + victim + 1, (js->n - victim - 1) * sizeof(struct job *));
-        js->n--;
-        /* The slots after it moved down: index them again (a full table only). */
-        memset(js->index, 0xff, js->nindex * sizeof(int));
-        for (size_t k = 0; k < js->n; k++)
-            index_put(js, k);
+        js->v[victim] = NULL;
+        index_remove(js, victim, gone);
     }
     struct job *j = job_alloc(id, now);
     js->v[js->n++] = j;

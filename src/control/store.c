@@ -835,7 +835,7 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
 int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, void *ctx)
 {
     static const char sql[] = "SELECT " JOB_COLUMNS " FROM (SELECT * FROM jobs"
-                              " ORDER BY ended, last_report DESC LIMIT ?)"
+                              " ORDER BY ended, pending DESC, last_report DESC LIMIT ?)"
                               " ORDER BY last_report";
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);

@@ -89,8 +89,8 @@ typedef int (*hn_store_node_fn)(void *ctx, const struct hn_store_node *n);
 int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx);
 
 /* The job ledger: saved (insert or replace) when a job's ledger changed; loaded at restart,
- * oldest report first: at most `limit` jobs (0: all), those not ended first, then the latest
- * reports. */
+ * oldest report first: at most `limit` jobs (0: all), those not ended first, of them those
+ * waiting for their next run first, then the latest reports. */
 int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l);
 typedef int (*hn_store_job_fn)(void *ctx, const struct hn_job_ledger *l);
 int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, void *ctx);

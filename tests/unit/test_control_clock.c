@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct fleet {
     struct hn_control c;
@@ -19,8 +20,9 @@ struct fleet {
     uint64_t seq[2];
 };
 
-/* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default). */
-static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
+/* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default) and, when
+ * squeue is not NULL, polls Slurm through that program (scontrol: /bin/false). */
+static void fleet_open_sched(struct fleet *f, const char *name, size_t jobs_max, const char *squeue)
 {
     memset(f, 0, sizeof(*f));
     const char *dir = tu_tmpdir();
@@ -35,9 +37,19 @@ static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
     f->c.cfg.default_gpus = 4;
     if (jobs_max)
         f->c.cfg.brain.jobs_max = jobs_max;
+    if (squeue) {
+        hn_strlcpy(f->c.cfg.scheduler, "slurm", sizeof(f->c.cfg.scheduler));
+        hn_strlcpy(f->c.cfg.squeue, squeue, sizeof(f->c.cfg.squeue));
+        hn_strlcpy(f->c.cfg.scontrol, "/bin/false", sizeof(f->c.cfg.scontrol));
+    }
     char err[256] = "";
     assert_int_equal(hn_control_init(&f->c, err, sizeof(err)), 0);
     hn_buf_init(&f->buf, 1 << 16);
+}
+
+static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
+{
+    fleet_open_sched(f, name, jobs_max, NULL);
 }
 
 static void fleet_open(struct fleet *f, const char *name)
@@ -234,12 +246,50 @@ static void forgotten_job_is_reloaded(void **state)
     fleet_close(&f);
 }
 
+/* A job waiting for its next run reports nothing, so it is the first a full table forgets;
+ * the scheduler's poll listing it brings its ledger back, and it is watched again (before,
+ * only a report did, and a job that never reports again was never checked for a hang at
+ * start). squeue is a script that lists "j" queued (PD). */
+static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
+{
+    (void)state;
+    char squeue[PATH_MAX];
+    snprintf(squeue, sizeof(squeue), "%s/squeue-pd", tu_tmpdir());
+    tu_write_file(squeue, "#!/bin/sh\necho 'j j 0 PD 1:00:00 '\n");
+    assert_int_equal(chmod(squeue, 0755), 0);
+    struct fleet f;
+    fleet_open_sched(&f, "polled", 16, squeue);
+    double t = 100;
+    for (uint64_t s = 1; s <= 10; s++, t += 2) {
+        frame(&f, 0, t, 0, s);
+        frame(&f, 1, t + 0.01, 0, s);
+        hn_control_tick(&f.c, t + 0.02);
+    }
+    hn_brain_xid(f.c.brain, t, 1, 0, 79); /* interrupted: waits for its next run */
+    hn_control_tick(&f.c, t + 0.5);
+    char id[16];
+    for (int k = 0; k < 20; k++, t += 1) {
+        snprintf(id, sizeof(id), "other%d", k);
+        frame_of(&f, id, 0, t, 0, 1);
+        hn_control_tick(&f.c, t + 0.5);
+    }
+    assert_true(hn_brain_find_job(f.c.brain, "j") < 0);
+    hn_control_poll(&f.c, t + 1);
+    assert_int_equal(f.c.jobs_reloaded, 1);
+    struct hn_job_view v;
+    view(&f, &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clocks_off_make_no_hang_and_hide_none),
         cmocka_unit_test(long_outage_backlog_is_no_hang),
         cmocka_unit_test(forgotten_job_is_reloaded),
+        cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -328,8 +328,8 @@ static int load_job_id(void *ctx, const struct hn_job_ledger *l)
 }
 
 /* One job's ledger by its id (a job the controller forgot and that reports again), and the
- * jobs loaded at start limited to the table's size: those not ended first, then the latest;
- * in the order of their last report. */
+ * jobs loaded at start limited to the table's size: those not ended first (those waiting for
+ * their next run before those running), then the latest; in the order of their last report. */
 static void test_job_lookup_and_limit(void **state)
 {
     (void)state;
@@ -340,16 +340,18 @@ static void test_job_lookup_and_limit(void **state)
         const char *id;
         double last;
         int ended;
-    } jobs[] = {{"a", 100, 1}, {"b", 50, 0}, {"c", 200, 1}, {"d", 10, 1}};
+    } jobs[] = {{"a", 100, 1}, {"b", 50, 0},  {"c", 200, 1},
+                {"d", 10, 1},  {"e", 300, 0}, {"p", 5, 0}};
     assert_int_equal(hn_store_begin(s), 0);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 6; i++) { /* p waits for its next run */
         struct hn_job_ledger l = {.ranks = 8,
                                   .first_seen = 1,
                                   .last_report = jobs[i].last,
                                   .step = 10 * i,
                                   .checkpoint = -1,
                                   .ended = jobs[i].ended,
-                                  .restart_hangs = 2};
+                                  .restart_hangs = 2,
+                                  .pending = jobs[i].id[0] == 'p'};
         hn_strlcpy(l.id, jobs[i].id, sizeof(l.id));
         assert_int_equal(hn_store_put_job(s, &l), 0);
     }
@@ -362,14 +364,17 @@ static void test_job_lookup_and_limit(void **state)
     assert_int_equal(hn_store_load_job(s, "zz", &got), -ENOENT);
     assert_int_equal(hn_store_load_job(s, "", &got), -ENOENT);
     char ids[64] = "";
-    assert_int_equal(hn_store_load_jobs(s, 2, load_job_id, ids), 0);
-    assert_string_equal(ids, "b,c");
+    assert_int_equal(hn_store_load_jobs(s, 1, load_job_id, ids), 0);
+    assert_string_equal(ids, "p");
     ids[0] = '\0';
-    assert_int_equal(hn_store_load_jobs(s, 3, load_job_id, ids), 0);
-    assert_string_equal(ids, "b,a,c");
+    assert_int_equal(hn_store_load_jobs(s, 4, load_job_id, ids), 0);
+    assert_string_equal(ids, "p,b,c,e");
+    ids[0] = '\0';
+    assert_int_equal(hn_store_load_jobs(s, 5, load_job_id, ids), 0);
+    assert_string_equal(ids, "p,b,a,c,e");
     ids[0] = '\0';
     assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
-    assert_string_equal(ids, "d,b,a,c");
+    assert_string_equal(ids, "p,d,b,a,c,e");
     hn_store_close(s);
 }
 
