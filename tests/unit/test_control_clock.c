@@ -203,35 +203,42 @@ static void long_outage_backlog_is_no_hang(void **state)
     fleet_close(&f);
 }
 
-/* A controller that keeps 16 jobs: job "j" runs 10 steps and is interrupted (a failure of
- * n2), then 20 other jobs report and "j" is forgotten; when it reports again its saved
- * ledger comes back (first report, interruption, lost time, history) instead of a new
- * ledger written over the saved one. */
+/* In a controller that keeps 16 jobs, job "j" runs 10 steps and is interrupted (a failure of
+ * n2: it waits for its next run); then 20 other jobs report and "j" is forgotten. Its ledger
+ * as it was before it was forgotten goes to *before; returns the time after. */
+static double forget_j(struct fleet *f, struct hn_job_view *before)
+{
+    double t = 100;
+    for (uint64_t s = 1; s <= 10; s++, t += 2) {
+        frame(f, 0, t, 0, s);
+        frame(f, 1, t + 0.01, 0, s);
+        hn_control_tick(&f->c, t + 0.02);
+    }
+    hn_brain_xid(f->c.brain, t, 1, 0, 79);
+    hn_control_tick(&f->c, t + 0.5);
+    view(f, before);
+    assert_int_equal(before->l.interruptions, 1);
+    assert_true(before->l.first_seen < 100 && before->l.lost_s[HN_LOSS_FAILURE] > 0);
+    char id[16];
+    for (int k = 0; k < 20; k++, t += 1) {
+        snprintf(id, sizeof(id), "other%d", k);
+        frame_of(f, id, 0, t, 0, 1);
+        hn_control_tick(&f->c, t + 0.5);
+    }
+    assert_true(hn_brain_find_job(f->c.brain, "j") < 0);
+    assert_int_equal(f->c.jobs_reloaded, 0);
+    return t;
+}
+
+/* When a forgotten job reports again its saved ledger comes back (first report,
+ * interruption, lost time, history) instead of a new ledger written over the saved one. */
 static void forgotten_job_is_reloaded(void **state)
 {
     (void)state;
     struct fleet f;
     fleet_open_max(&f, "forgot", 16);
-    double t = 100;
-    for (uint64_t s = 1; s <= 10; s++, t += 2) {
-        frame(&f, 0, t, 0, s);
-        frame(&f, 1, t + 0.01, 0, s);
-        hn_control_tick(&f.c, t + 0.02);
-    }
-    hn_brain_xid(f.c.brain, t, 1, 0, 79);
-    hn_control_tick(&f.c, t + 0.5);
     struct hn_job_view before;
-    view(&f, &before);
-    assert_int_equal(before.l.interruptions, 1);
-    assert_true(before.l.first_seen < 100 && before.l.lost_s[HN_LOSS_FAILURE] > 0);
-    char id[16];
-    for (int k = 0; k < 20; k++, t += 1) {
-        snprintf(id, sizeof(id), "other%d", k);
-        frame_of(&f, id, 0, t, 0, 1);
-        hn_control_tick(&f.c, t + 0.5);
-    }
-    assert_true(hn_brain_find_job(f.c.brain, "j") < 0);
-    assert_int_equal(f.c.jobs_reloaded, 0);
+    double t = forget_j(&f, &before);
     frame(&f, 0, t + 60, 0, 11);
     hn_control_tick(&f.c, t + 60.5);
     struct hn_job_view after;
@@ -259,21 +266,8 @@ static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
     assert_int_equal(chmod(squeue, 0755), 0);
     struct fleet f;
     fleet_open_sched(&f, "polled", 16, squeue);
-    double t = 100;
-    for (uint64_t s = 1; s <= 10; s++, t += 2) {
-        frame(&f, 0, t, 0, s);
-        frame(&f, 1, t + 0.01, 0, s);
-        hn_control_tick(&f.c, t + 0.02);
-    }
-    hn_brain_xid(f.c.brain, t, 1, 0, 79); /* interrupted: waits for its next run */
-    hn_control_tick(&f.c, t + 0.5);
-    char id[16];
-    for (int k = 0; k < 20; k++, t += 1) {
-        snprintf(id, sizeof(id), "other%d", k);
-        frame_of(&f, id, 0, t, 0, 1);
-        hn_control_tick(&f.c, t + 0.5);
-    }
-    assert_true(hn_brain_find_job(f.c.brain, "j") < 0);
+    struct hn_job_view before;
+    double t = forget_j(&f, &before);
     hn_control_poll(&f.c, t + 1);
     assert_int_equal(f.c.jobs_reloaded, 1);
     struct hn_job_view v;
