@@ -434,8 +434,9 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return 0;
     }
     if (strcmp(key, "jobs-max") == 0) {
-        if (set_num(&d, v, 16, 1 << 18, key, err, errsize) || d != floor(d)) {
-            snprintf(err, errsize, "%s: '%s' is not a whole number in [16, %d]", key, v, 1 << 18);
+        /* Forgetting a job scans the table: at most 65,536 jobs keeps that to milliseconds. */
+        if (set_num(&d, v, 16, 1 << 16, key, err, errsize) || d != floor(d)) {
+            snprintf(err, errsize, "%s: '%s' is not a whole number in [16, %d]", key, v, 1 << 16);
             return -1;
         }
         b->jobs_max = (size_t)d;

@@ -2653,7 +2653,7 @@ static void normal_jobs_are_unaffected(void **state)
     assert_int_equal(c.brain.jobs_max, 20000);
     assert_int_equal(hn_control_config_set(&c, "jobs-max", "8", err, sizeof(err)), -1);
     assert_non_null(strstr(err, "jobs-max"));
-    assert_int_equal(hn_control_config_set(&c, "jobs-max", "300000", err, sizeof(err)), -1);
+    assert_int_equal(hn_control_config_set(&c, "jobs-max", "65537", err, sizeof(err)), -1);
     assert_int_equal(c.brain.jobs_max, 20000);
     hn_control_config_fini(&c);
 }
