@@ -678,6 +678,8 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     json_object_set_new(o, "straggler_every", json_integer((json_int_t)v->straggler_every));
     json_object_set_new(o, "late_reports", json_integer((json_int_t)v->late_reports));
     json_object_set_new(o, "untimed_reports", json_integer((json_int_t)v->untimed_reports));
+    json_object_set_new(o, "hangs_at_start", json_integer((json_int_t)v->l.restart_hangs));
+    json_object_set_new(o, "requeue_failed", json_boolean(v->l.requeue_failed));
     json_object_set_new(o, "longest_pause_s", json_real(v->l.pause_s));
     json_object_set_new(o, "hang_limit_s", jnum(v->hang_limit_s));
     json_object_set_new(o, "no_progress_s", jnum(v->no_progress_s));

@@ -256,8 +256,10 @@ check "a hang of job F" wait_for 20 bash -c \
 check "a requeue_failed event for job F with Slurm's words" wait_for 60 bash -c \
     "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"requeue_failed\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
 curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_failed") | .evidence'
-check "job F still runs in Slurm, and houston shows it hung" bash -c \
-    "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jq -e '.job.state == \"hung\"'"
+check "job F still runs in Slurm, and houston shows it hung, its requeue failed" bash -c \
+    "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jq -e '.job.state == \"hung\" and .job.requeue_failed == true'"
+check "houston jobs JOB says to cancel or requeue it by hand" grep -q \
+    '^houston could not requeue it .*cancel or requeue it by hand$' <<<"$(houston_cli jobs "$jobF")"
 echo stop >"$work/ctlF"
 scancel "$jobF"
 

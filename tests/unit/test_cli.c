@@ -345,6 +345,21 @@ static void test_jobs_render(void **unused)
     assert_non_null(strstr(text, "; last checkpoint step 30\n"));
     assert_null(strstr(text, "history"));
     assert_null(strstr(text, "straggler detector"));
+    assert_null(strstr(text, "at start"));
+    assert_null(strstr(text, "could not requeue"));
+    cap_free(&c);
+    /* Hung at start three times, left alone; a requeue that failed. */
+    cap_open(&c);
+    assert_int_equal(hn_cli_job_render("{\"job\": {\"id\": \"9\", \"state\": \"hung\","
+                                       " \"ranks\": 8, \"hangs_at_start\": 3,"
+                                       " \"requeue_failed\": true}}",
+                                       c.f, err, sizeof(err)),
+                     0);
+    text = cap_close(&c);
+    assert_non_null(strstr(text, "\nhung at start 3 time(s) in a row since its last step: houston "
+                                 "no longer requeues it\nhouston could not requeue it (its events "
+                                 "say why): it runs on where it was; cancel or requeue it by "
+                                 "hand\n"));
     cap_free(&c);
     /* No checkpoint yet; the detector on every 4th step; MFU over time, 12 of 30 points
      * spread over the history, the first and the last included. */
