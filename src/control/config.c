@@ -33,6 +33,7 @@ void hn_control_config_defaults(struct hn_control_config *cfg)
     cfg->tick_s = 5;
     cfg->poll_s = 5;
     cfg->agent_silence_s = 120;
+    cfg->retention_days = 365;
     cfg->max_frame = 4u << 20;
     hn_brain_config_default(&cfg->brain);
 }
@@ -348,6 +349,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         cfg->sched_timeout_ms = (int)(d * 1000);
         return 0;
     }
+    if (strcmp(key, "store-retention") == 0)
+        return set_num(&cfg->retention_days, v, 0, 100 * 365, key, err, errsize);
     if (strcmp(key, "agent-silence") == 0)
         return set_num(&cfg->agent_silence_s, v, 1, 86400, key, err, errsize);
     if (strcmp(key, "tick") == 0)

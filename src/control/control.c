@@ -639,6 +639,26 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
     return status;
 }
 
+/* Retention (store-retention), once an hour: in the tick's transaction. */
+static int prune(struct hn_control *c, double now)
+{
+    if (!(c->cfg.retention_days > 0) || now < c->next_prune)
+        return 0;
+    c->next_prune = now + 3600;
+    struct hn_store_pruned p;
+    if (hn_store_prune(c->store, now - c->cfg.retention_days * 86400, &p) != 0)
+        return -EIO;
+    const uint64_t n[4] = {p.events, p.actions, p.jobs, p.points};
+    for (int k = 0; k < 4; k++)
+        c->pruned[k] += n[k];
+    if (p.events || p.actions || p.jobs || p.points)
+        hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions, %llu "
+                "ended jobs and %llu history points",
+                c->cfg.retention_days, (unsigned long long)p.events, (unsigned long long)p.actions,
+                (unsigned long long)p.jobs, (unsigned long long)p.points);
+    return 0;
+}
+
 void hn_control_tick(struct hn_control *c, double now)
 {
     pthread_mutex_lock(&c->lock);
@@ -650,7 +670,7 @@ void hn_control_tick(struct hn_control *c, double now)
         if (seen > 0 && now - seen > c->cfg.agent_silence_s)
             hn_brain_node_silent(c->brain, now, (int)i, now - seen);
     }
-    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
+    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 || prune(c, now) != 0 ||
         hn_store_commit(c->store) != 0) {
         hn_store_rollback(c->store);
         hn_control_store_failed(c, "saving a tick");

@@ -41,6 +41,7 @@ struct hn_control_config {
     char operator_token_file[PATH_MAX]; /* operator-token-file: for POSTs (required) */
     char store[PATH_MAX];         /* store: SQLite path, default /var/lib/houston/houston.db */
     int store_full_sync;          /* store-sync: normal (default) or full */
+    double retention_days;        /* store-retention: days of events and ended jobs, 0: all */
     char scheduler[32];           /* scheduler: slurm | dry-run */
     char scontrol[256];           /* scontrol: program, default scontrol */
     char squeue[256];             /* squeue: program, default squeue */
@@ -117,7 +118,9 @@ struct hn_control {
     uint64_t outputs[4]; /* by enum hn_out_kind */
     uint64_t actions_ok, actions_failed, actions_skipped;
     uint64_t store_errors;
-    int fatal; /* a store failure: the process stops and a restart reloads the store */
+    uint64_t pruned[4]; /* rows store-retention deleted: events, actions, jobs, points */
+    double next_prune;  /* when retention next runs (hn_control_tick) */
+    int fatal;          /* a store failure: the process stops and a restart reloads the store */
     struct hn_complain malformed_log; /* refused frames, logged rate-limited */
     double ingest_seconds;            /* time spent applying frames */
 };

@@ -881,6 +881,37 @@ int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *
     return ret;
 }
 
+int hn_store_prune(struct hn_store *s, double before, struct hn_store_pruned *out)
+{
+    /* In this order: an event goes with its action, the histories with their jobs. */
+    static const char *const sql[] = {
+        "DELETE FROM events WHERE time < ?1 AND (action_id IS NULL OR action_id IN"
+        " (SELECT id FROM actions WHERE done IS NOT NULL AND id < (SELECT max(id) FROM actions)))",
+        "DELETE FROM actions WHERE time < ?1 AND done IS NOT NULL"
+        " AND id < (SELECT max(id) FROM actions)",
+        "DELETE FROM job_points WHERE job IN"
+        " (SELECT id FROM jobs WHERE ended != 0 AND last_report < ?1)",
+        "DELETE FROM jobs WHERE ended != 0 AND last_report < ?1",
+    };
+    uint64_t n[4] = {0, 0, 0, 0};
+    for (size_t k = 0; k < 4; k++) {
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(s->db, sql[k], -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_double(st, 1, before);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        int ret = rc == SQLITE_DONE ? 0 : fail(s, rc, "prune"); /* before finalize resets it */
+        sqlite3_finalize(st);
+        if (ret)
+            return ret;
+        n[k] = (uint64_t)sqlite3_changes(s->db);
+    }
+    if (out)
+        *out = (struct hn_store_pruned){n[0], n[1], n[3], n[2]};
+    return 0;
+}
+
 /* Builds the event query for f; its parameters are bound by bind_filter in the same order. */
 static void filter_sql(const struct hn_event_filter *f, char *sql, size_t size)
 {

@@ -106,6 +106,15 @@ int hn_store_put_points(struct hn_store *s, const char *job, const struct hn_job
 typedef int (*hn_store_point_fn)(void *ctx, const struct hn_job_point *p);
 int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn fn, void *ctx);
 
+/* Retention: deletes what is older than `before` (seconds since the epoch): events (those of
+ * an action only once it is done), done actions (never the newest, whose id the next ones
+ * follow), and ended jobs whose last report is older, with their histories. Rows deleted per
+ * table go to *out (may be NULL). Runs in the caller's transaction, if any. */
+struct hn_store_pruned {
+    uint64_t events, actions, jobs, points;
+};
+int hn_store_prune(struct hn_store *s, double before, struct hn_store_pruned *out);
+
 /* The event log, newest first. NULL/0 filter fields (or a NULL filter) match everything. */
 struct hn_event_filter {
     const char *node;

@@ -277,6 +277,63 @@ static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
     fleet_close(&f);
 }
 
+/* Counts the store's events before `before` into *old, and of them those of an action not yet
+ * done into *pending. */
+struct old_events {
+    double before;
+    unsigned old, pending;
+};
+
+static int count_old(void *ctx, const struct hn_store_event *e)
+{
+    struct old_events *o = ctx;
+    if (e->time < o->before) {
+        o->old++;
+        o->pending += e->action_id > 0 && e->action_done < 0;
+    }
+    return 0;
+}
+
+static struct old_events old_events(struct fleet *f, double before)
+{
+    struct old_events o = {before, 0, 0};
+    struct hn_event_filter all = {.limit = 10000};
+    assert_int_equal(hn_store_query_events(f->c.store, &all, count_old, &o), 0);
+    return o;
+}
+
+/* store-retention: the tick deletes events older than it, once an hour, but not those of an
+ * action not yet done. An Xid 79 on n2 at 100 s (a finding, its transition, a drain or a
+ * guard's hold); with a retention of a day, a tick two days later deletes them but a pending
+ * action's; a second Xid's events, as old, wait for the next hour. */
+static void retention_runs_in_the_tick(void **state)
+{
+    (void)state;
+    struct fleet f;
+    fleet_open(&f, "retention");
+    f.c.cfg.retention_days = 1;
+    frame(&f, 0, 99, 0, 0);
+    frame(&f, 1, 99, 0, 0);
+    for (int n = 0; n < 2; n++)
+        assert_int_equal(hn_brain_set_state(f.c.brain, 99, n, HN_NODE_READY, "test"), 0);
+    hn_brain_xid(f.c.brain, 100, 1, 0, 79);
+    hn_control_tick(&f.c, 100.5);
+    assert_int_equal(f.c.pruned[0], 0);
+    double later = 100 + 2 * 86400, cut = later - 86400;
+    struct old_events o = old_events(&f, cut);
+    assert_true(o.old > o.pending);
+    hn_control_tick(&f.c, later);
+    assert_int_equal(f.c.pruned[0], o.old - o.pending);
+    struct old_events left = old_events(&f, cut);
+    assert_int_equal(left.old, o.pending);
+    hn_brain_xid(f.c.brain, 100, 0, 0, 79);
+    hn_control_tick(&f.c, later + 60);
+    assert_int_equal(f.c.pruned[0], o.old - o.pending); /* not before an hour */
+    hn_control_tick(&f.c, later + 3601);
+    assert_true(f.c.pruned[0] > o.old - o.pending);
+    fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +341,7 @@ int main(void)
         cmocka_unit_test(long_outage_backlog_is_no_hang),
         cmocka_unit_test(forgotten_job_is_reloaded),
         cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
+        cmocka_unit_test(retention_runs_in_the_tick),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -45,6 +45,25 @@ static void step_trusted_uids(void **state)
     assert_int_equal(c.brain.n_step_trusted_uids, 0);
 }
 
+/* store-retention: days, 365 unless set, 0 keeps everything; jobs-max: a whole number. */
+static void retention_and_jobs_max(void **state)
+{
+    (void)state;
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    assert_true(c.retention_days == 365);
+    set_ok(&c, "store-retention", "30");
+    assert_true(c.retention_days == 30);
+    set_ok(&c, "store-retention", "0");
+    assert_true(c.retention_days == 0);
+    set_fails(&c, "store-retention", "-1", "store-retention");
+    set_fails(&c, "store-retention", "forever", "store-retention");
+    set_ok(&c, "jobs-max", "16");
+    assert_int_equal(c.brain.jobs_max, 16);
+    set_fails(&c, "jobs-max", "15", "jobs-max");
+    hn_control_config_fini(&c);
+}
+
 /* straggler-NAME: the detector's thresholds by the names of houston straggler's flags, range
  * checked as there; straggler-horizon stays the policy's. */
 static void straggler_thresholds(void **state)
@@ -168,11 +187,9 @@ static void bad_rules_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(step_trusted_uids),
-        cmocka_unit_test(straggler_thresholds),
-        cmocka_unit_test(shipped_rules_are_the_defaults),
-        cmocka_unit_test(operator_rules_file),
-        cmocka_unit_test(bad_rules_files),
+        cmocka_unit_test(step_trusted_uids),    cmocka_unit_test(retention_and_jobs_max),
+        cmocka_unit_test(straggler_thresholds), cmocka_unit_test(shipped_rules_are_the_defaults),
+        cmocka_unit_test(operator_rules_file),  cmocka_unit_test(bad_rules_files),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -469,6 +469,57 @@ static void fill_log(struct hn_store *s)
     assert_int_equal(hn_store_action_done(s, 1, 1, "scontrol ok"), 0);
 }
 
+/* Retention: events and done actions older than the cut go (an event of an action only with
+ * it, and never the newest action, whose id the next ones follow); ended jobs whose last
+ * report is older go with their histories; running jobs and newer rows stay. */
+static void test_prune(void **state)
+{
+    (void)state;
+    struct hn_store *s = open_ok(":memory:");
+    fill_log(s); /* events 1-3 at 10 (action 1, done), 4-5 at 20, 6 at 30 (action 2, pending) */
+    struct hn_store_pruned p;
+    assert_int_equal(hn_store_prune(s, 25, &p), 0);
+    assert_true(p.events == 5 && p.actions == 1 && p.jobs == 0 && p.points == 0);
+    struct lines *l = query(s, NULL);
+    assert_int_equal(l->count, 1);
+    assert_int_equal(l->last_id, 6);
+    assert_int_equal(hn_store_prune(s, 100, &p), 0); /* action 2 pending: its event stays */
+    assert_true(p.events == 0 && p.actions == 0);
+    assert_int_equal(hn_store_action_done(s, 2, 1, "requeued"), 0);
+    assert_int_equal(hn_store_prune(s, 100, &p), 0); /* done, but the newest: stays */
+    assert_true(p.events == 0 && p.actions == 0);
+    assert_int_equal(hn_store_max_action_id(s), 2);
+
+    static const struct {
+        const char *id;
+        double last;
+        int ended;
+    } jobs[] = {{"old", 50, 1}, {"run", 50, 0}, {"new", 500, 1}};
+    struct hn_job_point pts[2] = {{40, 0.4, 1, 2}, {50, 0.41, 1, 2}};
+    assert_int_equal(hn_store_begin(s), 0);
+    for (size_t i = 0; i < 3; i++) {
+        struct hn_job_ledger j = {
+            .ranks = 8, .last_report = jobs[i].last, .checkpoint = -1, .ended = jobs[i].ended};
+        hn_strlcpy(j.id, jobs[i].id, sizeof(j.id));
+        assert_int_equal(hn_store_put_job(s, &j), 0);
+        assert_int_equal(hn_store_put_points(s, j.id, pts, 2, 0), 0);
+    }
+    assert_int_equal(hn_store_commit(s), 0);
+    assert_int_equal(hn_store_prune(s, 100, &p), 0);
+    assert_true(p.jobs == 1 && p.points == 2);
+    char ids[64] = "";
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
+    assert_string_equal(ids, "run,new");
+    struct hn_job_point got[9];
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "old", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 0);
+    assert_int_equal(hn_store_load_points(s, "run", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 2);
+    assert_int_equal(hn_store_prune(s, 100, NULL), 0);
+    hn_store_close(s);
+}
+
 static void test_events(void **state)
 {
     (void)state;
@@ -920,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_crash_safety),
         cmocka_unit_test(test_jobs),
         cmocka_unit_test(test_job_lookup_and_limit),
+        cmocka_unit_test(test_prune),
         cmocka_unit_test(test_job_points),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
