@@ -1326,11 +1326,13 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
                 "%.0f reports had no compute time (comm= at least dur=): left out of the "
                 "straggler detector\n",
                 untimed);
-    double starts = jnum(j, "hangs_at_start");
+    const char *state = jstr(j, "state");
+    int over = state && strcmp(state, "ended") == 0;
+    double starts = over ? 0 : jnum(j, "hangs_at_start");
     if (starts > 0)
         fprintf(out, "hung at start %.0f time(s) in a row since its last step%s\n", starts,
                 starts > 2 ? ": houston no longer requeues it" : "");
-    if (json_is_true(json_object_get(j, "requeue_failed")))
+    if (!over && json_is_true(json_object_get(j, "requeue_failed")))
         fprintf(out, "houston could not requeue it (its events say why): it runs on where it "
                      "was; cancel or requeue it by hand\n");
     double limit = jnum(j, "hang_limit_s"), idle = jnum(j, "no_progress_s");

@@ -628,6 +628,9 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
               "Rows the store's retention (store-retention) deleted, by table: events and done "
               "actions older than it, ended jobs whose last report is, and their histories.",
               HN_COUNTER, "table", tables, pruned, 4);
+    hn_expo_one(&e, "houston_control_store_prune_errors_total",
+                "Retention runs that failed (logged; tried again an hour later).", HN_COUNTER,
+                (double)c->prune_errors);
     render_jobs(c, &e);
     pthread_mutex_unlock(&c->lock);
 }

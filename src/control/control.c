@@ -639,24 +639,40 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
     return status;
 }
 
-/* Retention (store-retention), once an hour: in the tick's transaction. */
-static int prune(struct hn_control *c, double now)
+/* Rows of a table retention deletes in one tick: a few tens of milliseconds under the lock,
+ * and as much WAL (a first run on years of history goes on over the next ticks). */
+#define PRUNE_BATCH 10000
+
+/* Retention (store-retention): once an hour, and at every tick while a batch came back full;
+ * after the tick's own transaction, in one of its own. A failure is logged and counted and
+ * tried again an hour later: nothing the brain decided depends on it, so it does not stop the
+ * controller (a full disk would otherwise make it a crash loop). Caller holds c->lock. */
+static void prune(struct hn_control *c, double now)
 {
-    if (!(c->cfg.retention_days > 0) || now < c->next_prune)
-        return 0;
+    if (!(c->cfg.retention_days > 0) || now < c->next_prune || c->fatal)
+        return;
     c->next_prune = now + 3600;
     struct hn_store_pruned p;
-    if (hn_store_prune(c->store, now - c->cfg.retention_days * 86400, &p) != 0)
-        return -EIO;
+    if (hn_store_begin(c->store) != 0 ||
+        hn_store_prune(c->store, now - c->cfg.retention_days * 86400, PRUNE_BATCH, &p) != 0 ||
+        hn_store_commit(c->store) != 0) {
+        c->prune_errors++;
+        hn_warn("control: store-retention: %s; trying again in an hour", hn_store_error(c->store));
+        hn_store_rollback(c->store);
+        return;
+    }
     const uint64_t n[4] = {p.events, p.actions, p.jobs, p.points};
     for (int k = 0; k < 4; k++)
         c->pruned[k] += n[k];
-    if (p.events || p.actions || p.jobs || p.points)
-        hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions, %llu "
-                "ended jobs and %llu history points",
-                c->cfg.retention_days, (unsigned long long)p.events, (unsigned long long)p.actions,
-                (unsigned long long)p.jobs, (unsigned long long)p.points);
-    return 0;
+    if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs == PRUNE_BATCH) {
+        c->next_prune = now; /* more to delete: at the next tick */
+    } else if (c->pruned_told != c->pruned[0] + c->pruned[1] + c->pruned[2]) {
+        c->pruned_told = c->pruned[0] + c->pruned[1] + c->pruned[2];
+        hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions and "
+                "%llu ended jobs so far",
+                c->cfg.retention_days, (unsigned long long)c->pruned[0],
+                (unsigned long long)c->pruned[1], (unsigned long long)c->pruned[2]);
+    }
 }
 
 void hn_control_tick(struct hn_control *c, double now)
@@ -670,11 +686,12 @@ void hn_control_tick(struct hn_control *c, double now)
         if (seen > 0 && now - seen > c->cfg.agent_silence_s)
             hn_brain_node_silent(c->brain, now, (int)i, now - seen);
     }
-    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 || prune(c, now) != 0 ||
+    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
         hn_store_commit(c->store) != 0) {
         hn_store_rollback(c->store);
         hn_control_store_failed(c, "saving a tick");
     }
+    prune(c, now);
     pthread_mutex_unlock(&c->lock);
 }
 

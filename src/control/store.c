@@ -76,7 +76,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
      * failed too. */
     "ALTER TABLE jobs ADD COLUMN hung INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN restart_hangs INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE jobs ADD COLUMN requeue_failed INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE jobs ADD COLUMN requeue_failed INTEGER NOT NULL DEFAULT 0;"
+    /* and retention finds old events by time (hn_store_prune) */
+    "CREATE INDEX events_time ON events (time);",
 };
 
 enum stmt_id {
@@ -881,24 +883,31 @@ int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *
     return ret;
 }
 
-int hn_store_prune(struct hn_store *s, double before, struct hn_store_pruned *out)
+int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_store_pruned *out)
 {
-    /* In this order: an event goes with its action, the histories with their jobs. */
+    /* The histories go with their jobs (the same jobs: the first `batch` by id). */
     static const char *const sql[] = {
-        "DELETE FROM events WHERE time < ?1 AND (action_id IS NULL OR action_id IN"
-        " (SELECT id FROM actions WHERE done IS NOT NULL AND id < (SELECT max(id) FROM actions)))",
-        "DELETE FROM actions WHERE time < ?1 AND done IS NOT NULL"
-        " AND id < (SELECT max(id) FROM actions)",
-        "DELETE FROM job_points WHERE job IN"
-        " (SELECT id FROM jobs WHERE ended != 0 AND last_report < ?1)",
-        "DELETE FROM jobs WHERE ended != 0 AND last_report < ?1",
+        /* Not an event of an action not yet done, nor of the newest; an event whose action a
+         * batch before took goes too. */
+        "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 AND"
+        " (action_id IS NULL OR action_id NOT IN (SELECT id FROM actions WHERE done IS NULL"
+        " OR id = (SELECT max(id) FROM actions))) LIMIT ?2)",
+        "DELETE FROM actions WHERE id IN (SELECT id FROM actions WHERE time < ?1 AND done IS"
+        " NOT NULL AND id < (SELECT max(id) FROM actions) LIMIT ?2)",
+        "DELETE FROM job_points WHERE job IN (SELECT id FROM jobs WHERE ended != 0 AND"
+        " last_report < ?1 ORDER BY id LIMIT ?2)",
+        "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ended != 0 AND"
+        " last_report < ?1 ORDER BY id LIMIT ?2)",
     };
+    int64_t limit = batch > 0 && batch <= INT64_MAX ? (int64_t)batch : -1;
     uint64_t n[4] = {0, 0, 0, 0};
     for (size_t k = 0; k < 4; k++) {
         sqlite3_stmt *st = NULL;
         int rc = sqlite3_prepare_v2(s->db, sql[k], -1, &st, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_bind_double(st, 1, before);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 2, limit);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
         int ret = rc == SQLITE_DONE ? 0 : fail(s, rc, "prune"); /* before finalize resets it */

@@ -108,12 +108,14 @@ int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn 
 
 /* Retention: deletes what is older than `before` (seconds since the epoch): events (those of
  * an action only once it is done), done actions (never the newest, whose id the next ones
- * follow), and ended jobs whose last report is older, with their histories. Rows deleted per
- * table go to *out (may be NULL). Runs in the caller's transaction, if any. */
+ * follow), and ended jobs whose last report is older, with their histories; at most `batch`
+ * events, actions and jobs (0: all), so that a call is short: call again while a count comes
+ * back equal to batch. Rows deleted per table go to *out (may be NULL). Runs in the caller's
+ * transaction, if any. */
 struct hn_store_pruned {
     uint64_t events, actions, jobs, points;
 };
-int hn_store_prune(struct hn_store *s, double before, struct hn_store_pruned *out);
+int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_store_pruned *out);
 
 /* The event log, newest first. NULL/0 filter fields (or a NULL filter) match everything. */
 struct hn_event_filter {

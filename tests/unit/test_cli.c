@@ -361,6 +361,16 @@ static void test_jobs_render(void **unused)
                                  "say why): it runs on where it was; cancel or requeue it by "
                                  "hand\n"));
     cap_free(&c);
+    cap_open(&c); /* an ended job: nothing to do about it */
+    assert_int_equal(hn_cli_job_render("{\"job\": {\"id\": \"9\", \"state\": \"ended\","
+                                       " \"ranks\": 8, \"hangs_at_start\": 3,"
+                                       " \"requeue_failed\": true}}",
+                                       c.f, err, sizeof(err)),
+                     0);
+    text = cap_close(&c);
+    assert_null(strstr(text, "at start"));
+    assert_null(strstr(text, "could not requeue"));
+    cap_free(&c);
     /* No checkpoint yet; the detector on every 4th step; MFU over time, 12 of 30 points
      * spread over the history, the first and the last included. */
     char job[4096];

@@ -10,6 +10,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -277,6 +278,18 @@ static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
     fleet_close(&f);
 }
 
+/* Runs one SQL statement on the database at path, as another program would. */
+static void sql(const char *path, const char *stmt)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    char *msg = NULL;
+    if (sqlite3_exec(db, stmt, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", stmt, msg ? msg : "?");
+    sqlite3_close(db);
+}
+
 /* Counts the store's events before `before` into *old, and of them those of an action not yet
  * done into *pending. */
 struct old_events {
@@ -331,6 +344,21 @@ static void retention_runs_in_the_tick(void **state)
     assert_int_equal(f.c.pruned[0], o.old - o.pending); /* not before an hour */
     hn_control_tick(&f.c, later + 3601);
     assert_true(f.c.pruned[0] > o.old - o.pending);
+    /* A retention run that fails (here a trigger; a full disk, say) is logged, counted and
+     * tried an hour later; the controller goes on (it stopped, in a crash loop, before). */
+    sql(f.c.cfg.store, "CREATE TRIGGER no_delete BEFORE DELETE ON events"
+                       " BEGIN SELECT RAISE(ABORT, 'disk full'); END");
+    hn_brain_xid(f.c.brain, 100, 0, 0, 79);
+    uint64_t pruned = f.c.pruned[0];
+    hn_control_tick(&f.c, later + 7202);
+    assert_int_equal(f.c.prune_errors, 1);
+    assert_int_equal(f.c.fatal, 0);
+    assert_int_equal(f.c.pruned[0], pruned);
+    sql(f.c.cfg.store, "DROP TRIGGER no_delete");
+    hn_control_tick(&f.c, later + 7300); /* not before the hour */
+    assert_int_equal(f.c.pruned[0], pruned);
+    hn_control_tick(&f.c, later + 10803);
+    assert_true(f.c.pruned[0] > pruned);
     fleet_close(&f);
 }
 

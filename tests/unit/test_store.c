@@ -142,8 +142,8 @@ static void test_schema_and_reopen(void **state)
               text, sizeof(text));
     assert_string_equal(
         text,
-        "actions,actions_pending,events,events_job,events_kind,events_node,frames,job_points,jobs,"
-        "nodes");
+        "actions,actions_pending,events,events_job,events_kind,events_node,events_time,frames,"
+        "job_points,jobs,nodes");
 
     struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
     assert_int_equal(hn_store_begin(s), 0);
@@ -184,13 +184,14 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
 }
 
 /* Takes a database of schema 6 back to 5 (the columns of a hung job, and of a failed
- * requeue). */
+ * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
     char text[64];
     raw_query(path, "ALTER TABLE jobs DROP COLUMN hung", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_hangs", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN requeue_failed", text, sizeof(text));
+    raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
 /* Takes a database of schema 6 back to 4 (the columns of a job waiting for its next run). */
@@ -305,6 +306,7 @@ static void test_jobs(void **state)
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
+    raw_query(path, "DROP INDEX events_time", text, sizeof(text));
     raw_query(path, "DROP TABLE jobs", text, sizeof(text));
     raw_query(path, "DROP TABLE job_points", text, sizeof(text));
     raw_query(path, "PRAGMA user_version = 1", text, sizeof(text));
@@ -478,15 +480,19 @@ static void test_prune(void **state)
     struct hn_store *s = open_ok(":memory:");
     fill_log(s); /* events 1-3 at 10 (action 1, done), 4-5 at 20, 6 at 30 (action 2, pending) */
     struct hn_store_pruned p;
-    assert_int_equal(hn_store_prune(s, 25, &p), 0);
-    assert_true(p.events == 5 && p.actions == 1 && p.jobs == 0 && p.points == 0);
+    assert_int_equal(hn_store_prune(s, 25, 2, &p), 0); /* in batches of 2 */
+    assert_true(p.events == 2 && p.actions == 1 && p.jobs == 0 && p.points == 0);
+    assert_int_equal(hn_store_prune(s, 25, 2, &p), 0);
+    assert_true(p.events == 2 && p.actions == 0);
+    assert_int_equal(hn_store_prune(s, 25, 0, &p), 0); /* the rest */
+    assert_true(p.events == 1 && p.actions == 0 && p.jobs == 0 && p.points == 0);
     struct lines *l = query(s, NULL);
     assert_int_equal(l->count, 1);
     assert_int_equal(l->last_id, 6);
-    assert_int_equal(hn_store_prune(s, 100, &p), 0); /* action 2 pending: its event stays */
+    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0); /* action 2 pending: its event stays */
     assert_true(p.events == 0 && p.actions == 0);
     assert_int_equal(hn_store_action_done(s, 2, 1, "requeued"), 0);
-    assert_int_equal(hn_store_prune(s, 100, &p), 0); /* done, but the newest: stays */
+    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0); /* done, but the newest: stays */
     assert_true(p.events == 0 && p.actions == 0);
     assert_int_equal(hn_store_max_action_id(s), 2);
 
@@ -505,7 +511,7 @@ static void test_prune(void **state)
         assert_int_equal(hn_store_put_points(s, j.id, pts, 2, 0), 0);
     }
     assert_int_equal(hn_store_commit(s), 0);
-    assert_int_equal(hn_store_prune(s, 100, &p), 0);
+    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0);
     assert_true(p.jobs == 1 && p.points == 2);
     char ids[64] = "";
     assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
@@ -516,7 +522,7 @@ static void test_prune(void **state)
     assert_int_equal((int)got[0].time, 0);
     assert_int_equal(hn_store_load_points(s, "run", load_point, got), 0);
     assert_int_equal((int)got[0].time, 2);
-    assert_int_equal(hn_store_prune(s, 100, NULL), 0);
+    assert_int_equal(hn_store_prune(s, 100, 0, NULL), 0);
     hn_store_close(s);
 }
 
