@@ -47,6 +47,14 @@ char *xstrdup(const char *s)
     return d;
 }
 
+size_t hn_str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)h;
+}
+
 size_t hn_strlcpy(char *dst, const char *src, size_t size)
 {
     size_t n = strlen(src);

@@ -23,6 +23,9 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/* FNV-1a of a string: the node, job and id tables' hash. */
+size_t hn_str_hash(const char *s);
+
 /* Copies at most size-1 bytes and always terminates; returns strlen(src) like BSD strlcpy. */
 size_t hn_strlcpy(char *dst, const char *src, size_t size);
 

@@ -600,6 +600,9 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
                 "Accepted step reports that carried no sender uid (from an agent older than the "
                 "uid field): the owner rule could not check them (docs/steps.md).",
                 HN_COUNTER, (double)c->steps_no_uid);
+    hn_expo_one(&e, "houston_control_job_store_reads_total",
+                "Store reads for a job the controller did not have in memory but had saved.",
+                HN_COUNTER, (double)c->job_reads);
     hn_expo_one(&e, "houston_control_jobs_reloaded_total",
                 "Job ledgers reloaded from the store when a job the controller had forgotten "
                 "(more jobs than jobs-max) reported again.",

@@ -296,20 +296,13 @@ void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_fi
 
 /* ---- fleet model ---- */
 
-/* FNV-1a: names are short and the table at most half full, so probes are few. Every frame
- * looks its node up, so this must not be a scan of the fleet. */
-size_t hb_name_hash(const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return (size_t)h;
-}
-
+/* The node table's index (FNV-1a, hn_str_hash): names are short and the table at most half
+ * full, so probes are few. Every frame looks its node up, so this must not be a scan of the
+ * fleet. */
 static void index_insert(struct hn_brain *b, int node)
 {
     size_t mask = b->index_cap - 1;
-    size_t i = hb_name_hash(b->nodes[node].name) & mask;
+    size_t i = hn_str_hash(b->nodes[node].name) & mask;
     while (b->index[i])
         i = (i + 1) & mask;
     b->index[i] = node + 1;
@@ -364,7 +357,7 @@ int hn_brain_find_node(const struct hn_brain *b, const char *name)
     if (!b->index_cap)
         return -ENOENT;
     size_t mask = b->index_cap - 1;
-    for (size_t i = hb_name_hash(name) & mask; b->index[i]; i = (i + 1) & mask) {
+    for (size_t i = hn_str_hash(name) & mask; b->index[i]; i = (i + 1) & mask) {
         int n = b->index[i] - 1;
         if (strcmp(b->nodes[n].name, name) == 0)
             return n;

@@ -115,8 +115,6 @@ int hb_in_service(enum hn_node_state s);
  * guard). */
 void hb_found(struct hn_brain *b, double now, struct node *n, const struct hn_finding *f);
 struct node *hb_node_at(struct hn_brain *b, int node);
-/* FNV-1a of a name: the node and job tables' hash. */
-size_t hb_name_hash(const char *name);
 
 /* jobs.c */
 /* A job table of at most cap jobs (0: HN_JOBS_MAX_DEFAULT). */

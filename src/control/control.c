@@ -147,6 +147,75 @@ static int restore_point(void *ctx, const struct hn_job_point *p)
     return 0;
 }
 
+/* ---- the ids of saved jobs ---- */
+
+static int idset_slot(const struct hn_idset *s, const char *id, size_t *at)
+{
+    size_t mask = s->cap - 1, h = hn_str_hash(id) & mask;
+    for (; s->v[h]; h = (h + 1) & mask) {
+        if (strcmp(s->v[h], id) == 0) {
+            *at = h;
+            return 1;
+        }
+    }
+    *at = h;
+    return 0;
+}
+
+static int idset_has(const struct hn_idset *s, const char *id)
+{
+    size_t at;
+    return s->cap && idset_slot(s, id, &at);
+}
+
+static void idset_add(struct hn_idset *s, const char *id)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        struct hn_idset g = {xcalloc(s->cap ? 2 * s->cap : 1024, sizeof(char *)),
+                             s->cap ? 2 * s->cap : 1024, s->n};
+        for (size_t i = 0; i < s->cap; i++) {
+            size_t at;
+            if (s->v[i] && !idset_slot(&g, s->v[i], &at))
+                g.v[at] = s->v[i];
+        }
+        free(s->v);
+        *s = g;
+    }
+    size_t at;
+    if (!idset_slot(s, id, &at)) {
+        s->v[at] = xstrdup(id);
+        s->n++;
+    }
+}
+
+static void idset_clear(struct hn_idset *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->v[i]);
+    free(s->v);
+    *s = (struct hn_idset){NULL, 0, 0};
+}
+
+static int saved_id(void *ctx, const char *id)
+{
+    idset_add(ctx, id);
+    return 0;
+}
+
+/* The saved jobs' ids from the store, afresh; on a failure the set stays as it was (a set
+ * that missed a saved job would let a report overwrite its ledger). */
+static int load_saved_ids(struct hn_control *c)
+{
+    struct hn_idset fresh = {NULL, 0, 0};
+    if (hn_store_job_ids(c->store, saved_id, &fresh) != 0) {
+        idset_clear(&fresh);
+        return -EIO;
+    }
+    idset_clear(&c->saved_jobs);
+    c->saved_jobs = fresh;
+    return 0;
+}
+
 /* Job id's saved history, into the brain (ps: a buffer to reuse). */
 static int restore_job_points(struct hn_control *c, const char *id, struct points *ps)
 {
@@ -182,6 +251,9 @@ static int reload_job(struct hn_control *c, const char *id)
         return 0;
     if (c->fatal)
         return -EIO;
+    if (!idset_has(&c->saved_jobs, id))
+        return 0; /* never saved: a new job (a job Slurm lists that reports no steps) */
+    c->job_reads++;
     struct hn_job_ledger l;
     int rc = hn_store_load_job(c->store, id, &l);
     if (rc == -ENOENT)
@@ -246,7 +318,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         return -1;
     }
     if (hn_store_load_jobs(c->store, c->cfg.brain.jobs_max, restore_job, c) != 0 ||
-        restore_points(c) != 0) {
+        restore_points(c) != 0 || load_saved_ids(c) != 0) {
         snprintf(err, errsize, "store: cannot load jobs: %s", hn_store_error(c->store));
         return -1;
     }
@@ -271,6 +343,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
 
 void hn_control_fini(struct hn_control *c)
 {
+    idset_clear(&c->saved_jobs);
     if (c->sched.ops)
         hn_sched_fini(&c->sched);
     hn_store_close(c->store);
@@ -349,6 +422,7 @@ int hn_control_flush(struct hn_control *c)
             const struct hn_job_point *p;
             size_t np;
             int replace;
+            idset_add(&c->saved_jobs, l->id);
             if (hn_store_put_job(c->store, l) != 0 ||
                 hn_brain_job_points_unsaved(c->brain, i, &p, &np, &replace) != 0 ||
                 hn_store_put_points(c->store, l->id, p, np, replace) != 0) {
@@ -664,6 +738,11 @@ static void prune(struct hn_control *c, double now)
     const uint64_t n[4] = {p.events, p.actions, p.jobs, p.points};
     for (int k = 0; k < 4; k++)
         c->pruned[k] += n[k];
+    if (p.jobs && load_saved_ids(c) != 0) { /* the set stays larger: harmless */
+        c->prune_errors++;
+        hn_warn("control: store-retention: reading the saved jobs' ids: %s",
+                hn_store_error(c->store));
+    }
     if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs == PRUNE_BATCH) {
         c->next_prune = now; /* more to delete: at the next tick */
     } else if (c->pruned_told != c->pruned[0] + c->pruned[1] + c->pruned[2]) {

@@ -90,6 +90,12 @@ struct hn_control_node {
     uint64_t boot_id, seq; /* of its last frame: the next one follows it, or there is a break */
 };
 
+/* A set of job ids (open addressing, grows at half full). */
+struct hn_idset {
+    char **v;
+    size_t cap, n;
+};
+
 struct hn_control {
     struct hn_control_config cfg;
     pthread_mutex_t lock;
@@ -111,8 +117,12 @@ struct hn_control {
     uint64_t steps_accepted, steps_refused; /* step reports in accepted frames */
     uint64_t steps_not_owner; /* refused: sent by a user other than the job's owner or root */
     uint64_t jobs_reloaded;   /* ledgers reloaded from the store for a job the brain forgot */
-    uint64_t steps_no_uid;    /* accepted without a sender uid (an older agent): not checked */
-    uint64_t owners_dropped;  /* jobs whose owner a poll could not keep (hn_brain_job_owner) */
+    uint64_t job_reads;       /* store reads for a job the brain did not have (reload_job) */
+    /* The ids of the jobs in the store, or more (a job whose saving was rolled back, one
+     * retention deleted since its last rebuild): reload_job reads the store only for these. */
+    struct hn_idset saved_jobs;
+    uint64_t steps_no_uid;   /* accepted without a sender uid (an older agent): not checked */
+    uint64_t owners_dropped; /* jobs whose owner a poll could not keep (hn_brain_job_owner) */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
         frames_unknown, samples;
     uint64_t outputs[4]; /* by enum hn_out_kind */

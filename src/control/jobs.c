@@ -235,7 +235,7 @@ void hb_jobs_free(struct hn_jobs *js)
 static int find_job(const struct hn_jobs *js, const char *id)
 {
     size_t mask = js->nindex - 1;
-    for (size_t h = hb_name_hash(id) & mask; js->index[h] >= 0; h = (h + 1) & mask) {
+    for (size_t h = hn_str_hash(id) & mask; js->index[h] >= 0; h = (h + 1) & mask) {
         if (strcmp(js->v[js->index[h]]->l.id, id) == 0)
             return js->index[h];
     }
@@ -244,7 +244,7 @@ static int find_job(const struct hn_jobs *js, const char *id)
 
 static void index_put(struct hn_jobs *js, size_t k)
 {
-    size_t mask = js->nindex - 1, h = hb_name_hash(js->v[k]->l.id) & mask;
+    size_t mask = js->nindex - 1, h = hn_str_hash(js->v[k]->l.id) & mask;
     while (js->index[h] >= 0)
         h = (h + 1) & mask;
     js->index[h] = (int)k;
@@ -255,12 +255,12 @@ static void index_put(struct hn_jobs *js, size_t k)
  * back (linear probing's deletion), so no hash is computed but those of that chain. */
 static void index_remove(struct hn_jobs *js, size_t k, const char *id)
 {
-    size_t mask = js->nindex - 1, h = hb_name_hash(id) & mask;
+    size_t mask = js->nindex - 1, h = hn_str_hash(id) & mask;
     while (js->index[h] != (int)k)
         h = (h + 1) & mask;
     size_t hole = h;
     for (size_t j = (h + 1) & mask; js->index[j] >= 0; j = (j + 1) & mask) {
-        size_t home = hb_name_hash(js->v[js->index[j]]->l.id) & mask;
+        size_t home = hn_str_hash(js->v[js->index[j]]->l.id) & mask;
         /* The entry at j moves back into the hole unless its home lies cyclically in
          * (hole, j]: then it is found from there without passing the hole. */
         int stays = hole <= j ? home > hole && home <= j : home > hole || home <= j;

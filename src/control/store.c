@@ -860,6 +860,21 @@ int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, voi
     return ret;
 }
 
+int hn_store_job_ids(struct hn_store *s, hn_store_id_fn fn, void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM jobs", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fail(s, rc, "job_ids");
+    int ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        ret = fn(ctx, col_str(st, 0));
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = fail(s, rc, "job_ids");
+    sqlite3_finalize(st);
+    return ret;
+}
+
 int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *out)
 {
     sqlite3_stmt *st = s->st[ST_JOB_GET];

@@ -94,6 +94,9 @@ int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx);
 int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l);
 typedef int (*hn_store_job_fn)(void *ctx, const struct hn_job_ledger *l);
 int hn_store_load_jobs(struct hn_store *s, size_t limit, hn_store_job_fn fn, void *ctx);
+/* Calls fn with the id of every saved job. */
+typedef int (*hn_store_id_fn)(void *ctx, const char *id);
+int hn_store_job_ids(struct hn_store *s, hn_store_id_fn fn, void *ctx);
 /* One job's ledger: 0, -ENOENT when none is saved, or another negative errno. */
 int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *out);
 

@@ -251,19 +251,35 @@ static void forgotten_job_is_reloaded(void **state)
     assert_true(after.l.productive_s >= before.l.productive_s);
     assert_true(after.nseries >= before.nseries && after.nseries > 0);
     assert_int_equal((int)after.l.step, 11);
+    uint64_t seq = f.seq[0]; /* the agent goes on numbering its frames */
+    fleet_close(&f);
+
+    /* After a restart the controller loads 16 of the 21 jobs (j, waiting, and the newest);
+     * other0, not loaded, gets its ledger back at its next report all the same. */
+    fleet_open_max(&f, "forgot", 16);
+    f.seq[0] = seq;
+    assert_true(hn_brain_find_job(f.c.brain, "j") >= 0);
+    assert_true(hn_brain_find_job(f.c.brain, "other0") < 0);
+    frame_of(&f, "other0", 0, t + 120, 0, 2);
+    assert_int_equal(f.c.job_reads, 1);
+    assert_int_equal(f.c.jobs_reloaded, 1);
+    int i = hn_brain_find_job(f.c.brain, "other0");
+    assert_true(i >= 0);
+    assert_true(hn_brain_job_ledger(f.c.brain, (size_t)i)->first_seen < t);
     fleet_close(&f);
 }
 
 /* A job waiting for its next run reports nothing, so it is the first a full table forgets;
  * the scheduler's poll listing it brings its ledger back, and it is watched again (before,
  * only a report did, and a job that never reports again was never checked for a hang at
- * start). squeue is a script that lists "j" queued (PD). */
+ * start). squeue is a script that lists "j" queued (PD), and two jobs that report no steps. */
 static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
 {
     (void)state;
     char squeue[PATH_MAX];
     snprintf(squeue, sizeof(squeue), "%s/squeue-pd", tu_tmpdir());
-    tu_write_file(squeue, "#!/bin/sh\necho 'j j 0 PD 1:00:00 '\n");
+    tu_write_file(squeue, "#!/bin/sh\necho 'j j 0 PD 1:00:00 '\n"
+                          "echo 'cpu1 cpu1 0 R 1:00:00 n1'\necho 'cpu2 cpu2 0 PD 1:00:00 '\n");
     assert_int_equal(chmod(squeue, 0755), 0);
     struct fleet f;
     fleet_open_sched(&f, "polled", 16, squeue);
@@ -271,6 +287,10 @@ static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
     double t = forget_j(&f, &before);
     hn_control_poll(&f.c, t + 1);
     assert_int_equal(f.c.jobs_reloaded, 1);
+    /* Jobs that never reported (cpu1, cpu2) cost no store read, poll after poll. */
+    assert_int_equal(f.c.job_reads, 1);
+    hn_control_poll(&f.c, t + 2);
+    assert_int_equal(f.c.job_reads, 1);
     struct hn_job_view v;
     view(&f, &v);
     assert_string_equal(v.state, "restarting");
