@@ -4,7 +4,7 @@
 #   make demo     build and run `houston demo` (8 GB200 racks, a laggard found and replaced,
 #                 the dashboard on http://127.0.0.1:8080/); make agent-demo: the agent alone
 #   make release  optimised build into build-release/
-#   make bench    run the benchmarks (release build: bench/agent, ingest, step, straggler, sim) and
+#   make bench    run the benchmarks (release build: bench/agent, ingest, jobs, step, straggler, sim) and
 #                 print ratios against their peers
 #   make tsan     ThreadSanitizer build into build-tsan/ and its tests
 #   make format   clang-format every C file in place
@@ -51,6 +51,7 @@ release: build-release/CMakeCache.txt
 bench: deps release
 	bash bench/agent/run.sh
 	bash bench/ingest/run.sh
+	bash bench/jobs/run.sh
 	bash bench/step/run.sh
 	bash bench/straggler/run.sh
 	bash bench/sim/run.sh
