@@ -3,6 +3,7 @@
  *
  *   load push --url URL --token-file FILE --pid PID [--nodes N] [--steps R1,R2,...]
  *             [--step-seconds S] [--conns K] [--faults F] [--links L] [--perf FILE]
+ *             [--train K [--job-nodes J] [--straggler F]]
  *   load serve [--listen ADDR] [--nodes N]
  *
  * Every simulated node is an 8-GPU H100 node with all HN_F_COUNT GPU fields (and L NVLinks
@@ -34,6 +35,18 @@
  * finally runs `perf record` on the controller for a few seconds at the same rate. Summary
  * lines are key=value.
  *
+ * --train K: every frame also carries the node's next K training steps of each of its GPUs'
+ * ranks, as an agent forwards what its ranks reported in a cycle (a 10 s cycle of 1 s steps
+ * is K = 10). The nodes are cut into jobs of J nodes (2048 by default: 16,384 ranks), job
+ * "bench-I" on nodes I*J.., rank = the node's place in the job * 8 + GPU; each step takes
+ * 1 s with 1% jitter, reports 8192 tokens and a checkpoint every 100 steps. The step lines
+ * then add reports_per_s (houston_control_step_reports_total{result="accepted"} per second).
+ * --straggler F: from the start of the last rate step, rank 11 of job bench-0 (node 1, GPU
+ * 3) takes 1 + F times as long; a thread polls GET /v1/events?kind=finding every 100 ms and
+ * the summary gives when the controller's straggler finding appeared, counted from the post
+ * of the first slow step, the onset and detection steps it named, and any straggler finding
+ * about another rank (a false alarm).
+ *
  * serve: renders the same nodes' series as the agent's /metrics does (agent/gpu.h's
  * hn_gpus_render, dcgm-exporter names and labels) on GET /n/INDEX/metrics, one target per
  * node for a Prometheus server; values move with the wall clock second. Nodes are spread over
@@ -46,6 +59,7 @@
 #include "agent/expo.h"
 #include "agent/gpu.h"
 #include "agent/push.h"
+#include "agent/steps.h"
 #include "common/buf.h"
 #include "common/fields.h"
 #include "common/frame.h"
@@ -79,6 +93,10 @@
 #define FAULT_XID  79
 #define FAULT_WAIT 5.0 /* seconds a fault may take to show up */
 #define PROFILE_S  4
+#define TRAIN_MAX  100 /* training steps per frame */
+#define STRAG_NODE 1   /* the straggler's node and GPU: rank 11 of job bench-0 */
+#define STRAG_GPU  3
+#define STRAG_POLL 0.1 /* seconds between two polls for the straggler finding */
 
 /* ---- the synthetic fleet -------------------------------------------------------------- */
 
@@ -338,7 +356,49 @@ struct pusher {
     struct fault f[MAX_FAULTS];
     int pending_fault; /* index + 1 to send next, 0 none */
     atomic_int phase_stop;
+    /* training steps (--train) */
+    unsigned train, job_nodes;
+    uint64_t *train_at;          /* per node: its next training step */
+    struct hn_steps_report *rep; /* GPUS * train: one frame's */
+    double strag;                /* the straggler's slowdown, 0: none */
+    int strag_on;                /* its steps are slow from now on */
+    uint64_t strag_step;         /* its first slow step, UINT64_MAX before */
+    _Atomic double strag_t0;     /* monotonic seconds of the post carrying it, 0 before */
 };
+
+/* Fills p->rep with node's next p->train steps (the frame's time: time_ns). */
+static unsigned train_reports(struct pusher *p, unsigned node, uint64_t time_ns)
+{
+    unsigned job = node / p->job_nodes, first = job * p->job_nodes;
+    unsigned in_job = p->nodes - first < p->job_nodes ? p->nodes - first : p->job_nodes;
+    unsigned n = 0;
+    for (unsigned k = 0; k < p->train; k++) {
+        uint64_t step = p->train_at[node]++;
+        for (unsigned g = 0; g < GPUS; g++) {
+            struct hn_steps_report *r = &p->rep[n++];
+            struct hn_step_msg *m = &r->msg;
+            hn_stepmsg_clear(m);
+            snprintf(m->job, sizeof(m->job), "bench-%u", job);
+            m->rank = (int64_t)(node - first) * GPUS + g;
+            m->local_rank = g;
+            m->world = (int64_t)in_job * GPUS;
+            m->step = step;
+            uint64_t h = mix((uint64_t)node << 40 ^ (uint64_t)g << 32 ^ step);
+            m->seconds = 1.0 + 0.02 * ((double)(h & 0xffff) / 65535.0 - 0.5);
+            if (p->strag_on && node == STRAG_NODE && g == STRAG_GPU) {
+                m->seconds *= 1 + p->strag;
+                if (p->strag_step == UINT64_MAX)
+                    p->strag_step = step;
+            }
+            m->tokens = 8192;
+            m->checkpoint = (int64_t)(step / 100 * 100);
+            /* The agent stamps each report as it comes: one a step, the last one now. */
+            r->time_ns = time_ns - (uint64_t)(p->train - 1 - k) * 1000000000ull;
+            r->uid = 1000;
+        }
+    }
+    return n;
+}
 
 /* Builds node's next frame into conn and starts its transfer. xid: add the fault record. */
 static int post_frame(struct pusher *p, struct conn *c, unsigned node, int xid)
@@ -354,7 +414,14 @@ static int post_frame(struct pusher *p, struct conn *c, unsigned node, int xid)
     struct hn_push_sources src = {.hostname = p->gs->hostname, .gpus = p->gs};
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int rc = hn_push_build(b, &src, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    uint64_t time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    int first_slow = 0;
+    if (p->train && node < p->nodes) {
+        first_slow = p->strag_on && node == STRAG_NODE && p->strag_step == UINT64_MAX;
+        src.nsteps = train_reports(p, node, time_ns);
+        src.steps = p->rep;
+    }
+    int rc = hn_push_build(b, &src, time_ns);
     g->xid_events = 0;
     g->v[HN_F_XID] = 0;
     if (rc != 0)
@@ -367,6 +434,8 @@ static int post_frame(struct pusher *p, struct conn *c, unsigned node, int xid)
     c->busy = 1;
     p->busy++;
     curl_multi_add_handle(p->m, c->e);
+    if (first_slow)
+        atomic_store(&p->strag_t0, mono_s());
     return 0;
 }
 
@@ -469,7 +538,7 @@ static void drain(struct pusher *p)
 }
 
 struct ctl_counters {
-    double samples, frames, ingest_s;
+    double samples, frames, ingest_s, reports;
 };
 
 static int read_counters(struct pusher *p, CURL *e, struct hn_buf *body, struct ctl_counters *out)
@@ -481,6 +550,7 @@ static int read_counters(struct pusher *p, CURL *e, struct hn_buf *body, struct 
     out->samples = metric(body->data, "houston_control_samples_total");
     out->frames = metric(body->data, "houston_control_frames_total{result=\"accepted\"}");
     out->ingest_s = metric(body->data, "houston_control_ingest_seconds_total");
+    out->reports = metric(body->data, "houston_control_step_reports_total{result=\"accepted\"}");
     return isnan(out->samples) || isnan(out->frames) ? -1 : 0;
 }
 
@@ -527,6 +597,67 @@ static void *poll_main(void *arg)
     hn_buf_fini(&body);
     curl_easy_cleanup(e);
     atomic_store(&pl->p->phase_stop, 1);
+    return NULL;
+}
+
+/* The straggler poller: GET /v1/events?kind=finding&rule=straggler every STRAG_POLL seconds
+ * until stop is set, noting when the injected straggler's finding appeared and counting those
+ * about other ranks. */
+struct strag_poller {
+    struct pusher *p;
+    atomic_int stop;
+    double found_s; /* after the first slow step's post, NAN before */
+    unsigned long long onset, detect;
+    unsigned others;
+};
+
+static unsigned long long evidence_u64(const char *ev, const char *key)
+{
+    const char *at = ev ? strstr(ev, key) : NULL;
+    return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+static void *strag_main(void *arg)
+{
+    struct strag_poller *sp = arg;
+    CURL *e = curl_easy_init();
+    struct hn_buf body;
+    hn_buf_init(&body, 4u << 20);
+    char url[400];
+    snprintf(url, sizeof(url), "%s/v1/events?kind=finding&rule=straggler&limit=1000", sp->p->base);
+    json_int_t seen = 0; /* the newest event id counted */
+    while (!atomic_load(&sp->stop)) {
+        if (http_get(e, url, &body) == 200 && body.data) {
+            json_t *j = json_loads(body.data, 0, NULL);
+            json_t *evs = json_object_get(j, "events"), *ev;
+            size_t i;
+            json_int_t top = seen;
+            json_array_foreach(evs, i, ev)
+            {
+                json_int_t id = json_integer_value(json_object_get(ev, "id"));
+                if (id <= seen)
+                    break; /* newest first */
+                top = id > top ? id : top;
+                const char *evd = json_string_value(json_object_get(ev, "evidence"));
+                int ours = evd && strstr(evd, "job=bench-0 ") &&
+                           evidence_u64(evd, " rank=") == STRAG_NODE * GPUS + STRAG_GPU;
+                double t0 = atomic_load(&sp->p->strag_t0);
+                if (ours && isnan(sp->found_s) && t0 > 0) {
+                    sp->found_s = mono_s() - t0;
+                    sp->onset = evidence_u64(evd, "onset_step=");
+                    sp->detect = evidence_u64(evd, "detect_step=");
+                } else if (!ours) {
+                    sp->others++;
+                }
+            }
+            seen = top;
+            json_decref(j);
+        }
+        struct timespec ts = {0, (long)(STRAG_POLL * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    hn_buf_fini(&body);
+    curl_easy_cleanup(e);
     return NULL;
 }
 
@@ -616,6 +747,8 @@ static void teardown(struct pusher *p)
         hn_push_builder_fini(&p->b[i]);
     free(p->b);
     free(p->gs);
+    free(p->train_at);
+    free(p->rep);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -669,17 +802,13 @@ static void run_faults(struct pusher *p, double rate)
 static int cmd_push(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"url", required_argument, NULL, 'u'},
-        {"token-file", required_argument, NULL, 't'},
-        {"pid", required_argument, NULL, 'p'},
-        {"nodes", required_argument, NULL, 'n'},
-        {"steps", required_argument, NULL, 's'},
-        {"step-seconds", required_argument, NULL, 'd'},
-        {"conns", required_argument, NULL, 'k'},
-        {"faults", required_argument, NULL, 'f'},
-        {"links", required_argument, NULL, 'l'},
-        {"perf", required_argument, NULL, 'P'},
-        {NULL, 0, NULL, 0},
+        {"url", required_argument, NULL, 'u'},       {"token-file", required_argument, NULL, 't'},
+        {"pid", required_argument, NULL, 'p'},       {"nodes", required_argument, NULL, 'n'},
+        {"steps", required_argument, NULL, 's'},     {"step-seconds", required_argument, NULL, 'd'},
+        {"conns", required_argument, NULL, 'k'},     {"faults", required_argument, NULL, 'f'},
+        {"links", required_argument, NULL, 'l'},     {"perf", required_argument, NULL, 'P'},
+        {"train", required_argument, NULL, 'T'},     {"job-nodes", required_argument, NULL, 'J'},
+        {"straggler", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
     };
     static struct pusher p; /* large: the connections' state */
     const char *url = NULL, *token_file = NULL, *perf_out = NULL;
@@ -690,6 +819,7 @@ static int cmd_push(int argc, char **argv)
     p.nodes = 1000;
     p.nconn = 16;
     p.nfaults = 5;
+    p.job_nodes = 2048;
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int bad = 0;
@@ -707,13 +837,18 @@ static int cmd_push(int argc, char **argv)
             steps_arg = optarg;
             break;
         case 'd':
-            bad = hn_parse_double(optarg, &step_s) != 0 || step_s <= 0 || step_s > 60;
+            bad = hn_parse_double(optarg, &step_s) != 0 || step_s <= 0 || step_s > 300;
+            break;
+        case 'S':
+            bad = hn_parse_double(optarg, &p.strag) != 0 || !(p.strag >= 0 && p.strag <= 10);
             break;
         case 'p':
         case 'n':
         case 'k':
         case 'f':
         case 'l':
+        case 'T':
+        case 'J':
             if (hn_parse_u64(optarg, 10, &v) != 0 || v > (1u << 22)) {
                 bad = 1; /* no option takes more than a pid (pid_max is at most 2^22) */
             } else if (ch == 'p') {
@@ -727,6 +862,12 @@ static int cmd_push(int argc, char **argv)
             } else if (ch == 'f') {
                 bad = v > MAX_FAULTS;
                 p.nfaults = (unsigned)v;
+            } else if (ch == 'T') {
+                bad = v > TRAIN_MAX;
+                p.train = (unsigned)v;
+            } else if (ch == 'J') {
+                bad = v == 0 || v > MAX_NODES;
+                p.job_nodes = (unsigned)v;
             } else {
                 bad = v > NVML_NVLINK_MAX_LINKS;
                 p.links = (unsigned)v;
@@ -750,11 +891,18 @@ static int cmd_push(int argc, char **argv)
         fprintf(stderr, "load push: %s\n", err);
         return 1;
     }
+    if (p.strag > 0 && (!p.train || p.nodes <= STRAG_NODE || p.job_nodes <= STRAG_NODE)) {
+        fprintf(stderr, "load push: --straggler needs --train and a job of 2 nodes or more\n");
+        return 2;
+    }
     if (proc_cpu_s(p.pid) < 0) {
         fprintf(stderr, "load push: cannot read /proc/%ld/stat\n", p.pid);
         return 1;
     }
     p.gs = gpu_set_new();
+    p.train_at = xcalloc(p.nodes, sizeof(*p.train_at));
+    p.rep = xcalloc((size_t)GPUS * (p.train ? p.train : 1), sizeof(*p.rep));
+    p.strag_step = UINT64_MAX;
     p.b = xcalloc(p.nodes + p.nfaults, sizeof(*p.b));
     for (unsigned i = 0; i < p.nodes + p.nfaults; i++)
         hn_push_builder_init(&p.b[i], 0); /* a random boot_id: a fresh agent */
@@ -804,8 +952,21 @@ static int cmd_push(int argc, char **argv)
     double best_per_core = 0;
     int saturated_step = 0;
     double spf = NAN;
+    static struct strag_poller sp;
+    sp.p = &p;
+    sp.found_s = NAN;
+    pthread_t strag_th;
+    int strag_run = 0;
     for (unsigned s = 0; s < nsteps; s++) {
         struct ctl_counters a, b;
+        if (p.strag > 0 && s == nsteps - 1) {
+            p.strag_on = 1;
+            if (pthread_create(&strag_th, NULL, strag_main, &sp) != 0) {
+                fprintf(stderr, "load push: cannot start the straggler poller\n");
+                return 1;
+            }
+            strag_run = 1;
+        }
         uint64_t refused0 = p.refused, failed0 = p.failed;
         if (read_counters(&p, mc, &body, &a) != 0) {
             fprintf(stderr, "load push: cannot read %s/metrics\n", p.base);
@@ -837,11 +998,14 @@ static int cmd_push(int argc, char **argv)
         printf("step=%u target_fps=%.0f achieved_fps=%.0f samples_per_s=%.0f ctl_cores=%.3f "
                "ctl_thread_cores=%.3f in_ingest=%.3f samples_per_core_s=%.0f "
                "ctl_ns_per_sample=%.1f load_cores=%.3f other_cores=%.3f refused=%llu "
-               "failed=%llu saturated=%d\n",
+               "failed=%llu saturated=%d",
                s + 1, steps[s], fps, samples / wall, cores, thread, in_ingest, per_core,
                samples > 0 ? cpu / samples * 1e9 : NAN, load, other < 0 ? 0 : other,
                (unsigned long long)(p.refused - refused0), (unsigned long long)(p.failed - failed0),
                sat);
+        if (p.train)
+            printf(" reports_per_s=%.0f", (b.reports - a.reports) / wall);
+        printf("\n");
         fflush(stdout);
         if (per_core > best_per_core)
             best_per_core = per_core;
@@ -855,6 +1019,16 @@ static int cmd_push(int argc, char **argv)
         sustained_ns = samples > 0 ? cpu / samples * 1e9 : NAN;
     }
     drain(&p);
+    if (strag_run) {
+        atomic_store(&sp.stop, 1);
+        pthread_join(strag_th, NULL);
+        printf("straggler_rank=%u\nstraggler_slowdown=%.3f\nstraggler_first_slow_step=%llu\n",
+               STRAG_NODE * GPUS + STRAG_GPU, p.strag, (unsigned long long)p.strag_step);
+        printf("straggler_found_s=%.1f\nstraggler_onset_step=%llu\nstraggler_detect_step=%llu\n",
+               sp.found_s, sp.onset, sp.detect);
+        printf("straggler_false_alarms=%u\n", sp.others);
+        printf("straggler_job_ranks=%u\n", (p.nodes < p.job_nodes ? p.nodes : p.job_nodes) * GPUS);
+    }
     printf("samples_per_frame=%.0f\n", spf);
     printf("saturated_step=%d\n", saturated_step);
     printf("sustained_fps=%.0f\nsustained_samples_per_s=%.0f\n", sustained, sustained_samples);

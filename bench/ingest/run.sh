@@ -17,6 +17,12 @@ STEPS=${BENCH_INGEST_STEPS:-1000,2000,4000,6000,8000,12000,16000,24000,32000}
 STEP_S=${BENCH_INGEST_STEP_S:-6}
 CONNS=${BENCH_INGEST_CONNS:-64}
 FAULTS=${BENCH_INGEST_FAULTS:-5}
+# Step reports at the fleet's cadence: TRAIN_NODES nodes each forward TRAIN_K steps of its 8
+# ranks every 10 s (1 s steps), first without steps and then with them, TRAIN_S s each (0: skip).
+TRAIN_NODES=${BENCH_INGEST_TRAIN_NODES:-12500}
+TRAIN_K=${BENCH_INGEST_TRAIN_K:-10}
+TRAIN_S=${BENCH_INGEST_TRAIN_S:-40}
+TRAIN_STRAGGLER=${BENCH_INGEST_TRAIN_STRAGGLER:-0.2}
 # Prometheus scrapes as many of the same nodes as two cores can take at 1 s (the controller's
 # rate would need several cores of Prometheus; the results say how many).
 PROM_NODES=${BENCH_INGEST_PROM_NODES:-500}
@@ -137,6 +143,25 @@ if [ "$SMALL_NODES" -gt 0 ] && [ "$SMALL_NODES" != "$NODES" ]; then
     small_line=$(grep '^step=' "$work/small.out" | head -n1)
 fi
 
+# Step reports at the fleet's cadence, on fresh controllers: the same frames without and with
+# the ranks' steps (the difference is what the step reports cost), then a straggler injected.
+train_fps=$((TRAIN_NODES / 10))
+if [ "$TRAIN_S" -gt 0 ]; then
+    echo "bench: $TRAIN_NODES nodes at $train_fps frames/s, telemetry only"
+    start_controller train0
+    timeout $((TRAIN_S + 90)) "$B/bench/ingest/load" push --url "$ctl_url" --token-file "$work/token" \
+        --pid "$ctl_pid" --nodes "$TRAIN_NODES" --steps "$train_fps" --step-seconds "$TRAIN_S" \
+        --conns "$CONNS" --faults 0 | tee "$work/train0.out"
+    stop_controller
+    echo "bench: the same with $TRAIN_K steps of each rank per frame, then a straggler"
+    start_controller train
+    timeout $((2 * TRAIN_S + 120)) "$B/bench/ingest/load" push --url "$ctl_url" \
+        --token-file "$work/token" --pid "$ctl_pid" --nodes "$TRAIN_NODES" \
+        --steps "$train_fps,$train_fps" --step-seconds "$TRAIN_S" --conns "$CONNS" --faults 0 \
+        --train "$TRAIN_K" --straggler "$TRAIN_STRAGGLER" | tee "$work/train.out"
+    stop_controller
+fi
+
 # Where the controller's CPU went at the sustained rate: inclusive shares from perf.
 profile="not measured (perf unavailable)"
 if [ ${#perf_args[@]} -gt 0 ] && [ "$(get perf_rc)" = 0 ]; then
@@ -223,6 +248,17 @@ prom_cpu_s_per_million=$(awk -v n="$prom_ns" 'BEGIN {printf "%.3f", n / 1000}')
 ctl_cpu_s_per_million=$(awk -v n="$ctl_ns" 'BEGIN {printf "%.3f", n / 1000}')
 ratio_prometheus_over_houston=$ratio
 SUM
+train_line=""
+if [ "$TRAIN_S" -gt 0 ]; then
+    tv() { grep '^step=1 ' "$work/$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+    tg() { sed -n "s/^$2=//p" "$work/$1" | tail -n1; }
+    read -r report_ns report_ratio < <(awk -v a="$(tv train0.out ctl_cores)" \
+        -v b="$(tv train.out ctl_cores)" -v r="$(tv train.out reports_per_s)" -v p="$prom_ns" \
+        'BEGIN {n = r > 0 ? (b - a) / r * 1e9 : -1; printf "%.0f %s\n", n, (n > 0 && p > 0 ? sprintf("%.1f", p / n) : "n/a")}')
+    echo "report_ns=$report_ns"
+    echo "ratio_prometheus_sample_over_houston_report=$report_ratio"
+    train_line=1
+fi
 
 # ---- the record ----
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -297,8 +333,17 @@ HEAD
     echo "| controller's answer to the faulty frame, decision committed (median) | $(get fault_reply_ms_median) ms | |"
     echo "| drain action done by the dry-run executor (median) | $(get action_done_ms_median) ms | |"
     echo "| controller peak RSS; store size at the end | $((ctl_rss_kib / 1024)) MiB; $((store_kib / 1024)) MiB | |"
+    if [ -n "$train_line" ]; then
+        echo "| $TRAIN_NODES nodes at $train_fps frames/s (each every 10 s), fresh controllers: cores without step reports / with $TRAIN_K steps of every rank a frame ($(tv train.out reports_per_s) step reports/s: $((TRAIN_NODES * 8)) ranks at 1 step/s) | $(tv train0.out ctl_cores) / $(tv train.out ctl_cores) | |"
+        echo "| **controller CPU per step report** (the difference over the reports; detector and ledger included) | **$report_ns ns**: ${report_ratio}× less than Prometheus takes per sample (a report holds a rank's step, its time, tokens and checkpoint) | |"
+        echo "| a $(awk -v s="$(tg train.out straggler_slowdown)" 'BEGIN {printf "%.0f", s * 100}')% straggler, rank $(tg train.out straggler_rank) of $(tg train.out straggler_job_ranks) (job bench-0), slow from step $(tg train.out straggler_first_slow_step): its finding in /v1/events after the post of its first slow steps | $(tg train.out straggler_found_s) s; onset step $(tg train.out straggler_onset_step), detected at step $(tg train.out straggler_detect_step); straggler findings about other ranks: $(tg train.out straggler_false_alarms) | |"
+    fi
     echo
     echo "Saturation: $sat_text."
+    if [ -n "$train_line" ]; then
+        echo
+        echo "Step reports: each of the $TRAIN_NODES nodes forwards, every 10 s as an agent does, the last $TRAIN_K steps of its 8 ranks (1 s steps with 1% jitter, jobs of 2,048 nodes); the two controllers get the same telemetry, so the difference of their CPU is what parsing, filing, the straggler detector and the ledger cost. The straggler is injected in the second half of the run, its node's reports are forwarded with the others'."
+    fi
     echo
     echo "Controller profile (perf, inclusive): $profile."
 } >>"$results"

@@ -170,8 +170,10 @@ static void agent_push(struct agent *a)
         .gpus = collector_state(a, &hn_collector_gpu),
         .xid = collector_state(a, &hn_collector_xid),
         .ib = collector_state(a, &hn_collector_ib),
-        .steps = collector_state(a, &hn_collector_steps),
     };
+    const void *steps = collector_state(a, &hn_collector_steps);
+    if (steps)
+        src.nsteps = hn_steps_cycle(steps, &src.steps);
     hn_push_cycle(a->push, &src);
 }
 

@@ -256,10 +256,9 @@ static unsigned gpu_of_step(const struct hn_step_msg *m, unsigned n)
     return g >= 0 && g < (int64_t)n ? (unsigned)g : HN_FRAME_NO_GPU;
 }
 
-static void build_steps(struct hn_frame_writer *w, const void *steps, unsigned n)
+static void build_steps(struct hn_frame_writer *w, const struct hn_steps_report *r, unsigned nr,
+                        unsigned n)
 {
-    const struct hn_steps_report *r;
-    unsigned nr = hn_steps_cycle(steps, &r);
     for (unsigned i = 0; i < nr; i++) {
         const struct hn_step_msg *m = &r[i].msg;
         struct hn_frame_step f = {
@@ -303,7 +302,7 @@ int hn_push_build(struct hn_push_builder *b, const struct hn_push_sources *src, 
     if (src->ib)
         build_ib(b, &w, src->ib);
     if (src->steps)
-        build_steps(&w, src->steps, n);
+        build_steps(&w, src->steps, src->nsteps, n);
     return hn_frame_end(&w);
 }
 

@@ -46,13 +46,16 @@
 #define HN_PUSH_INGEST_PATH    "/v1/ingest"
 #define HN_PUSH_CONTENT_TYPE   "application/x-houston-frame"
 
+struct hn_steps_report;
+
 /* What a frame is built from; every pointer is borrowed for the call. */
 struct hn_push_sources {
     const char *hostname;
-    const struct hn_gpu_set *gpus; /* the GPU collector's state, or NULL */
-    const void *xid;               /* hn_collector_xid's state, or NULL */
-    const void *ib;                /* hn_collector_ib's state, or NULL */
-    const void *steps;             /* hn_collector_steps' state, or NULL */
+    const struct hn_gpu_set *gpus;       /* the GPU collector's state, or NULL */
+    const void *xid;                     /* hn_collector_xid's state, or NULL */
+    const void *ib;                      /* hn_collector_ib's state, or NULL */
+    const struct hn_steps_report *steps; /* the cycle's step reports (hn_steps_cycle) */
+    unsigned nsteps;
 };
 
 /* The frame builder; the caller owns it. Collect thread only. */

@@ -13,6 +13,7 @@
 #include "agent/gpu.h"
 #include "agent/ib.h"
 #include "agent/push.h"
+#include "agent/steps.h"
 #include "agent/xidlog.h"
 #include "common/frame.h"
 #include "common/http.h"
@@ -25,6 +26,7 @@
 
 #define MAX_XIDS  16
 #define MAX_PORTS 16
+#define MAX_STEPS 8
 
 struct decoded {
     struct hn_frame_header h;
@@ -49,6 +51,14 @@ struct decoded {
         uint64_t downed, symbol, recovery;
     } ib[MAX_PORTS];
     unsigned nib;
+    struct {
+        char job[64];
+        uint32_t rank, local_rank, world, uid;
+        unsigned gpu, pause;
+        uint64_t step, time_ns, checkpoint;
+        double seconds, tokens;
+    } step[MAX_STEPS];
+    unsigned nstep;
 };
 
 static void copy_str(char *dst, size_t size, struct hn_frame_str s)
@@ -137,8 +147,28 @@ static int d_ibport(void *ctx, const struct hn_frame_ibport *p)
     return 0;
 }
 
+static int d_step(void *ctx, const struct hn_frame_step *f)
+{
+    struct decoded *d = ctx;
+    assert_true(d->nstep < MAX_STEPS);
+    copy_str(d->step[d->nstep].job, sizeof(d->step[0].job), f->job);
+    d->step[d->nstep].rank = f->rank;
+    d->step[d->nstep].local_rank = f->local_rank;
+    d->step[d->nstep].world = f->world;
+    d->step[d->nstep].uid = f->uid;
+    d->step[d->nstep].gpu = f->gpu;
+    d->step[d->nstep].pause = f->pause;
+    d->step[d->nstep].step = f->step;
+    d->step[d->nstep].time_ns = f->time_ns;
+    d->step[d->nstep].checkpoint = f->checkpoint;
+    d->step[d->nstep].seconds = f->seconds;
+    d->step[d->nstep].tokens = f->tokens;
+    d->nstep++;
+    return 0;
+}
+
 static const struct hn_frame_sink sink = {d_header, d_node, d_gpu,    d_samples,
-                                          d_link,   d_xid,  d_ibport, NULL};
+                                          d_link,   d_xid,  d_ibport, d_step};
 
 /* Decodes frame[0..len) into *d (cleared first: values that were not sent stay NaN). */
 static void decode(const void *frame, size_t len, struct decoded *d)
@@ -216,7 +246,7 @@ static void sources_close(struct sources *s)
 static const struct hn_push_sources *as_push(const struct sources *s)
 {
     static struct hn_push_sources ps;
-    ps = (struct hn_push_sources){"pushhost", s->gpus, s->xid, s->ib, NULL};
+    ps = (struct hn_push_sources){"pushhost", s->gpus, s->xid, s->ib, NULL, 0};
     return &ps;
 }
 
@@ -363,11 +393,79 @@ static void test_identity_repeats(void **unused)
     assert_int_equal(d->ngpu_records, 8);
 
     /* A frame without any source still decodes. */
-    struct hn_push_sources none = {"bare", NULL, NULL, NULL, NULL};
+    struct hn_push_sources none = {"bare", NULL, NULL, NULL, NULL, 0};
     assert_int_equal(hn_push_build(&b, &none, 1), 0);
     decode(b.frame.data, b.frame.len, d);
     assert_int_equal(d->gpus, 0);
     assert_string_equal(d->node, "bare");
+    free(d);
+    hn_push_builder_fini(&b);
+    sources_close(&s);
+}
+
+/* A cycle's step reports become STEP and PAUSE records in order, each rank on its GPU: gpu=
+ * when given, else its local rank when the node has that GPU, else none. */
+static void test_steps_are_sent(void **unused)
+{
+    (void)unused;
+    struct sources s;
+    sources_open(&s, "");
+    sources_collect(&s);
+    struct hn_steps_report r[4];
+    for (unsigned i = 0; i < 4; i++) {
+        hn_stepmsg_clear(&r[i].msg);
+        snprintf(r[i].msg.job, sizeof(r[i].msg.job), "j%u", i);
+        r[i].msg.rank = 10 + i;
+        r[i].msg.step = 100 + i;
+        r[i].msg.seconds = 0.5;
+        r[i].time_ns = 1000 + i;
+        r[i].uid = 1000;
+    }
+    r[0].msg.local_rank = 5; /* on GPU 5 */
+    r[0].msg.world = 32;
+    r[0].msg.tokens = 4096;
+    r[0].msg.checkpoint = 90;
+    r[1].msg.local_rank = 9; /* the node has 8 GPUs: not mapped */
+    r[2].msg.local_rank = 1; /* gpu= wins */
+    r[2].msg.gpu = 6;
+    r[3].msg.pause = HN_PAUSE_CHECKPOINT;
+    r[3].uid = HN_FRAME_NO_U32;
+    struct hn_push_sources src = *as_push(&s);
+    src.steps = r;
+    src.nsteps = 4;
+    struct hn_push_builder b;
+    hn_push_builder_init(&b, 0);
+    struct decoded *d = xcalloc(1, sizeof(*d));
+    assert_int_equal(hn_push_build(&b, &src, 7), 0);
+    decode(b.frame.data, b.frame.len, d);
+    assert_int_equal(d->nstep, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        char job[8];
+        snprintf(job, sizeof(job), "j%u", i);
+        assert_string_equal(d->step[i].job, job);
+        assert_int_equal(d->step[i].rank, 10 + i);
+        assert_int_equal(d->step[i].step, 100 + i);
+        assert_int_equal(d->step[i].time_ns, 1000 + i);
+    }
+    assert_int_equal(d->step[0].gpu, 5);
+    assert_int_equal(d->step[0].local_rank, 5);
+    assert_int_equal(d->step[0].world, 32);
+    assert_true(d->step[0].seconds == 0.5 && d->step[0].tokens == 4096);
+    assert_int_equal(d->step[0].checkpoint, 90);
+    assert_int_equal(d->step[0].uid, 1000);
+    assert_int_equal(d->step[0].pause, 0);
+    assert_int_equal(d->step[1].gpu, HN_FRAME_NO_GPU);
+    assert_int_equal(d->step[1].world, HN_FRAME_NO_U32);
+    assert_int_equal(d->step[1].checkpoint, HN_FRAME_NO_U64);
+    assert_true(isnan(d->step[1].tokens));
+    assert_int_equal(d->step[2].gpu, 6);
+    assert_int_equal(d->step[3].pause, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(d->step[3].uid, HN_FRAME_NO_U32);
+    /* No reports: no records. */
+    src.nsteps = 0;
+    assert_int_equal(hn_push_build(&b, &src, 8), 0);
+    decode(b.frame.data, b.frame.len, d);
+    assert_int_equal(d->nstep, 0);
     free(d);
     hn_push_builder_fini(&b);
     sources_close(&s);
@@ -498,7 +596,7 @@ static struct hn_push *push_new(const char *url, const char *token, unsigned que
 /* Queues n frames with seqs following the builder's (no sources: a bare NODE). */
 static void queue_frames(struct hn_push *p, struct hn_push_builder *b, unsigned n)
 {
-    struct hn_push_sources none = {"n1", NULL, NULL, NULL, NULL};
+    struct hn_push_sources none = {"n1", NULL, NULL, NULL, NULL, 0};
     for (unsigned i = 0; i < n; i++) {
         assert_int_equal(hn_push_build(b, &none, i), 0);
         assert_int_equal(hn_push_enqueue(p, b->frame.data, b->frame.len), 0);
@@ -813,6 +911,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_decodes_to_collected_values),
         cmocka_unit_test(test_identity_repeats),
+        cmocka_unit_test(test_steps_are_sent),
         cmocka_unit_test(test_sender_retries_in_order),
         cmocka_unit_test(test_queue_drops_oldest),
         cmocka_unit_test(test_drop_spares_frame_in_flight),
