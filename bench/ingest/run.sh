@@ -340,7 +340,7 @@ HEAD
     echo "| drain action done by the dry-run executor (median) | $(get action_done_ms_median) ms | |"
     echo "| controller peak RSS; store size at the end | $((ctl_rss_kib / 1024)) MiB; $((store_kib / 1024)) MiB | |"
     if [ -n "$train_line" ]; then
-        echo "| $TRAIN_NODES nodes at $train_fps frames/s (each every 10 s), fresh controllers: cores without step reports / with $TRAIN_K steps of every rank a frame ($(tv train.out reports_per_s) step reports/s: $((TRAIN_NODES * 8)) ranks at 1 step/s) | $(tv train0.out ctl_cores) / $(tv train.out ctl_cores) | |"
+        echo "| $TRAIN_NODES nodes at $train_fps frames/s (each every 10 s), fresh controllers: cores without step reports / with $TRAIN_K steps of every rank a frame ($(tv train.out reports_per_s | awk '{printf "%.0f", $1}') step reports/s: $((TRAIN_NODES * 8)) ranks at 1 step/s) | $(tv train0.out ctl_cores) / $(tv train.out ctl_cores) | |"
         echo "| **controller CPU per step report** (the difference over the reports; detector and ledger included) | **$report_ns ns**: ${report_ratio}× less than Prometheus takes per sample (a report holds a rank's step, its time, tokens and checkpoint) | |"
         echo "| a $(awk -v s="$(tg train.out straggler_slowdown)" 'BEGIN {printf "%.0f", s * 100}')% straggler, rank $(tg train.out straggler_rank) of $(tg train.out straggler_job_ranks) (job bench-0), slow from step $(tg train.out straggler_first_slow_step): its finding in /v1/events after the post of its first slow steps | $(tg train.out straggler_found_s) s; onset step $(tg train.out straggler_onset_step), detected at step $(tg train.out straggler_detect_step); straggler findings about other ranks: $(tg train.out straggler_false_alarms) | |"
     fi

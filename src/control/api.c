@@ -624,13 +624,14 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
               "result", aresults, acts, 3);
     hn_expo_one(&e, "houston_control_store_errors_total", "Store writes that failed.", HN_COUNTER,
                 (double)c->store_errors);
-    static const char *const tables[] = {"events", "actions", "jobs", "job_points"};
+    static const char *const tables[] = {"events", "actions", "jobs", "job_points", "frames"};
     const double pruned[] = {(double)c->pruned[0], (double)c->pruned[1], (double)c->pruned[2],
-                             (double)c->pruned[3]};
+                             (double)c->pruned[3], (double)c->pruned[4]};
     family_by(&e, "houston_control_store_pruned_total",
               "Rows the store's retention (store-retention) deleted, by table: events and done "
-              "actions older than it, ended jobs whose last report is, and their histories.",
-              HN_COUNTER, "table", tables, pruned, 4);
+              "actions older than it, ended jobs whose last report is, their histories, and "
+              "the frame records of agent boots whose last frame is.",
+              HN_COUNTER, "table", tables, pruned, 5);
     hn_expo_one(&e, "houston_control_store_prune_errors_total",
                 "Retention runs that failed (logged; tried again an hour later).", HN_COUNTER,
                 (double)c->prune_errors);

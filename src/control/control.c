@@ -698,7 +698,7 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
     } else {
         status = 200;
         if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_mark_frame(c->store, in.name, in.h.boot_id, in.h.seq) != 0 ||
+            hn_store_mark_frame(c->store, in.name, in.h.boot_id, in.h.seq, now) != 0 ||
             hn_store_commit(c->store) != 0) {
             snprintf(err, errsize, "store: %s", hn_store_error(c->store));
             hn_store_rollback(c->store);
@@ -735,22 +735,24 @@ static void prune(struct hn_control *c, double now)
         hn_store_rollback(c->store);
         return;
     }
-    const uint64_t n[4] = {p.events, p.actions, p.jobs, p.points};
-    for (int k = 0; k < 4; k++)
+    const uint64_t n[5] = {p.events, p.actions, p.jobs, p.points, p.frames};
+    for (int k = 0; k < 5; k++)
         c->pruned[k] += n[k];
     if (p.jobs && load_saved_ids(c) != 0) { /* the set stays larger: harmless */
         c->prune_errors++;
         hn_warn("control: store-retention: reading the saved jobs' ids: %s",
                 hn_store_error(c->store));
     }
-    if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs == PRUNE_BATCH) {
+    if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs == PRUNE_BATCH ||
+        p.frames == PRUNE_BATCH) {
         c->next_prune = now; /* more to delete: at the next tick */
-    } else if (c->pruned_told != c->pruned[0] + c->pruned[1] + c->pruned[2]) {
-        c->pruned_told = c->pruned[0] + c->pruned[1] + c->pruned[2];
-        hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions and "
-                "%llu ended jobs so far",
+    } else if (c->pruned_told != c->pruned[0] + c->pruned[1] + c->pruned[2] + c->pruned[4]) {
+        c->pruned_told = c->pruned[0] + c->pruned[1] + c->pruned[2] + c->pruned[4];
+        hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions, %llu "
+                "ended jobs and %llu agent boots' frame records so far",
                 c->cfg.retention_days, (unsigned long long)c->pruned[0],
-                (unsigned long long)c->pruned[1], (unsigned long long)c->pruned[2]);
+                (unsigned long long)c->pruned[1], (unsigned long long)c->pruned[2],
+                (unsigned long long)c->pruned[4]);
     }
 }
 

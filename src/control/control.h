@@ -128,8 +128,9 @@ struct hn_control {
     uint64_t outputs[4]; /* by enum hn_out_kind */
     uint64_t actions_ok, actions_failed, actions_skipped;
     uint64_t store_errors;
-    uint64_t pruned[4];    /* rows store-retention deleted: events, actions, jobs, points */
-    uint64_t pruned_told;  /* events, actions and jobs deleted as of the last log line */
+    uint64_t pruned[5];    /* rows store-retention deleted: events, actions, jobs, points,
+                            * frames */
+    uint64_t pruned_told;  /* events, actions, jobs, frames deleted as of the last log line */
     uint64_t prune_errors; /* retention runs that failed (tried again an hour later) */
     double next_prune;     /* when retention next runs (hn_control_tick) */
     int fatal;             /* a store failure: the process stops and a restart reloads the store */

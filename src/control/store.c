@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      6
+#define SCHEMA_VERSION      7
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -79,6 +79,11 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN requeue_failed INTEGER NOT NULL DEFAULT 0;"
     /* and retention finds old events by time (hn_store_prune) */
     "CREATE INDEX events_time ON events (time);",
+    /* 6 -> 7: when a boot's last frame came, so that retention can forget old boots; the rows
+     * already there count from the upgrade. */
+    "ALTER TABLE frames ADD COLUMN time REAL NOT NULL DEFAULT 0;"
+    "UPDATE frames SET time = CAST(strftime('%s', 'now') AS REAL);"
+    "CREATE INDEX frames_time ON frames (time);",
 };
 
 enum stmt_id {
@@ -127,8 +132,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     /* The update happens only when the new seq is above the stored one as unsigned numbers:
      * with equal signs the signed order is the unsigned one, otherwise the negative (top bit
      * set) one is the larger. */
-    [ST_FRAME_PUT] = "INSERT INTO frames (node, boot_id, seq) VALUES (?, ?, ?)"
-                     " ON CONFLICT (node, boot_id) DO UPDATE SET seq = excluded.seq"
+    [ST_FRAME_PUT] = "INSERT INTO frames (node, boot_id, seq, time) VALUES (?, ?, ?, ?)"
+                     " ON CONFLICT (node, boot_id) DO UPDATE SET seq = excluded.seq,"
+                     " time = excluded.time"
                      " WHERE CASE WHEN (excluded.seq < 0) = (frames.seq < 0)"
                      " THEN excluded.seq > frames.seq ELSE excluded.seq < 0 END",
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
@@ -546,7 +552,8 @@ int hn_store_frame_seen(struct hn_store *s, const char *node, uint64_t boot_id, 
     return ret;
 }
 
-int hn_store_mark_frame(struct hn_store *s, const char *node, uint64_t boot_id, uint64_t seq)
+int hn_store_mark_frame(struct hn_store *s, const char *node, uint64_t boot_id, uint64_t seq,
+                        double time)
 {
     if (!node)
         return fail_msg(s, -EINVAL, "mark_frame: no node");
@@ -555,6 +562,7 @@ int hn_store_mark_frame(struct hn_store *s, const char *node, uint64_t boot_id, 
     bind_str(&b, node);
     bind_u64(&b, boot_id);
     bind_u64(&b, seq);
+    bind_double(&b, time);
     return run(s, ST_FRAME_PUT, &b, "mark_frame");
 }
 
@@ -913,10 +921,12 @@ int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_st
         " last_report < ?1 ORDER BY id LIMIT ?2)",
         "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ended != 0 AND"
         " last_report < ?1 ORDER BY id LIMIT ?2)",
+        "DELETE FROM frames WHERE (node, boot_id) IN (SELECT node, boot_id FROM frames WHERE"
+        " time < ?1 LIMIT ?2)",
     };
     int64_t limit = batch > 0 && batch <= INT64_MAX ? (int64_t)batch : -1;
-    uint64_t n[4] = {0, 0, 0, 0};
-    for (size_t k = 0; k < 4; k++) {
+    uint64_t n[5] = {0, 0, 0, 0, 0};
+    for (size_t k = 0; k < 5; k++) {
         sqlite3_stmt *st = NULL;
         int rc = sqlite3_prepare_v2(s->db, sql[k], -1, &st, NULL);
         if (rc == SQLITE_OK)
@@ -932,7 +942,7 @@ int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_st
         n[k] = (uint64_t)sqlite3_changes(s->db);
     }
     if (out)
-        *out = (struct hn_store_pruned){n[0], n[1], n[3], n[2]};
+        *out = (struct hn_store_pruned){n[0], n[1], n[3], n[2], n[4]};
     return 0;
 }
 

@@ -56,11 +56,13 @@ int64_t hn_store_append(struct hn_store *s, const struct hn_out *o);
 int hn_store_put_node(struct hn_store *s, const struct hn_node_view *v);
 
 /* Frames: 1 if (node, boot_id, seq) was already accepted (seq <= the stored one), 0 if not,
- * negative on error. hn_store_mark_frame records it as accepted; the stored seq never goes
- * down. A new boot_id starts afresh; rows of earlier boots are kept, so a late resend from
- * before a reboot is still recognised. */
+ * negative on error. hn_store_mark_frame records it as accepted at `time` (the controller's
+ * clock); the stored seq never goes down. A new boot_id starts afresh; rows of earlier boots
+ * are kept until retention (hn_store_prune), so a late resend from before a reboot is still
+ * recognised. */
 int hn_store_frame_seen(struct hn_store *s, const char *node, uint64_t boot_id, uint64_t seq);
-int hn_store_mark_frame(struct hn_store *s, const char *node, uint64_t boot_id, uint64_t seq);
+int hn_store_mark_frame(struct hn_store *s, const char *node, uint64_t boot_id, uint64_t seq,
+                        double time);
 
 /* Action journal. Marks an action done (ok: 1) or failed (ok: 0) with a note for people
  * (NULL: none); -ENOENT when it was never journalled. */
@@ -111,12 +113,12 @@ int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn 
 
 /* Retention: deletes what is older than `before` (seconds since the epoch): events (those of
  * an action only once it is done), done actions (never the newest, whose id the next ones
- * follow), and ended jobs whose last report is older, with their histories; at most `batch`
- * events, actions and jobs (0: all), so that a call is short: call again while a count comes
- * back equal to batch. Rows deleted per table go to *out (may be NULL). Runs in the caller's
- * transaction, if any. */
+ * follow), ended jobs whose last report is older, with their histories, and the frame records
+ * of agent boots whose last frame is; at most `batch` events, actions, jobs and frame records
+ * (0: all), so that a call is short: call again while a count comes back equal to batch. Rows
+ * deleted per table go to *out (may be NULL). Runs in the caller's transaction, if any. */
 struct hn_store_pruned {
-    uint64_t events, actions, jobs, points;
+    uint64_t events, actions, jobs, points, frames;
 };
 int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_store_pruned *out);
 

@@ -335,8 +335,8 @@ static struct old_events old_events(struct fleet *f, double before)
     return o;
 }
 
-/* store-retention: the tick deletes events older than it, once an hour, but not those of an
- * action not yet done. An Xid 79 on n2 at 100 s (a finding, its transition, a drain or a
+/* store-retention: the tick deletes events older than it (and agent boots' frame records), once
+ * an hour, but not those of an action not yet done. An Xid 79 on n2 at 100 s (a finding, its transition, a drain or a
  * guard's hold); with a retention of a day, a tick two days later deletes them but a pending
  * action's; a second Xid's events, as old, wait for the next hour. */
 static void retention_runs_in_the_tick(void **state)
@@ -357,6 +357,7 @@ static void retention_runs_in_the_tick(void **state)
     assert_true(o.old > o.pending);
     hn_control_tick(&f.c, later);
     assert_int_equal(f.c.pruned[0], o.old - o.pending);
+    assert_int_equal(f.c.pruned[4], 2); /* both agents' boots, silent since 99 s */
     struct old_events left = old_events(&f, cut);
     assert_int_equal(left.old, o.pending);
     hn_brain_xid(f.c.brain, 100, 0, 0, 79);

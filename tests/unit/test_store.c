@@ -4,6 +4,7 @@
  * SIGKILL in the middle of its transactions.
  */
 #include "control/store.h"
+#include "common/util.h"
 
 #include "testutil.h"
 
@@ -133,7 +134,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "6");
+    assert_string_equal(text, "7");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -143,7 +144,7 @@ static void test_schema_and_reopen(void **state)
     assert_string_equal(
         text,
         "actions,actions_pending,events,events_job,events_kind,events_node,events_time,frames,"
-        "job_points,jobs,nodes");
+        "frames_time,job_points,jobs,nodes");
 
     struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
     assert_int_equal(hn_store_begin(s), 0);
@@ -183,18 +184,27 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 6 back to 5 (the columns of a hung job, and of a failed
+/* Takes a database of schema 7 back to 6 (when a boot's last frame came). */
+static void drop_frame_time(const char *path)
+{
+    char text[64];
+    raw_query(path, "DROP INDEX frames_time", text, sizeof(text));
+    raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
+}
+
+/* Takes a database of schema 7 back to 5 (also the columns of a hung job, and of a failed
  * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
     char text[64];
+    drop_frame_time(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN hung", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_hangs", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN requeue_failed", text, sizeof(text));
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
-/* Takes a database of schema 6 back to 4 (the columns of a job waiting for its next run). */
+/* Takes a database of schema 7 back to 4 (also the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
@@ -286,7 +296,7 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "6");
+    assert_string_equal(text, "7");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
@@ -302,9 +312,10 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "6");
+    assert_string_equal(text, "7");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
+    drop_frame_time(path);
     raw_query(path, "DROP INDEX events_job", text, sizeof(text));
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
     raw_query(path, "DROP TABLE jobs", text, sizeof(text));
@@ -316,7 +327,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "6");
+    assert_string_equal(text, "7");
     hn_store_close(s);
 }
 
@@ -441,7 +452,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "6");
+    assert_string_equal(text, "7");
     hn_store_close(s);
 }
 
@@ -699,13 +710,56 @@ static void test_nodes(void **state)
 
 /* ---- frames ---- */
 
+/* Retention forgets the records of agent boots whose last frame is older than its bound; a
+ * database of schema 6, whose records have no time, counts them from the upgrade. */
+static void test_frames_prune(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], text[128];
+    db_path(path, sizeof(path), "frames");
+    struct hn_store *s = open_ok(path);
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", 1, 5, 100), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", 2, 3, 100), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", 2, 4, 300), 0); /* its newest frame */
+    assert_int_equal(hn_store_mark_frame(s, "n2", 1, 9, 50), 0);
+    assert_int_equal(hn_store_commit(s), 0);
+    struct hn_store_pruned p;
+    assert_int_equal(hn_store_prune(s, 200, 1, &p), 0); /* in batches of 1 */
+    assert_int_equal(p.frames, 1);
+    assert_int_equal(hn_store_prune(s, 200, 0, &p), 0);
+    assert_int_equal(p.frames, 1);
+    assert_int_equal(hn_store_prune(s, 200, 0, &p), 0);
+    assert_int_equal(p.frames, 0);
+    assert_int_equal(hn_store_frame_seen(s, "n1", 2, 4), 1); /* kept */
+    assert_int_equal(hn_store_frame_seen(s, "n1", 1, 5), 0); /* forgotten */
+    assert_int_equal(hn_store_frame_seen(s, "n2", 1, 9), 0);
+    hn_store_close(s);
+
+    drop_frame_time(path);
+    raw_query(path, "PRAGMA user_version = 6", text, sizeof(text));
+    double before = hn_wall_s();
+    s = open_ok(path);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "7");
+    raw_query(path, "SELECT time FROM frames", text, sizeof(text));
+    double t = strtod(text, NULL);
+    assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
+    assert_int_equal(hn_store_frame_seen(s, "n1", 2, 4), 1);
+    assert_int_equal(hn_store_prune(s, before - 1, 0, &p), 0);
+    assert_int_equal(p.frames, 0);
+    assert_int_equal(hn_store_prune(s, before + 3600, 0, &p), 0);
+    assert_int_equal(p.frames, 1);
+    hn_store_close(s);
+}
+
 static void test_frames(void **state)
 {
     (void)state;
     struct hn_store *s = open_ok(":memory:");
     const uint64_t boot = 0xfedcba9876543210ULL; /* above INT64_MAX */
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 1), 0);
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 5), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 5, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 5), 1); /* equal: a resend */
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 4), 1); /* lower */
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 6), 0);
@@ -713,20 +767,20 @@ static void test_frames(void **state)
     assert_int_equal(hn_store_frame_seen(s, "n2", boot, 1), 0);     /* another node */
 
     /* The stored seq never goes down. */
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 3), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 3, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 5), 1);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, 6), 0);
 
     /* Seqs past INT64_MAX compare as unsigned numbers. */
     const uint64_t big = (1ULL << 63) + 1;
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, big - 2), 1);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, big + 1), 0);
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 7), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, 7, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, big), 1);
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, UINT64_MAX), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, UINT64_MAX, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, UINT64_MAX), 1);
-    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", boot, big, 1), 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", boot, UINT64_MAX), 1);
     hn_store_close(s);
 }
@@ -823,7 +877,7 @@ static void test_rollback(void **state)
     action(&o, 1, "n1", 1, HN_ACT_DRAIN, "", "houston: xid 79");
     append_ok(s, &o);
     assert_int_equal(hn_store_put_node(s, &v), 0);
-    assert_int_equal(hn_store_mark_frame(s, "n1", 1, 1), 0);
+    assert_int_equal(hn_store_mark_frame(s, "n1", 1, 1, 1), 0);
     assert_int_equal(hn_store_rollback(s), 0);
 
     assert_int_equal(hn_store_max_action_id(s), 0);
@@ -874,7 +928,7 @@ static void crash_writer(const char *path, int fd)
             _exit(4);
         action(&o, i, "n1", i, HN_ACT_DRAIN, "", detail);
         if (hn_store_append(s, &o) <= 0 || hn_store_put_node(s, &v) < 0 ||
-            hn_store_mark_frame(s, "n1", 7, i) < 0 || hn_store_commit(s) < 0)
+            hn_store_mark_frame(s, "n1", 7, i, 1) < 0 || hn_store_commit(s) < 0)
             _exit(5);
         if (write(fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
             _exit(6);
@@ -972,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_event_limits),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_frames),
+        cmocka_unit_test(test_frames_prune),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_crash_safety),
