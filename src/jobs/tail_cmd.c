@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,7 @@ struct tail_stats {
     uint64_t repeated;
     uint64_t pauses;  /* checkpoint saves announced (pause notices sent or printed) */
     uint64_t dropped; /* reports lost for good (a full queue is retried first) */
+    uint64_t untimed; /* DeepSpeed step lines that only start the clock (deepspeed_time) */
 };
 
 struct tail {
@@ -80,6 +82,11 @@ struct tail {
     int64_t save_at;   /* a save begun at this step and not known to be complete, -1 none */
     int save_async;    /* that save was handed to a background writer */
     int log_has_saved; /* the log prints "successfully saved" lines: only they complete */
+    /* DeepSpeed (deepspeed_time): the last step line's step and time stamp, the time spent
+     * in checkpoint saves since, and when the save in progress began (NaN: none). */
+    int ds_have;
+    uint64_t ds_step;
+    double ds_time, ds_saving, ds_save_began;
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -105,24 +112,30 @@ static void sleep_ms(long ms)
 void hn_usage_tail(FILE *out)
 {
     fprintf(out,
-            "usage: houston tail [--format megatron|nemo] [options] [FILE|-]\n"
+            "usage: houston tail [--format megatron|nemo|deepspeed] [options] [FILE|-]\n"
             "\n"
             "Reads a training log (FILE, or stdin when FILE is '-' or absent) and sends one\n"
             "step report per iteration line to the node's houston agent, as a program linked\n"
-            "with libhouston-step would. A Megatron or NeMo log is written by one process for\n"
-            "the whole job, so its reports carry one rank (--rank, else RANK / SLURM_PROCID,\n"
-            "else 0) and the controller reads them as the job's step time. Unreadable lines\n"
-            "are counted and skipped. Megatron's 'saving checkpoint at iteration N' lines are\n"
-            "sent as pause notices, so that a long save is not taken for a hang; once the save\n"
-            "is complete ('successfully saved checkpoint', else the next iteration line of a\n"
-            "save that was not async), every later report carries ckpt=N. At the end a\n"
+            "with libhouston-step would. Such a log is written by one process for the whole\n"
+            "job, so its reports carry one rank (--rank, else RANK / SLURM_PROCID, else 0)\n"
+            "and the controller reads them as the job's step time. Unreadable lines are\n"
+            "counted and skipped. A checkpoint save's first line (Megatron's 'saving\n"
+            "checkpoint at iteration N', DeepSpeed's 'Checkpoint global_stepN is about to be\n"
+            "saved!') is sent as a pause notice, so that a long save is not taken for a hang;\n"
+            "once the save is complete ('successfully saved checkpoint', 'is ready now!', else\n"
+            "the next iteration line of a save that was not async), every later report\n"
+            "carries ckpt=N. At the end a\n"
             "summary goes to stderr: lines read, iterations reported, malformed lines skipped,\n"
             "reports dropped, checkpoint saves announced.\n"
             "\n"
             "options:\n"
             "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
-            "                    'elapsed time per iteration (ms)') or nemo (NeMo 2 iteration\n"
-            "                    lines, NeMo 1 progress bars with 'train_step_timing')\n"
+            "                    'elapsed time per iteration (ms)'), nemo (NeMo 2 iteration\n"
+            "                    lines, NeMo 1 progress bars with 'train_step_timing') or\n"
+            "                    deepspeed (DeepSpeed's engine, e.g. under Hugging Face's\n"
+            "                    Trainer: its 'step=N, skipped=K' lines every steps_per_print\n"
+            "                    steps; the step time is the time between two of them over the\n"
+            "                    steps between, checkpoint saves left out; no tokens)\n"
             "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
             "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
             "  --from-end        start at the current end of FILE (only new lines)\n"
@@ -182,8 +195,11 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
                 o->format = HN_TRAINLOG_MEGATRON;
             } else if (strcmp(optarg, "nemo") == 0) {
                 o->format = HN_TRAINLOG_NEMO;
+            } else if (strcmp(optarg, "deepspeed") == 0) {
+                o->format = HN_TRAINLOG_DEEPSPEED;
             } else {
-                fprintf(stderr, "houston tail: --format: '%s' is not megatron or nemo\n", optarg);
+                fprintf(stderr, "houston tail: --format: '%s' is not megatron, nemo or deepspeed\n",
+                        optarg);
                 return -1;
             }
             break;
@@ -385,6 +401,48 @@ static void steps_after_save(struct tail *t, uint64_t step)
     t->save_at = -1;
 }
 
+/*
+ * DeepSpeed's step lines carry no step time: it is the time between this line and the last
+ * one over the steps between, less the checkpoint saves that began and completed in between
+ * (Megatron's own step time leaves them out too). Sets r->elapsed_ms and returns 0, or -1 for
+ * a line without a time stamp (malformed), the first step line, or one that does not follow
+ * the last (a restart, a clock set back): those only start the clock again.
+ */
+static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
+{
+    if (isnan(r->time_s)) {
+        t->st.malformed++;
+        return -1;
+    }
+    int follows = t->ds_have && r->iteration > t->ds_step && r->time_s >= t->ds_time;
+    double secs =
+        follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)
+                : NAN;
+    t->ds_have = 1;
+    t->ds_step = r->iteration;
+    t->ds_time = r->time_s;
+    t->ds_saving = 0;
+    t->ds_save_began = NAN;
+    if (!(secs >= 0)) {
+        t->st.untimed++;
+        return -1;
+    }
+    r->elapsed_ms = secs * 1000.0;
+    return 0;
+}
+
+/* A DeepSpeed save's lines: the time from its beginning to its first "ready" line (every rank
+ * prints one) is left out of the next step time. */
+static void deepspeed_save(struct tail *t, int kind, double at)
+{
+    if (kind == HN_TRAINLOG_SAVE) {
+        t->ds_save_began = at;
+    } else if (kind == HN_TRAINLOG_SAVED && !isnan(t->ds_save_began) && at >= t->ds_save_began) {
+        t->ds_saving += at - t->ds_save_began;
+        t->ds_save_began = NAN;
+    }
+}
+
 static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
 {
     struct hn_trainlog_rec r;
@@ -405,12 +463,16 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
         if (rc == HN_TRAINLOG_SAVE) /* a checkpoint save begins: the steps stop on purpose */
             send_one(t, NULL, r.iteration, &t->st.pauses);
         save_seen(t, rc, r.iteration);
+        if (r.format == HN_TRAINLOG_DEEPSPEED)
+            deepspeed_save(t, rc, r.time_s);
         return;
     }
     if (t->have_last && r.iteration == t->last_iter) {
         t->st.repeated++;
         return;
     }
+    if (r.format == HN_TRAINLOG_DEEPSPEED && deepspeed_time(t, &r) != 0)
+        return;
     t->have_last = 1;
     t->last_iter = r.iteration;
     steps_after_save(t, r.iteration);
@@ -568,6 +630,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->o = &o;
     t->last_tokens = -1;
     t->ckpt = t->save_at = -1;
+    t->ds_save_began = NAN;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;
@@ -601,6 +664,9 @@ int hn_cmd_tail(int argc, char **argv)
             (unsigned long long)t->st.malformed, (unsigned long long)t->st.dropped);
     if (t->st.repeated)
         fprintf(stderr, " (%llu repeated steps skipped)", (unsigned long long)t->st.repeated);
+    if (t->st.untimed)
+        fprintf(stderr, " (%llu step lines only started the clock)",
+                (unsigned long long)t->st.untimed);
     int err = hn_step_last_errno(t->client);
     if (t->st.dropped && err)
         fprintf(stderr, " (last: %s)", strerror(err));

@@ -1,5 +1,5 @@
 /*
- * trainlog.c - Megatron and NeMo iteration lines (trainlog.h).
+ * trainlog.c - Megatron, NeMo and DeepSpeed iteration lines (trainlog.h).
  *
  * Every scan is bounded by the line's end; nothing assumes a NUL. A line is read in three
  * steps: find the "iteration N/M |" head (or, failing that, a progress bar's
@@ -67,7 +67,7 @@ static const struct field {
 
 const char *hn_trainlog_format_name(enum hn_trainlog_format f)
 {
-    return f == HN_TRAINLOG_NEMO ? "nemo" : "megatron";
+    return f == HN_TRAINLOG_NEMO ? "nemo" : f == HN_TRAINLOG_DEEPSPEED ? "deepspeed" : "megatron";
 }
 
 /* ---- small scanners ---- */
@@ -356,6 +356,143 @@ static int nemo_steps(uint64_t from_zero, uint64_t *out)
     return 0;
 }
 
+/* ---- DeepSpeed's engine ---- */
+
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar (m 1..12): the years
+ * before are counted from March, so that the leap day ends a year. */
+static int64_t days_since_epoch(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;                                  /* 0..399 */
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* 0..365, from March 1 */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* 0..146096 */
+    return era * 146097 + doe - 719468;
+}
+
+/* Reads exactly n digits as a number in [lo, hi]; -1 when they are not. */
+static int64_t fixed_digits(struct span *s, int n, int64_t lo, int64_t hi)
+{
+    int64_t v = 0;
+    for (int i = 0; i < n; i++, s->p++) {
+        if (s->p >= s->end || !is_digit(*s->p))
+            return -1;
+        v = v * 10 + (*s->p - '0');
+    }
+    return v >= lo && v <= hi ? v : -1;
+}
+
+static int expect(struct span *s, char c)
+{
+    if (s->p >= s->end || *s->p != c)
+        return -1;
+    s->p++;
+    return 0;
+}
+
+/*
+ * The time Python's logging stamps a DeepSpeed line with, "[2023-11-29 08:52:27,711]" first
+ * on the line (after a launcher prefix): seconds since the epoch as if the stamp were UTC
+ * (it is the training host's local time; only differences are used, so a change of daylight
+ * saving time between two lines is an hour off); NaN without one.
+ */
+static double line_time(const char *line, const char *end)
+{
+    char prefix[HN_TRAINLOG_PREFIX_MAX];
+    read_prefix(line, end, prefix);
+    struct span s = {line, end};
+    skip_blanks(&s);
+    if (prefix[0])
+        s.p += strlen(prefix) + 2; /* read_prefix checked the ": " */
+    int64_t y, mo, d, h, mi, sec, ms;
+    if (expect(&s, '[') || (y = fixed_digits(&s, 4, 1970, 9999)) < 0 || expect(&s, '-') ||
+        (mo = fixed_digits(&s, 2, 1, 12)) < 0 || expect(&s, '-') ||
+        (d = fixed_digits(&s, 2, 1, 31)) < 0 || expect(&s, ' ') ||
+        (h = fixed_digits(&s, 2, 0, 23)) < 0 || expect(&s, ':') ||
+        (mi = fixed_digits(&s, 2, 0, 59)) < 0 || expect(&s, ':') ||
+        (sec = fixed_digits(&s, 2, 0, 60)) < 0 || s.p >= s.end || (*s.p != ',' && *s.p != '.'))
+        return NAN;
+    s.p++;
+    if ((ms = fixed_digits(&s, 3, 0, 999)) < 0 || expect(&s, ']'))
+        return NAN;
+    return (double)(days_since_epoch(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) +
+           (double)ms / 1000.0;
+}
+
+/* The engine's step line, "... [Rank 0] step=N, skipped=K, lr=[...], mom=[...]" (printed every
+ * steps_per_print steps, after the optimizer step): N, or -1 when the line is not one. */
+static int deepspeed_step(const char *line, const char *end, uint64_t *n, int *bad)
+{
+    static const char key[] = "step=";
+    const size_t kn = sizeof(key) - 1;
+    for (const char *p = line; (p = find(p, end, key)) != NULL; p += kn) {
+        if (p > line && p[-1] != ' ')
+            continue; /* "global_step=", "micro_step=" */
+        struct span s = {p + kn, end};
+        if (s.p >= end || !is_digit(*s.p))
+            continue;
+        if (scan_u64(&s, n) != 0) {
+            *bad = 1;
+            return -1;
+        }
+        if (end - s.p >= 10 && memcmp(s.p, ", skipped=", 10) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* The checkpoint engine's lines around a save of tag "global_stepN" (DeepSpeed's default tag),
+ * "[Torch] Checkpoint global_stepN is about to be saved!" (or "is begin to save!" in older
+ * releases) when it begins and "... is ready now!" when every file is written: their kind
+ * with *n = N, or HN_TRAINLOG_OTHER. */
+static int deepspeed_save(const char *line, const char *end, uint64_t *n)
+{
+    static const char key[] = "Checkpoint global_step";
+    static const struct {
+        const char *tail;
+        int kind;
+    } tails[] = {
+        {" is about to be saved!", HN_TRAINLOG_SAVE},
+        {" is begin to save!", HN_TRAINLOG_SAVE},
+        {" is ready now!", HN_TRAINLOG_SAVED},
+    };
+    const char *p = find(line, end, key);
+    if (!p)
+        return HN_TRAINLOG_OTHER;
+    struct span s = {p + sizeof(key) - 1, end};
+    if (scan_u64(&s, n) != 0)
+        return HN_TRAINLOG_OTHER;
+    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+        size_t tn = strlen(tails[i].tail);
+        if ((size_t)(end - s.p) >= tn && memcmp(s.p, tails[i].tail, tn) == 0)
+            return tails[i].kind;
+    }
+    return HN_TRAINLOG_OTHER;
+}
+
+/* A DeepSpeed engine line: its kind, HN_TRAINLOG_OTHER, or -1 for a step number too large. */
+static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_rec *out)
+{
+    uint64_t n = 0;
+    int bad = 0, kind = HN_TRAINLOG_ITERATION;
+    if (deepspeed_step(line, end, &n, &bad) != 0) {
+        if (bad)
+            return -1;
+        kind = deepspeed_save(line, end, &n);
+        if (kind == HN_TRAINLOG_OTHER)
+            return HN_TRAINLOG_OTHER;
+    }
+    struct vals v;
+    vals_init(&v);
+    fill(out, &v);
+    out->format = HN_TRAINLOG_DEEPSPEED;
+    out->iteration = n;
+    out->elapsed_ms = NAN;
+    out->time_s = line_time(line, end);
+    read_prefix(line, end, out->prefix);
+    return kind;
+}
+
 /* Megatron's checkpoint lines, each followed by blanks, the step and a blank or the end. The
  * first also matches Megatron-DeepSpeed's "global rank R is saving checkpoint at iteration N". */
 static const struct {
@@ -395,6 +532,7 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
     struct vals v;
     vals_init(&v);
     memset(out, 0, sizeof(*out));
+    out->time_s = NAN;
 
     const char *fields_at = find_head(line, end, &iter, &total, &bad);
     if (bad)
@@ -416,6 +554,9 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
         /* A step-time field without a head: a line cut short or garbled on the way. */
         if (find(line, end, "elapsed time per iteration") || find(line, end, "train_step_timing"))
             return -1;
+        int ds = read_deepspeed(line, end, out);
+        if (ds != HN_TRAINLOG_OTHER)
+            return ds;
         return read_save(line, end, out);
     }
 

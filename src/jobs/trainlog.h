@@ -28,10 +28,17 @@
  * a NeMo record's iteration is global_step + 1 and its train_iters the printed total + 1: both
  * formats then say "steps completed", as a checkpoint's step number does.
  *
- * DeepSpeed's own engine lines ("epoch=0/micro_step=3/global_step=3, RunningAvgSamplesPerSec=
- * ..., CurrSamplesPerSec=...") are not read: they carry no step time, and their samples-per-
- * second counts micro-batches in a way that does not give one either. DeepSpeed LLM jobs run
- * through Megatron-DeepSpeed print Megatron lines, which are read.
+ *   DeepSpeed's engine (a job driven by DeepSpeed without Megatron: Hugging Face's Trainer, a
+ *   loop of its own), every steps_per_print steps and around each checkpoint save (its
+ *   default tag, global_stepN; DeepSpeed's runtime/engine.py and checkpoint_engine/):
+ *     [2023-11-29 08:52:27,711] [INFO] [logging.py:96:log_dist] [Rank 0] step=1, skipped=0,
+ *     lr=[1.2e-07], mom=[(0.9, 0.95)]
+ *     [...] [Rank 0] [Torch] Checkpoint global_step10 is about to be saved!
+ *     [...] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step10 is ready now!
+ *   A step line has no step time: the record carries the line's time stamp instead (time_s),
+ *   and the reader divides the time between two step lines by the steps between. The engine's
+ *   throughput lines ("epoch=0/micro_step=3/global_step=3, RunningAvgSamplesPerSec=...") are
+ *   not read: their samples per second count micro-batches in a way that gives no step time.
  *
  * Numbers are read with strtod() and so assume the C locale, which houston never changes.
  * The parser is a pure function: no allocation, no global state, safe from any thread, and
@@ -44,8 +51,9 @@
 #include <stdint.h>
 
 enum hn_trainlog_format {
-    HN_TRAINLOG_MEGATRON = 1, /* Megatron-LM, Megatron-DeepSpeed */
-    HN_TRAINLOG_NEMO = 2,     /* NeMo 2 iteration lines, NeMo 1 progress bars */
+    HN_TRAINLOG_MEGATRON = 1,  /* Megatron-LM, Megatron-DeepSpeed */
+    HN_TRAINLOG_NEMO = 2,      /* NeMo 2 iteration lines, NeMo 1 progress bars */
+    HN_TRAINLOG_DEEPSPEED = 3, /* DeepSpeed's engine: step and checkpoint lines */
 };
 
 /* What a line is: hn_trainlog_parse's result when it is not -1. */
@@ -65,7 +73,10 @@ struct hn_trainlog_rec {
     char prefix[HN_TRAINLOG_PREFIX_MAX]; /* "vm-07-14" for "vm-07-14: ...", else "" */
     uint64_t iteration;                  /* steps completed, see above */
     uint64_t train_iters;                /* the planned total, 0 when not printed */
-    double elapsed_ms;       /* time per iteration, averaged over the log interval; >= 0 */
+    double elapsed_ms;                   /* time per iteration, averaged over the log interval; >= 0
+                                            (NaN for DeepSpeed: see time_s) */
+    double time_s;           /* DeepSpeed: the line's time stamp, seconds since the epoch as
+                                if it were UTC (NaN: none); NaN for the other formats */
     double samples_per_s;    /* "samples per second" (the whole job) */
     double tokens_per_s_gpu; /* "tokens per GPU (tokens/s/GPU)", "tokens_per_sec_per_gpu" */
     double tflops;           /* per GPU: "TFLOPs", "throughput per GPU (TFLOP/s/GPU)",
@@ -78,20 +89,23 @@ struct hn_trainlog_rec {
 
 /*
  * Parses one line (without its newline). Returns HN_TRAINLOG_ITERATION (1) and fills *out for
- * an iteration line; for one of Megatron's checkpoint lines (printed by rank 0, after
- * iteration N's own line) HN_TRAINLOG_SAVE when a save begins, HN_TRAINLOG_SAVE_ASYNC when it
- * was handed to a background writer and HN_TRAINLOG_SAVED when it completed (for these *out
- * holds format, prefix and iteration N only); HN_TRAINLOG_OTHER (0) for any other line (out
+ * an iteration line; for one of Megatron's or DeepSpeed's checkpoint lines (printed by rank
+ * 0, after iteration N's own line) HN_TRAINLOG_SAVE when a save begins, HN_TRAINLOG_SAVE_ASYNC
+ * when it was handed to a background writer and HN_TRAINLOG_SAVED when it completed (for
+ * these *out holds format, prefix, iteration N and time_s only); HN_TRAINLOG_OTHER (0) for
+ * any other line (out
  * then holds nothing useful); or -1 for a line that looks like an iteration line but cannot
  * be read: an "iteration N/M |" head without a step time, a step time or global_step that is
  * not a number (or is negative, or does not fit), a progress bar with a train_step_timing but
  * no usable global_step, a step-time field with no head at all (a line cut short or garbled),
- * or a checkpoint line without its number. Other known fields that hold no number ("TFLOPs:
+ * a checkpoint line without its number, or a DeepSpeed step number that does not fit. A
+ * DeepSpeed step line without a time stamp is still an iteration line (time_s NaN): the
+ * reader decides. Other known fields that hold no number ("TFLOPs:
  * inf") are left unknown and the line still counts.
  */
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out);
 
-/* "megatron" or "nemo". */
+/* "megatron", "nemo" or "deepspeed". */
 const char *hn_trainlog_format_name(enum hn_trainlog_format f);
 
 #endif

@@ -140,6 +140,17 @@ check_eq "nemo lines are not Megatron's" 0 "$(wc -l <"$work/out")"
 "$HOUSTON" tail --format nemo --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>/dev/null
 check_eq "Megatron lines are not NeMo's" 0 "$(wc -l <"$work/out")"
 
+# ---- DeepSpeed's engine lines (the same real log: its step lines between Megatron's) ----
+
+"$HOUSTON" tail --format deepspeed --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" \
+    >"$work/out" 2>"$work/err"
+check_eq "deepspeed: steps 1-5, timed by the stamps of the step lines" \
+    "1 76.061|2 75.124|3 75.279|4 75.440|5 74.605" \
+    "$(sed -E 's/.* step=([0-9]+) dur=([0-9.]+).*/\1 \2/' "$work/out" |
+        awk '{printf "%s%s %.3f", (NR > 1 ? "|" : ""), $1, $2}')"
+check "deepspeed: summary ($(summary_of "$work/err"))" \
+    grep -qE '^houston tail: 1461 lines read, 5 iterations reported, 0 malformed skipped, 0 reports dropped \(1 step lines only started the clock\)$' "$work/err"
+
 # ---- identity ----
 
 out=$(SLURM_JOB_ID=55 SLURM_PROCID=4 "$HOUSTON" tail --print "$logs/superbenchmark/megatron_deepspeed.log" 2>/dev/null | head -1)
@@ -241,7 +252,7 @@ check_eq "from-end: only the new line" "7" \
 
 "$HOUSTON" tail --help | grep -q '^usage: houston tail'
 check_eq "--help exits 0 with the usage" 0 $?
-for args in "--format deepspeed x" "--rank -1 x" "--seq-len 0 x" "--bogus" "a b" "--from-end"; do
+for args in "--format horovod x" "--rank -1 x" "--seq-len 0 x" "--bogus" "a b" "--from-end"; do
     # shellcheck disable=SC2086
     "$HOUSTON" tail --job 7 $args </dev/null >/dev/null 2>&1
     check_eq "usage error exits 2: $args" 2 $?

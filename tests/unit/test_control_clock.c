@@ -336,9 +336,9 @@ static struct old_events old_events(struct fleet *f, double before)
 }
 
 /* store-retention: the tick deletes events older than it (and agent boots' frame records), once
- * an hour, but not those of an action not yet done. An Xid 79 on n2 at 100 s (a finding, its transition, a drain or a
- * guard's hold); with a retention of a day, a tick two days later deletes them but a pending
- * action's; a second Xid's events, as old, wait for the next hour. */
+ * an hour, but not those of an action not yet done. An Xid 79 on n2 at 100 s (a finding, its
+ * transition, a drain or a guard's hold); with a retention of a day, a tick two days later deletes
+ * them but a pending action's; a second Xid's events, as old, wait for the next hour. */
 static void retention_runs_in_the_tick(void **state)
 {
     (void)state;

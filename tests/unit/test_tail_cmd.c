@@ -2,7 +2,9 @@
  * test_tail_cmd.c - the step reports `houston tail` builds from a log (src/jobs/tail_cmd.c),
  * read from --print: ckpt= from Megatron's checkpoint lines (the real log in
  * tests/fixtures/training-logs/superbenchmark, and made-up ones for the success, async and
- * restart cases), and tokens as one rank's share when the reports carry a world size.
+ * restart cases), tokens as one rank's share when the reports carry a world size, and
+ * DeepSpeed's step times from its lines' time stamps (the real log, and a made-up one with a
+ * checkpoint save).
  * tests/integration/test_tail.sh drives the binary over every fixture; this runs the verb in
  * process, so it needs no socket.
  */
@@ -11,6 +13,7 @@
 #include "verbs.h"
 
 #include <fcntl.h>
+#include <math.h>
 
 #define OUT_MAX ((size_t)64 * 1024)
 
@@ -23,8 +26,11 @@ static const char *fixture_path(void)
 /*
  * Writes text to a log in the scratch folder and runs `houston tail --print --job 7 ARGS...
  * LOG` (ARGS NULL-terminated) with stdout and stderr sent to files; returns what went to
- * stdout (the datagrams, one a line), which the caller frees. The verb must exit 0.
+ * stdout (the datagrams, one a line), which the caller frees, and keeps stderr in last_err.
+ * The verb must exit 0.
  */
+static char last_err[4096]; /* what the last run_tail wrote to stderr (its summary) */
+
 static char *run_tail(const char *text, ...)
 {
     char log[PATH_MAX];
@@ -52,10 +58,11 @@ static char *run_tail(const char *text, ...)
     tu_capture_end(&c);
     for (int i = 0; i < argc; i++)
         free(argv[i]);
-    if (rc != 0) {
-        char *err = tu_slurp(c.err, NULL);
+    char *err = tu_slurp(c.err, NULL);
+    if (rc != 0)
         fail_msg("houston tail exited %d: %s", rc, err);
-    }
+    snprintf(last_err, sizeof(last_err), "%s", err);
+    free(err);
     return tu_slurp(c.out, NULL);
 }
 
@@ -107,6 +114,17 @@ static long ckpt_of(const char *out, unsigned step)
     if (!c || c > eol)
         return -1;
     return strtol(c + 6, NULL, 10);
+}
+
+/* The dur= of the report for `step` in out; the report must be there. */
+static double dur_of(const char *out, unsigned step)
+{
+    char key[64];
+    (void)snprintf(key, sizeof(key), " step=%u dur=", step);
+    const char *p = strstr(out, key);
+    if (!p)
+        fail_msg("no report for step %u in:\n%s", step, out);
+    return strtod(p + strlen(key), NULL);
 }
 
 /* ---- ckpt= ---- */
@@ -265,6 +283,77 @@ static void test_tokens_per_rank(void **state)
     free(out);
 }
 
+/* ---- DeepSpeed ---- */
+
+/* The real log read as DeepSpeed's: a step's time is the time between its step line and the
+ * last one (the first, step 0 when the engine is set up, only starts the clock), within 0.5%
+ * of what Megatron printed for the same steps. No tokens: the lines have none. */
+static void test_deepspeed_real_log(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = tu_slurp(fixture_path(), &len);
+    char *megatron = TAIL(text, "--format", "megatron");
+    char *out = TAIL(text, "--format", "deepspeed");
+    assert_int_equal(tu_count(out, " dur="), 5);
+    assert_int_equal(tu_count(out, "pause="), 0); /* Megatron's save line is not DeepSpeed's */
+    assert_null(strstr(out, "tokens="));
+    for (unsigned step = 1; step <= 5; step++) {
+        double ds = dur_of(out, step), mg = dur_of(megatron, step);
+        if (!(fabs(ds - mg) < 0.005 * mg))
+            fail_msg("step %u: %.3f s from the stamps, %.3f s from Megatron", step, ds, mg);
+    }
+    assert_true(fabs(dur_of(out, 1) - 76.061) < 1e-6);
+    assert_non_null(strstr(last_err, "(1 step lines only started the clock)"));
+    free(megatron);
+    free(out);
+    free(text);
+}
+
+/* A log of DeepSpeed's engine (steps_per_print 10): a checkpoint save after step 20 takes
+ * 30 s and is left out of the next step time; the save is announced and completes when
+ * the first "ready" line comes (every rank prints one); a step line without its stamp is
+ * malformed; a restart from the checkpoint starts the clock again. */
+static void test_deepspeed_saves(void **state)
+{
+    (void)state;
+#define DS_STEP(t, n)                                                                              \
+    "[2024-03-01 " t "] [INFO] [logging.py:96:log_dist] [Rank 0] step=" #n                         \
+    ", skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+    static const char text[] = DS_STEP("10:00:00,000", 10) DS_STEP(
+        "10:00:05,000",
+        20) "[2024-03-01 10:00:05,010] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint "
+            "global_step20 is about to be saved!\n"
+            "[2024-03-01 10:00:35,010] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] "
+            "Checkpoint global_step20 is ready now!\n"
+            "[2024-03-01 10:00:35,020] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] "
+            "Checkpoint global_step20 is ready now!\n" DS_STEP(
+                "10:00:40,010",
+                30) "[Rank 0] step=40, skipped=0, lr=[0.0001]\n" DS_STEP("10:00:45,010", 40)
+                DS_STEP("10:05:00,000", 21) DS_STEP("10:05:04,000", 31);
+#undef DS_STEP
+    char *out = TAIL(text, "--format", "deepspeed");
+    assert_int_equal(tu_count(out, " dur="), 4);
+    assert_true(fabs(dur_of(out, 20) - 0.5) < 1e-6);
+    assert_true(fabs(dur_of(out, 30) - 0.501) < 1e-6); /* 35.01 s less the save's 30 */
+    assert_true(fabs(dur_of(out, 40) - 0.5) < 1e-6);
+    assert_true(fabs(dur_of(out, 31) - 0.4) < 1e-6);
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=20 pause=checkpoint\n"));
+    assert_int_equal(ckpt_of(out, 20), -1);
+    assert_int_equal(ckpt_of(out, 30), 20);
+    assert_int_equal(ckpt_of(out, 40), 20);
+    assert_int_equal(ckpt_of(out, 31), 20);
+    assert_non_null(strstr(last_err, " 1 malformed skipped"));
+    assert_non_null(strstr(last_err, "(2 step lines only started the clock)"));
+    assert_non_null(strstr(last_err, "1 checkpoint saves announced"));
+    free(out);
+
+    /* Read as Megatron's, the same log has no iteration at all. */
+    out = TAIL(text, (const char *)NULL);
+    assert_string_equal(out, "");
+    free(out);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
@@ -281,7 +370,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ckpt_real_log),   cmocka_unit_test(test_ckpt_success_line),
         cmocka_unit_test(test_ckpt_async),      cmocka_unit_test(test_ckpt_restart),
-        cmocka_unit_test(test_tokens_per_rank),
+        cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
+        cmocka_unit_test(test_deepspeed_saves),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }

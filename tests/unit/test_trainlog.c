@@ -1,5 +1,5 @@
 /*
- * test_trainlog.c - Megatron and NeMo iteration lines (src/jobs/trainlog.c): every line of the
+ * test_trainlog.c - Megatron, NeMo and DeepSpeed lines (src/jobs/trainlog.c): every line of the
  * real logs in tests/fixtures/training-logs against iterations_expected.csv (see its
  * SOURCE.md), then the NeMo formats and malformed lines, written here.
  */
@@ -137,13 +137,18 @@ static void test_expected_csv(void **state)
      * one checkpoint save in them (after the last iteration of the Megatron-DeepSpeed run)
      * is read as one; no line says it completed (the launcher kills the job's processes
      * next). */
-    int saves = 0;
+    int saves = 0, deepspeed_steps = 0;
     for (int i = 0; i < NLOGS; i++) {
         int ones = 0;
         for (int no = 1; no <= logs_parsed[i].nlines; no++) {
             int got = logs_parsed[i].rc[no];
             if (got < 0)
                 fail_msg("%s:%d: parse gave -1", logs[i], no);
+            if (got == HN_TRAINLOG_ITERATION &&
+                logs_parsed[i].rec[no].format == HN_TRAINLOG_DEEPSPEED) {
+                deepspeed_steps++; /* the engine's own lines (test_deepspeed_real_logs) */
+                continue;
+            }
             ones += got == HN_TRAINLOG_ITERATION;
             if (got == HN_TRAINLOG_SAVE_ASYNC || got == HN_TRAINLOG_SAVED)
                 fail_msg("%s:%d: parse gave %d", logs[i], no, got);
@@ -159,6 +164,121 @@ static void test_expected_csv(void **state)
         parsed_free(&logs_parsed[i]);
     }
     assert_int_equal(saves, 1);
+    assert_int_equal(deepspeed_steps, 7);
+}
+
+/* DeepSpeed's engine lines in the real logs: step 0 when the engine is set up, then a line
+ * after every step of the Megatron-DeepSpeed run (steps_per_print 1), each with its time. */
+static void test_deepspeed_real_logs(void **state)
+{
+    (void)state;
+    struct parsed p;
+    parse_log("superbenchmark/megatron_deepspeed.log", &p);
+    static const struct {
+        int no;
+        unsigned step;
+        double time; /* calendar.timegm of the stamp, as Python computes it */
+    } want[] = {
+        {1221, 0, 1701247871.650}, {1428, 1, 1701247947.711}, {1431, 2, 1701248022.835},
+        {1433, 3, 1701248098.114}, {1436, 4, 1701248173.554}, {1439, 5, 1701248248.159},
+    };
+    int n = 0;
+    for (int no = 1; no <= p.nlines; no++) {
+        if (p.rc[no] != HN_TRAINLOG_ITERATION || p.rec[no].format != HN_TRAINLOG_DEEPSPEED)
+            continue;
+        assert_true(n < (int)HN_ARRAY_LEN(want));
+        assert_int_equal(no, want[n].no);
+        assert_int_equal(p.rec[no].iteration, want[n].step);
+        assert_true(fabs(p.rec[no].time_s - want[n].time) < 1e-6);
+        assert_true(isnan(p.rec[no].elapsed_ms));
+        assert_string_equal(p.rec[no].prefix, "vm-07-05");
+        assert_int_equal(p.rec[no].global_batch, -1);
+        assert_true(isnan(p.rec[no].tflops));
+        n++;
+    }
+    assert_int_equal(n, HN_ARRAY_LEN(want));
+    parsed_free(&p);
+
+    parse_log("bigscience/meg_ds_3d_gpt2_perf_n16-ds-on.out", &p);
+    assert_int_equal(p.rc[670], HN_TRAINLOG_ITERATION);
+    assert_int_equal(p.rec[670].format, HN_TRAINLOG_DEEPSPEED);
+    assert_int_equal(p.rec[670].iteration, 0);
+    assert_true(fabs(p.rec[670].time_s - 1623358071.885) < 1e-6);
+    assert_string_equal(p.rec[670].prefix, "");
+    parsed_free(&p);
+}
+
+/* DeepSpeed's checkpoint lines (written here from DeepSpeed's checkpoint engines), its other
+ * lines and broken ones. */
+static void test_deepspeed(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    static const struct {
+        const char *line;
+        int kind;
+        uint64_t step;
+    } lines[] = {
+        {"[2024-02-29 23:59:59,500] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint "
+         "global_step100 is about to be saved!",
+         HN_TRAINLOG_SAVE, 100},
+        {"[2024-03-01 00:00:01.250] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint "
+         "global_step100 is begin to save!",
+         HN_TRAINLOG_SAVE, 100},
+        {"[2024-03-01 00:00:01,250] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] "
+         "Checkpoint global_step100 is ready now!",
+         HN_TRAINLOG_SAVED, 100},
+        {"0: [2024-03-01 00:00:01,250] [INFO] [logging.py:96:log_dist] [Rank 0] step=110, "
+         "skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]",
+         HN_TRAINLOG_ITERATION, 110},
+        /* no time stamp: still a step line, the reader counts it as malformed */
+        {"[Rank 0] step=7, skipped=0, lr=[0.1]", HN_TRAINLOG_ITERATION, 7},
+        /* not DeepSpeed's: a tag of the user's, the throughput line, a step without skipped= */
+        {"[2024-03-01 00:00:01,250] [Torch] Checkpoint best is about to be saved!",
+         HN_TRAINLOG_OTHER, 0},
+        {"[2024-03-01 00:00:01,250] [Torch] Checkpoint global_step5 was saved", HN_TRAINLOG_OTHER,
+         0},
+        {"[INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10, "
+         "RunningAvgSamplesPerSec=199.08, CurrSamplesPerSec=216.75",
+         HN_TRAINLOG_OTHER, 0},
+        {"evaluating at step=10 of 100", HN_TRAINLOG_OTHER, 0},
+    };
+    double t[4];
+    for (size_t i = 0; i < HN_ARRAY_LEN(lines); i++) {
+        int got = parse(lines[i].line, &rec);
+        if (got != lines[i].kind)
+            fail_msg("parse gave %d, not %d: %s", got, lines[i].kind, lines[i].line);
+        if (got == HN_TRAINLOG_OTHER)
+            continue;
+        assert_int_equal(rec.format, HN_TRAINLOG_DEEPSPEED);
+        assert_int_equal(rec.iteration, lines[i].step);
+        if (i < 4)
+            t[i] = rec.time_s;
+    }
+    assert_string_equal(rec.prefix, "");
+    assert_true(isnan(rec.time_s)); /* the line without a stamp */
+    /* 2024 is a leap year: Feb 29 is a day, and the stamps are 1.75 s apart. */
+    assert_true(fabs(t[1] - t[0] - 1.75) < 1e-6);
+    assert_true(t[2] == t[1] && t[3] == t[1]);
+    assert_true(fabs(t[0] - 1709251199.5) < 1e-6);
+    assert_int_equal(parse(lines[3].line, &rec), HN_TRAINLOG_ITERATION);
+    assert_string_equal(rec.prefix, "0");
+
+    /* Stamps that are not dates leave the time unknown; a step that does not fit is broken. */
+    static const char *const no_time[] = {
+        "[2024-13-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[2024-03-01 24:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[2024-03-01 00:00:01] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[24-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "x [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(no_time); i++) {
+        assert_int_equal(parse(no_time[i], &rec), HN_TRAINLOG_ITERATION);
+        if (!isnan(rec.time_s))
+            fail_msg("a time read from %s", no_time[i]);
+    }
+    assert_int_equal(parse("[Rank 0] step=99999999999999999999999, skipped=0, lr=[0.1]", &rec), -1);
+    assert_string_equal(hn_trainlog_format_name(HN_TRAINLOG_DEEPSPEED), "deepspeed");
 }
 
 /* The fields besides the step time, on one line of each kind of log. */
@@ -474,7 +594,8 @@ static void test_every_prefix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expected_csv),   cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_expected_csv),   cmocka_unit_test(test_deepspeed_real_logs),
+        cmocka_unit_test(test_deepspeed),      cmocka_unit_test(test_fields),
         cmocka_unit_test(test_other_logs),     cmocka_unit_test(test_megatron_lm),
         cmocka_unit_test(test_nemo2),          cmocka_unit_test(test_nemo1_progress_bar),
         cmocka_unit_test(test_not_iterations), cmocka_unit_test(test_malformed),
