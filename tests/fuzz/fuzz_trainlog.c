@@ -3,8 +3,9 @@
  *
  * The input is one arbitrary line, not NUL-terminated. Besides not crashing or reading past
  * the line, the parser must keep its promises: a result of -1 or an enum hn_trainlog_kind,
- * a Megatron record with a clean prefix for a checkpoint line, and for an iteration a record
- * with a known format, a non-negative finite step time, a terminated prefix made only of the
+ * a Megatron or DeepSpeed record with a clean prefix for a checkpoint line, and for an
+ * iteration a record with a known format, a non-negative finite step time (DeepSpeed: none,
+ * and a time stamp that is unknown or not negative), a terminated prefix made only of the
  * bytes a launcher prefix may hold, and counts that are -1 or more.
  */
 #include "jobs/trainlog.h"
@@ -36,14 +37,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int r = hn_trainlog_parse((const char *)data, size, &rec);
     if (r < -1 || r > HN_TRAINLOG_SAVED)
         abort();
-    if (r >= HN_TRAINLOG_SAVE && (rec.format != HN_TRAINLOG_MEGATRON || !prefix_ok(rec.prefix)))
-        abort(); /* a checkpoint line */
+    if (r >= HN_TRAINLOG_SAVE) { /* a checkpoint line */
+        if (!prefix_ok(rec.prefix))
+            abort();
+        if (rec.format == HN_TRAINLOG_MEGATRON && !isnan(rec.time_s))
+            abort();
+        if (rec.format == HN_TRAINLOG_DEEPSPEED &&
+            (r == HN_TRAINLOG_SAVE_ASYNC || (!isnan(rec.time_s) && !(rec.time_s >= 0))))
+            abort(); /* DeepSpeed has no async line; a stamp is a date from 1970 on */
+        if (rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_DEEPSPEED)
+            abort();
+    }
     if (r != HN_TRAINLOG_ITERATION)
         return 0;
-    if (rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_NEMO)
+    if (rec.format == HN_TRAINLOG_DEEPSPEED) {
+        /* No step time; the stamp, when there is one, is a date from 1970 on. */
+        if (!isnan(rec.elapsed_ms) || (!isnan(rec.time_s) && !(rec.time_s >= 0)))
+            abort();
+    } else if (rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_NEMO) {
         abort();
-    if (!isfinite(rec.elapsed_ms) || rec.elapsed_ms < 0)
+    } else if (!isfinite(rec.elapsed_ms) || rec.elapsed_ms < 0 || !isnan(rec.time_s)) {
         abort();
+    }
     if (!prefix_ok(rec.prefix))
         abort();
     if (rec.global_batch < -1 || rec.consumed_samples < -1 || rec.consumed_tokens < -1 ||
