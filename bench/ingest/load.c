@@ -39,7 +39,7 @@
  * ranks, as an agent forwards what its ranks reported in a cycle (a 10 s cycle of 1 s steps
  * is K = 10). The nodes are cut into jobs of J nodes (2048 by default: 16,384 ranks), job
  * "bench-I" on nodes I*J.., rank = the node's place in the job * 8 + GPU; each step takes
- * 1 s with 1% jitter, reports 8192 tokens and a checkpoint every 100 steps. The step lines
+ * 1 s +- 1% (uniform), reports 8192 tokens and a checkpoint every 100 steps. The step lines
  * then add reports_per_s (houston_control_step_reports_total{result="accepted"} per second).
  * --straggler F: from the start of the last rate step, rank 11 of job bench-0 (node 1, GPU
  * 3) takes 1 + F times as long; a thread polls GET /v1/events?kind=finding every 100 ms and

@@ -348,7 +348,7 @@ HEAD
     echo "Saturation: $sat_text."
     if [ -n "$train_line" ]; then
         echo
-        echo "Step reports: each of the $TRAIN_NODES nodes forwards, every 10 s as an agent does, the last $TRAIN_K steps of its 8 ranks (1 s steps with 1% jitter, jobs of 2,048 nodes); the two controllers get the same telemetry, so the difference of their CPU is what parsing, filing, the straggler detector and the ledger cost. Cores and reports are the means over two steps of $TRAIN_S s. The straggler is injected in a third step of the second run, after the detector's first 32 reports of each rank (docs/straggler.md, \"Limits\"); its node's reports are forwarded with the others'."
+        echo "Step reports: each of the $TRAIN_NODES nodes forwards, every 10 s as an agent does, the last $TRAIN_K steps of its 8 ranks (1 s steps ± 1%, uniform; jobs of 2,048 nodes); the two controllers get the same telemetry, so the difference of their CPU is what parsing, filing, the straggler detector and the ledger cost. Cores and reports are the means over two steps of $TRAIN_S s. The straggler is injected in a third step of the second run, after the detector's first 32 reports of each rank (docs/straggler.md, \"Limits\"); its node's reports are forwarded with the others'."
     fi
     echo
     echo "Controller profile (perf, inclusive): $profile."
