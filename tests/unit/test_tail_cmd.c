@@ -99,16 +99,21 @@ static char *log_of(const char *const *pieces, size_t n)
     return text;
 }
 
-/* The ckpt= of the report for `step` in out: its value, -1 when the report has none; the
- * report must be there. */
-static long ckpt_of(const char *out, unsigned step)
+/* The report for `step` in out, just past its " dur="; the report must be there. */
+static const char *report_of(const char *out, unsigned step)
 {
     char key[64];
     (void)snprintf(key, sizeof(key), " step=%u dur=", step);
     const char *p = strstr(out, key);
     if (!p)
         fail_msg("no report for step %u in:\n%s", step, out);
-    const char *eol = strchr(p, '\n');
+    return p + strlen(key);
+}
+
+/* The ckpt= of the report for `step` in out: its value, -1 when the report has none. */
+static long ckpt_of(const char *out, unsigned step)
+{
+    const char *p = report_of(out, step), *eol = strchr(p, '\n');
     assert_non_null(eol);
     const char *c = strstr(p, " ckpt=");
     if (!c || c > eol)
@@ -116,15 +121,10 @@ static long ckpt_of(const char *out, unsigned step)
     return strtol(c + 6, NULL, 10);
 }
 
-/* The dur= of the report for `step` in out; the report must be there. */
+/* The dur= of the report for `step` in out. */
 static double dur_of(const char *out, unsigned step)
 {
-    char key[64];
-    (void)snprintf(key, sizeof(key), " step=%u dur=", step);
-    const char *p = strstr(out, key);
-    if (!p)
-        fail_msg("no report for step %u in:\n%s", step, out);
-    return strtod(p + strlen(key), NULL);
+    return strtod(report_of(out, step), NULL);
 }
 
 /* ---- ckpt= ---- */
