@@ -82,11 +82,12 @@ struct tail {
     int64_t save_at;   /* a save begun at this step and not known to be complete, -1 none */
     int save_async;    /* that save was handed to a background writer */
     int log_has_saved; /* the log prints "successfully saved" lines: only they complete */
-    /* DeepSpeed (deepspeed_time): the last step line's step and time stamp, the time spent
-     * in checkpoint saves since, and when the save in progress began (NaN: none). */
+    /* DeepSpeed (deepspeed_time): the clock is started (ds_have) at the last step line's
+     * step and time stamp; the time spent in checkpoint saves since, when the save in
+     * progress began and when its last "ready" line came (NaN: none). */
     int ds_have;
     uint64_t ds_step;
-    double ds_time, ds_saving, ds_save_began;
+    double ds_time, ds_saving, ds_save_began, ds_save_ready;
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -401,12 +402,23 @@ static void steps_after_save(struct tail *t, uint64_t step)
     t->save_at = -1;
 }
 
+/* The save in progress, when its "ready" lines came: its span joins the time spent saving. */
+static void deepspeed_save_end(struct tail *t)
+{
+    if (!isnan(t->ds_save_began) && !isnan(t->ds_save_ready))
+        t->ds_saving += t->ds_save_ready - t->ds_save_began;
+    t->ds_save_began = t->ds_save_ready = NAN;
+}
+
 /*
  * DeepSpeed's step lines carry no step time: it is the time between this line and the last
- * one over the steps between, less the checkpoint saves that began and completed in between
- * (Megatron's own step time leaves them out too). Sets r->elapsed_ms and returns 0, or -1 for
- * a line without a time stamp (malformed), the first step line, or one that does not follow
- * the last (a restart, a clock set back): those only start the clock again.
+ * one over the steps between, less the checkpoint saves in between (Megatron's own step time
+ * leaves them out too). Sets r->elapsed_ms and returns 0, or -1 for a line without a time
+ * stamp (malformed) or one that does not follow the last: the first of a run, a restart (a
+ * step not above the last one, also a step printed before the crash again) or a stamp going
+ * back; those start the clock again. Step 0 is printed when the engine is set up, also when a
+ * run resumes from a checkpoint at step N, whose next line says N + k: the clock does not
+ * start there, and the line after it only starts it.
  */
 static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
 {
@@ -414,15 +426,15 @@ static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
         t->st.malformed++;
         return -1;
     }
+    deepspeed_save_end(t);
     int follows = t->ds_have && r->iteration > t->ds_step && r->time_s >= t->ds_time;
     double secs =
         follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)
                 : NAN;
-    t->ds_have = 1;
+    t->ds_have = r->iteration > 0;
     t->ds_step = r->iteration;
     t->ds_time = r->time_s;
     t->ds_saving = 0;
-    t->ds_save_began = NAN;
     if (!(secs >= 0)) {
         t->st.untimed++;
         return -1;
@@ -431,15 +443,19 @@ static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
     return 0;
 }
 
-/* A DeepSpeed save's lines: the time from its beginning to its first "ready" line (every rank
- * prints one) is left out of the next step time. */
+/* A DeepSpeed save's lines: from its first line to its last "ready" line before the next
+ * step line (every rank prints one once its own files are written; training goes on after
+ * the last) is left out of the next step time. A save with no "ready" line leaves nothing
+ * out. */
 static void deepspeed_save(struct tail *t, int kind, double at)
 {
+    if (isnan(at))
+        return;
     if (kind == HN_TRAINLOG_SAVE) {
+        deepspeed_save_end(t); /* two saves between two step lines */
         t->ds_save_began = at;
     } else if (kind == HN_TRAINLOG_SAVED && !isnan(t->ds_save_began) && at >= t->ds_save_began) {
-        t->ds_saving += at - t->ds_save_began;
-        t->ds_save_began = NAN;
+        t->ds_save_ready = isnan(t->ds_save_ready) ? at : fmax(t->ds_save_ready, at);
     }
 }
 
@@ -467,12 +483,14 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
             deepspeed_save(t, rc, r.time_s);
         return;
     }
-    if (t->have_last && r.iteration == t->last_iter) {
+    /* DeepSpeed's clock sees every step line, a step printed again after a restart too; it
+     * prints each step once, so none is a redraw. */
+    if (r.format == HN_TRAINLOG_DEEPSPEED && deepspeed_time(t, &r) != 0)
+        return;
+    if (r.format != HN_TRAINLOG_DEEPSPEED && t->have_last && r.iteration == t->last_iter) {
         t->st.repeated++;
         return;
     }
-    if (r.format == HN_TRAINLOG_DEEPSPEED && deepspeed_time(t, &r) != 0)
-        return;
     t->have_last = 1;
     t->last_iter = r.iteration;
     steps_after_save(t, r.iteration);
@@ -630,7 +648,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->o = &o;
     t->last_tokens = -1;
     t->ckpt = t->save_at = -1;
-    t->ds_save_began = NAN;
+    t->ds_save_began = t->ds_save_ready = NAN;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

@@ -392,7 +392,8 @@ static int expect(struct span *s, char c)
 
 /*
  * The time Python's logging stamps a DeepSpeed line with, "[2023-11-29 08:52:27,711]" first
- * on the line (after a launcher prefix): seconds since the epoch as if the stamp were UTC
+ * on the line (after a launcher prefix, and torchrun's "[default0]:" or "[rank0]:"): seconds
+ * since the epoch as if the stamp were UTC
  * (it is the training host's local time; only differences are used, so a change of daylight
  * saving time between two lines is an hour off); NaN without one.
  */
@@ -404,6 +405,16 @@ static double line_time(const char *line, const char *end)
     skip_blanks(&s);
     if (prefix[0])
         s.p += strlen(prefix) + 2; /* read_prefix checked the ": " */
+    /* torchrun's own prefix of each worker's lines (--tee, --log-dir, --local-ranks-filter):
+     * "[default0]:", "[rank0]:", at most 32 bytes. */
+    if (s.p + 1 < s.end && *s.p == '[' && !is_digit(s.p[1])) {
+        const char *close =
+            memchr(s.p, ']', (size_t)(s.end - s.p) < 32 ? (size_t)(s.end - s.p) : 32);
+        if (!close || close + 1 >= s.end || close[1] != ':')
+            return NAN;
+        s.p = close + 2;
+        skip_blanks(&s);
+    }
     int64_t y, mo, d, h, mi, sec, ms;
     if (expect(&s, '[') || (y = fixed_digits(&s, 4, 1970, 9999)) < 0 || expect(&s, '-') ||
         (mo = fixed_digits(&s, 2, 1, 12)) < 0 || expect(&s, '-') ||

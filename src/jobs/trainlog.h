@@ -35,8 +35,9 @@
  *     lr=[1.2e-07], mom=[(0.9, 0.95)]
  *     [...] [Rank 0] [Torch] Checkpoint global_step10 is about to be saved!
  *     [...] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step10 is ready now!
- *   A step line has no step time: the record carries the line's time stamp instead (time_s),
- *   and the reader divides the time between two step lines by the steps between. The engine's
+ *   A step line has no step time: the record carries the line's time stamp instead (time_s,
+ *   also behind torchrun's "[default0]:" or "[rank0]:"), and the reader divides the time
+ *   between two step lines by the steps between. The engine's
  *   throughput lines ("epoch=0/micro_step=3/global_step=3, RunningAvgSamplesPerSec=...") are
  *   not read: their samples per second count micro-batches in a way that gives no step time.
  *

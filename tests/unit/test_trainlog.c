@@ -263,6 +263,17 @@ static void test_deepspeed(void **state)
     assert_true(fabs(t[0] - 1709251199.5) < 1e-6);
     assert_int_equal(parse(lines[3].line, &rec), HN_TRAINLOG_ITERATION);
     assert_string_equal(rec.prefix, "0");
+    /* torchrun's prefixes of a worker's lines, also behind a launcher's. */
+    static const char *const torchrun[] = {
+        "[default0]:[2024-03-01 00:00:01,250] [INFO] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[rank12]: [2024-03-01 00:00:01,250] [INFO] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "node-3: [default7]:[2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(torchrun); i++) {
+        assert_int_equal(parse(torchrun[i], &rec), HN_TRAINLOG_ITERATION);
+        if (!(rec.time_s == t[1]))
+            fail_msg("no time read from %s", torchrun[i]);
+    }
 
     /* Stamps that are not dates leave the time unknown; a step that does not fit is broken. */
     static const char *const no_time[] = {
@@ -271,6 +282,9 @@ static void test_deepspeed(void **state)
         "[2024-03-01 00:00:01] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "[24-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "x [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[default0] [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[a-prefix-of-more-than-32-bytes-xx]:[2024-03-01 00:00:01,250] [Rank 0] step=1, "
+        "skipped=0, lr=[0.1]",
     };
     for (size_t i = 0; i < HN_ARRAY_LEN(no_time); i++) {
         assert_int_equal(parse(no_time[i], &rec), HN_TRAINLOG_ITERATION);
