@@ -56,6 +56,7 @@ struct tail_opts {
     int rank, local_rank, world;
     const char *socket;
     int64_t seq_len;  /* -1: take "actual seqlen" from the line when it is there */
+    double fpt;       /* --flops-per-token, NaN: not sent */
     const char *path; /* NULL: stdin */
 };
 
@@ -88,6 +89,7 @@ struct tail {
     int ds_have;
     uint64_t ds_step;
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
+    int64_t ds_batch; /* the configuration's train_batch_size, -1 until it is seen */
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -136,7 +138,7 @@ void hn_usage_tail(FILE *out)
             "                    deepspeed (DeepSpeed's engine, e.g. under Hugging Face's\n"
             "                    Trainer: its 'step=N, skipped=K' lines every steps_per_print\n"
             "                    steps; the step time is the time between two of them over the\n"
-            "                    steps between, checkpoint saves left out; no tokens)\n"
+            "                    steps between, checkpoint saves left out)\n"
             "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
             "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
             "  --from-end        start at the current end of FILE (only new lines)\n"
@@ -149,7 +151,11 @@ void hn_usage_tail(FILE *out)
             "                    " HN_STEP_SOCKET_DEFAULT ")\n"
             "  --seq-len N       tokens per sample: a report's tokens are global batch size x N\n"
             "                    (default: the line's 'actual seqlen', else the change in\n"
-            "                    'consumed tokens' per iteration, else not sent)\n"
+            "                    'consumed tokens' per iteration, else not sent); DeepSpeed's\n"
+            "                    batch size is its configuration's train_batch_size line\n"
+            "  --flops-per-token F  model FLOPs per token (`houston mfu --json` gives it):\n"
+            "                    with tokens, the controller computes the job's MFU where the\n"
+            "                    log prints no TFLOP/s\n"
             "  --print           write the datagrams to stdout, one per line, instead of\n"
             "                    sending them\n"
             "  -h, --help        show this help\n"
@@ -175,17 +181,25 @@ static int parse_count_opt(const char *name, const char *arg, int64_t max, int64
 static int parse_opts(int argc, char **argv, struct tail_opts *o)
 {
     static const struct option opts[] = {
-        {"format", required_argument, NULL, 'F'},  {"follow", no_argument, NULL, 'f'},
-        {"from-end", no_argument, NULL, 'E'},      {"job", required_argument, NULL, 'j'},
-        {"rank", required_argument, NULL, 'r'},    {"local-rank", required_argument, NULL, 'l'},
-        {"world", required_argument, NULL, 'w'},   {"socket", required_argument, NULL, 's'},
-        {"seq-len", required_argument, NULL, 'q'}, {"print", no_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"format", required_argument, NULL, 'F'},
+        {"follow", no_argument, NULL, 'f'},
+        {"from-end", no_argument, NULL, 'E'},
+        {"job", required_argument, NULL, 'j'},
+        {"rank", required_argument, NULL, 'r'},
+        {"local-rank", required_argument, NULL, 'l'},
+        {"world", required_argument, NULL, 'w'},
+        {"socket", required_argument, NULL, 's'},
+        {"seq-len", required_argument, NULL, 'q'},
+        {"print", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {"flops-per-token", required_argument, NULL, 'P'},
+        {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
     o->format = HN_TRAINLOG_MEGATRON;
     o->rank = o->local_rank = o->world = -1;
     o->seq_len = -1;
+    o->fpt = NAN;
     optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     int ch;
     while ((ch = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -248,6 +262,15 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
             break;
         case 'p':
             o->print = 1;
+            break;
+        case 'P':
+            if (hn_parse_double(optarg, &o->fpt) != 0 || !(o->fpt > 0) || !isfinite(o->fpt)) {
+                fprintf(stderr,
+                        "houston tail: --flops-per-token: '%s' is not a positive number (see "
+                        "`houston mfu`)\n",
+                        optarg);
+                return -1;
+            }
             break;
         case 'h':
             hn_usage_tail(stdout);
@@ -344,10 +367,11 @@ static void report(struct tail *t, const struct hn_trainlog_rec *r)
     s.step = r->iteration;
     s.seconds = r->elapsed_ms / 1000.0;
     s.tokens = rank_share(step_tokens(t, r), t->world);
-    s.checkpoint = t->ckpt; /* on every report after the first completed save: the controller
-                               keeps the highest, so a lost report or an agent restart costs
-                               nothing */
-    s.tflops = r->tflops;   /* NaN when not printed: not sent */
+    s.checkpoint = t->ckpt;        /* on every report after the first completed save: the controller
+                                      keeps the highest, so a lost report or an agent restart costs
+                                      nothing */
+    s.tflops = r->tflops;          /* NaN when not printed: not sent */
+    s.flops_per_token = t->o->fpt; /* with tokens, MFU where the log prints no TFLOP/s */
     send_one(t, &s, 0, &t->st.reported);
 }
 
@@ -475,6 +499,10 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     }
     if (rc == HN_TRAINLOG_OTHER || r.format != t->o->format)
         return;
+    if (rc == HN_TRAINLOG_BATCH) { /* DeepSpeed's samples per step, for the tokens */
+        t->ds_batch = r.global_batch;
+        return;
+    }
     if (rc != HN_TRAINLOG_ITERATION) {
         if (rc == HN_TRAINLOG_SAVE) /* a checkpoint save begins: the steps stop on purpose */
             send_one(t, NULL, r.iteration, &t->st.pauses);
@@ -485,8 +513,11 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     }
     /* DeepSpeed's clock sees every step line, a step printed again after a restart too; it
      * prints each step once, so none is a redraw. */
-    if (r.format == HN_TRAINLOG_DEEPSPEED && deepspeed_time(t, &r) != 0)
-        return;
+    if (r.format == HN_TRAINLOG_DEEPSPEED) {
+        if (deepspeed_time(t, &r) != 0)
+            return;
+        r.global_batch = t->ds_batch;
+    }
     if (r.format != HN_TRAINLOG_DEEPSPEED && t->have_last && r.iteration == t->last_iter) {
         t->st.repeated++;
         return;
@@ -649,6 +680,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->last_tokens = -1;
     t->ckpt = t->save_at = -1;
     t->ds_save_began = t->ds_save_ready = NAN;
+    t->ds_batch = -1;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

@@ -481,20 +481,47 @@ static int deepspeed_save(const char *line, const char *end, uint64_t *n)
     return HN_TRAINLOG_OTHER;
 }
 
+/* The configuration's "train_batch_size" + blanks + dots + blanks + N + the end of the line
+ * (DeepSpeed prints each setting so, name and value at the line's end): N, else -1. */
+static int64_t deepspeed_batch(const char *line, const char *end)
+{
+    static const char key[] = "train_batch_size ";
+    const char *p = find(line, end, key);
+    if (!p || (p > line && is_word(p[-1])))
+        return -1;
+    struct span s = {p + sizeof(key) - 1, end};
+    skip_blanks(&s);
+    const char *dots = s.p;
+    while (s.p < end && *s.p == '.')
+        s.p++;
+    if (s.p == dots)
+        return -1;
+    skip_blanks(&s);
+    uint64_t n;
+    trim(&s);
+    if (scan_u64(&s, &n) != 0 || s.p != s.end || n == 0 || n > INT64_MAX)
+        return -1;
+    return (int64_t)n;
+}
+
 /* A DeepSpeed engine line: its kind, HN_TRAINLOG_OTHER, or -1 for a step number too large. */
 static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
     uint64_t n = 0;
     int bad = 0, kind = HN_TRAINLOG_ITERATION;
+    int64_t batch = -1;
     if (deepspeed_step(line, end, &n, &bad) != 0) {
         if (bad)
             return -1;
         kind = deepspeed_save(line, end, &n);
-        if (kind == HN_TRAINLOG_OTHER)
+        if (kind == HN_TRAINLOG_OTHER && (batch = deepspeed_batch(line, end)) < 0)
             return HN_TRAINLOG_OTHER;
+        if (batch > 0)
+            kind = HN_TRAINLOG_BATCH;
     }
     struct vals v;
     vals_init(&v);
+    v.global_batch = batch;
     fill(out, &v);
     out->format = HN_TRAINLOG_DEEPSPEED;
     out->iteration = n;

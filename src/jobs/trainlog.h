@@ -35,6 +35,9 @@
  *     lr=[1.2e-07], mom=[(0.9, 0.95)]
  *     [...] [Rank 0] [Torch] Checkpoint global_step10 is about to be saved!
  *     [...] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step10 is ready now!
+ *   and, among the configuration it prints when the engine is set up (config.py, print),
+ *     [2023-11-29 08:51:11,653] [INFO] [config.py:978:print]   train_batch_size ...... 2048
+ *   the samples of one step (the record's global_batch).
  *   A step line has no step time: the record carries the line's time stamp instead (time_s,
  *   also behind torchrun's "[default0]:" or "[rank0]:"), and the reader divides the time
  *   between two step lines by the steps between. The engine's
@@ -64,6 +67,7 @@ enum hn_trainlog_kind {
     HN_TRAINLOG_SAVE = 2,       /* "saving checkpoint at iteration N": a save begins */
     HN_TRAINLOG_SAVE_ASYNC = 3, /* "scheduled an async checkpoint save at iteration N" */
     HN_TRAINLOG_SAVED = 4,      /* "successfully saved checkpoint at|from iteration N" */
+    HN_TRAINLOG_BATCH = 5,      /* DeepSpeed's configuration: "train_batch_size ..... N" */
 };
 
 #define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
@@ -93,8 +97,9 @@ struct hn_trainlog_rec {
  * an iteration line; for one of Megatron's or DeepSpeed's checkpoint lines (printed by rank
  * 0, after iteration N's own line) HN_TRAINLOG_SAVE when a save begins, HN_TRAINLOG_SAVE_ASYNC
  * when it was handed to a background writer and HN_TRAINLOG_SAVED when it completed (for
- * these *out holds format, prefix, iteration N and time_s only); HN_TRAINLOG_OTHER (0) for
- * any other line (out
+ * these *out holds format, prefix, iteration N and time_s only); HN_TRAINLOG_BATCH for
+ * DeepSpeed's train_batch_size line (*out holds format, prefix and global_batch only);
+ * HN_TRAINLOG_OTHER (0) for any other line (out
  * then holds nothing useful); or -1 for a line that looks like an iteration line but cannot
  * be read: an "iteration N/M |" head without a step time, a step time or global_step that is
  * not a number (or is negative, or does not fit), a progress bar with a train_step_timing but

@@ -3,7 +3,8 @@
  *
  * The input is one arbitrary line, not NUL-terminated. Besides not crashing or reading past
  * the line, the parser must keep its promises: a result of -1 or an enum hn_trainlog_kind,
- * a Megatron or DeepSpeed record with a clean prefix for a checkpoint line, and for an
+ * a Megatron or DeepSpeed record with a clean prefix for a checkpoint line, a batch of at
+ * least 1 for DeepSpeed's batch size line, and for an
  * iteration a record with a known format, a non-negative finite step time (DeepSpeed: none,
  * and a time stamp that is unknown or not negative), a terminated prefix made only of the
  * bytes a launcher prefix may hold, and counts that are -1 or more.
@@ -35,9 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct hn_trainlog_rec rec;
     int r = hn_trainlog_parse((const char *)data, size, &rec);
-    if (r < -1 || r > HN_TRAINLOG_SAVED)
+    if (r < -1 || r > HN_TRAINLOG_BATCH)
         abort();
-    if (r >= HN_TRAINLOG_SAVE) { /* a checkpoint line */
+    if (r == HN_TRAINLOG_BATCH &&
+        (rec.format != HN_TRAINLOG_DEEPSPEED || rec.global_batch < 1 || !prefix_ok(rec.prefix)))
+        abort();                                           /* DeepSpeed's batch size */
+    if (r >= HN_TRAINLOG_SAVE && r <= HN_TRAINLOG_SAVED) { /* a checkpoint line */
         if (!prefix_ok(rec.prefix))
             abort();
         if (rec.format == HN_TRAINLOG_MEGATRON && !isnan(rec.time_s))

@@ -306,6 +306,16 @@ static void test_deepspeed_real_log(void **state)
     }
     assert_true(fabs(dur_of(out, 2) - 75.124) < 1e-6);
     assert_non_null(strstr(last_err, "(2 step lines only started the clock)"));
+    free(out);
+
+    /* Tokens from DeepSpeed's train_batch_size (2048) x --seq-len, as Megatron's line says;
+     * --flops-per-token on every report, for the MFU the log does not print. */
+    out = TAIL(text, "--format", "deepspeed", "--seq-len", "2048", "--flops-per-token", "4.3e10");
+    assert_int_equal(tu_count(out, " tokens=4194304 fpt=4.3e+10\n"), 4);
+    assert_int_equal(tu_count(megatron, " tokens=4194304 "), 5);
+    free(out);
+    out = TAIL(text, "--flops-per-token", "4.3e10");
+    assert_int_equal(tu_count(out, " fpt=4.3e+10\n"), 5);
     free(megatron);
     free(out);
     free(text);
