@@ -283,10 +283,7 @@ static void index_remove(struct hn_jobs *js, size_t k, const char *id)
 /* The slot of job id in the owner table: where it is, or the free slot where it would go. */
 static struct owner *owner_slot(const struct hn_jobs *js, const char *id)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    for (size_t i = h & (OWNERS_CAP - 1);; i = (i + 1) & (OWNERS_CAP - 1)) {
+    for (size_t i = hn_str_hash(id) & (OWNERS_CAP - 1);; i = (i + 1) & (OWNERS_CAP - 1)) {
         struct owner *o = &js->owners[i];
         if (!o->id[0] || strcmp(o->id, id) == 0)
             return o; /* the table is never full (OWNERS_MAX), so a free slot ends the probe */
