@@ -55,9 +55,10 @@ struct tail_opts {
     const char *job;
     int rank, local_rank, world;
     const char *socket;
-    int64_t seq_len;  /* -1: take "actual seqlen" from the line when it is there */
-    double fpt;       /* --flops-per-token, NaN: not sent */
-    const char *path; /* NULL: stdin */
+    int64_t seq_len;      /* -1: take "actual seqlen" from the line when it is there */
+    double fpt;           /* --flops-per-token, NaN: not sent */
+    int64_t global_batch; /* --global-batch, -1: from the log */
+    const char *path;     /* NULL: stdin */
 };
 
 struct tail_stats {
@@ -89,7 +90,9 @@ struct tail {
     int ds_have;
     uint64_t ds_step;
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
-    int64_t ds_batch; /* the configuration's train_batch_size, -1 until it is seen */
+    int ds_save_lost;      /* a save between the two step lines had no "ready" line */
+    int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
+    int64_t ds_batch;      /* the configuration's train_batch_size, -1 until it is seen */
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -136,7 +139,8 @@ void hn_usage_tail(FILE *out)
             "                    lines, NeMo 1 progress bars with 'train_step_timing') or\n"
             "                    deepspeed (DeepSpeed's engine, e.g. under Hugging Face's\n"
             "                    Trainer: its 'step=N, skipped=K' lines every steps_per_print\n"
-            "                    steps, timed by their stamps, checkpoint saves left out)\n"
+            "                    steps, timed by their stamps; checkpoint saves with their\n"
+            "                    'ready' lines are left out, evaluations are not)\n"
             "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
             "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
             "  --from-end        start at the current end of FILE (only new lines)\n"
@@ -151,9 +155,11 @@ void hn_usage_tail(FILE *out)
             "                    (default: the line's 'actual seqlen', else the change in\n"
             "                    'consumed tokens' per iteration, else not sent); DeepSpeed's\n"
             "                    batch size is its configuration's train_batch_size line\n"
+            "  --global-batch N  samples per step where the log does not say (DeepSpeed read\n"
+            "                    from the middle of a run, --from-end)\n"
             "  --flops-per-token F  model FLOPs per token (`houston mfu --json` gives it):\n"
             "                    with tokens, the controller computes the job's MFU where the\n"
-            "                    log prints no TFLOP/s\n"
+            "                    log prints no TFLOP/s; needs --world = the job's GPU count\n"
             "  --print           write the datagrams to stdout, one per line, instead of\n"
             "                    sending them\n"
             "  -h, --help        show this help\n"
@@ -191,6 +197,7 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
         {"print", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {"flops-per-token", required_argument, NULL, 'P'},
+        {"global-batch", required_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -198,6 +205,7 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
     o->rank = o->local_rank = o->world = -1;
     o->seq_len = -1;
     o->fpt = NAN;
+    o->global_batch = -1;
     optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     int ch;
     while ((ch = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -261,6 +269,15 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
         case 'p':
             o->print = 1;
             break;
+        case 'B':
+            if (parse_count_opt("--global-batch", optarg, SEQ_LEN_MAX, &n) != 0)
+                return -1;
+            if (n == 0) {
+                fprintf(stderr, "houston tail: --global-batch: must be at least 1\n");
+                return -1;
+            }
+            o->global_batch = n;
+            break;
         case 'P':
             if (hn_parse_double(optarg, &o->fpt) != 0 || !(o->fpt > 0) || !isfinite(o->fpt)) {
                 fprintf(stderr,
@@ -301,9 +318,10 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
 static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
 {
     int64_t seq = t->o->seq_len > 0 ? t->o->seq_len : r->seq_len;
+    int64_t batch = r->global_batch >= 0 ? r->global_batch : t->o->global_batch;
     int64_t tokens = -1;
-    if (r->global_batch >= 0 && seq > 0 && r->global_batch <= INT64_MAX / seq) {
-        tokens = r->global_batch * seq;
+    if (batch >= 0 && seq > 0 && batch <= INT64_MAX / seq) {
+        tokens = batch * seq;
     } else if (r->consumed_tokens >= 0 && t->last_tokens >= 0 &&
                r->iteration > t->last_tokens_iter && r->consumed_tokens >= t->last_tokens) {
         tokens =
@@ -424,23 +442,31 @@ static void steps_after_save(struct tail *t, uint64_t step)
     t->save_at = -1;
 }
 
-/* The save in progress, when its "ready" lines came: its span joins the time spent saving. */
-static void deepspeed_save_end(struct tail *t)
+/* Ends the save in progress at a step line: the time from its first line to its last "ready"
+ * line joins the time spent saving. Returns -1 when a save began and no "ready" line came
+ * (DeepSpeed releases that do not print it, an async engine): how long it took is unknown. */
+static int deepspeed_save_end(struct tail *t)
 {
-    if (!isnan(t->ds_save_began) && !isnan(t->ds_save_ready))
-        t->ds_saving += t->ds_save_ready - t->ds_save_began;
+    int rc = 0;
+    if (!isnan(t->ds_save_began)) {
+        if (isnan(t->ds_save_ready))
+            rc = -1;
+        else
+            t->ds_saving += t->ds_save_ready - t->ds_save_began;
+    }
     t->ds_save_began = t->ds_save_ready = NAN;
+    return rc;
 }
 
 /*
  * DeepSpeed's step lines carry no step time: it is the time between this line and the last
  * one over the steps between, less the checkpoint saves in between (Megatron's own step time
- * leaves them out too). Sets r->elapsed_ms and returns 0, or -1 for a line without a time
- * stamp (malformed) or one that does not follow the last: the first of a run, a restart (a
- * step not above the last one, also a step printed before the crash again) or a stamp going
- * back; those start the clock again. Step 0 is printed when the engine is set up, also when a
- * run resumes from a checkpoint at step N, whose next line says N + k: the clock does not
- * start there, and the line after it only starts it.
+ * leaves them out too). Sets r->elapsed_ms and returns 0; returns 1 for a step line that only
+ * starts the clock again: the first of a run, one that does not follow the last (a restart,
+ * which may print steps again, or a stamp going back), or one after a save whose end is not
+ * known; -1 for a line without a time stamp (malformed). Step 0 is printed when the engine is
+ * set up, also when a run resumes from a checkpoint at step N, whose next line says N + k: the
+ * clock does not start there, and the line after it only starts it.
  */
 static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
 {
@@ -448,8 +474,8 @@ static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
         t->st.malformed++;
         return -1;
     }
-    deepspeed_save_end(t);
-    int follows = t->ds_have && r->iteration > t->ds_step && r->time_s >= t->ds_time;
+    int known = deepspeed_save_end(t) == 0;
+    int follows = t->ds_have && known && r->iteration > t->ds_step && r->time_s >= t->ds_time;
     double secs =
         follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)
                 : NAN;
@@ -459,26 +485,60 @@ static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
     t->ds_saving = 0;
     if (!(secs >= 0)) {
         t->st.untimed++;
-        return -1;
+        return 1;
     }
     r->elapsed_ms = secs * 1000.0;
     return 0;
 }
 
-/* A DeepSpeed save's lines: from its first line to its last "ready" line before the next
- * step line (every rank prints one once its own files are written; training goes on after
- * the last) is left out of the next step time. A save with no "ready" line leaves nothing
- * out. */
-static void deepspeed_save(struct tail *t, int kind, double at)
+/*
+ * A DeepSpeed save's lines. Every rank prints its own "ready" line once its files are
+ * written, and training goes on after the last: the time from the save's first line to its
+ * last "ready" line before the next step line is left out of that step's time (a save with
+ * no "ready" line before it makes that step line only start the clock), and the save is
+ * complete, for the reports' ckpt=, at the first step line after a "ready" line.
+ */
+static void deepspeed_save(struct tail *t, int kind, uint64_t step, double at)
 {
-    if (isnan(at))
-        return;
     if (kind == HN_TRAINLOG_SAVE) {
-        deepspeed_save_end(t); /* two saves between two step lines */
+        save_seen(t, kind, step);
+        if (isnan(at) || (!isnan(t->ds_save_began) && isnan(t->ds_save_ready)))
+            t->ds_save_lost = 1; /* no stamp, or an earlier save between the same two step
+                                  * lines that was never ready */
+        else
+            (void)deepspeed_save_end(t);
         t->ds_save_began = at;
-    } else if (kind == HN_TRAINLOG_SAVED && !isnan(t->ds_save_began) && at >= t->ds_save_began) {
-        t->ds_save_ready = isnan(t->ds_save_ready) ? at : fmax(t->ds_save_ready, at);
+    } else if (kind == HN_TRAINLOG_SAVED) {
+        if (!isnan(at) && !isnan(t->ds_save_began) && at >= t->ds_save_began)
+            t->ds_save_ready = isnan(t->ds_save_ready) ? at : fmax(t->ds_save_ready, at);
+        if (step <= INT64_MAX && (int64_t)step > t->ds_ready_step)
+            t->ds_ready_step = (int64_t)step;
     }
+}
+
+/* A DeepSpeed step line: the checkpoint a "ready" line announced is complete now that the
+ * job steps again, then the report when the line has a step time. */
+static void deepspeed_step(struct tail *t, struct hn_trainlog_rec *r)
+{
+    int timed = deepspeed_time(t, r);
+    if (timed < 0)
+        return;
+    if (t->ds_save_lost) {
+        t->ds_save_lost = 0;
+        if (timed == 0) { /* its time is unknown: this step only starts the clock */
+            t->st.untimed++;
+            timed = 1;
+        }
+    }
+    if (t->ds_ready_step >= 0) {
+        save_seen(t, HN_TRAINLOG_SAVED, (uint64_t)t->ds_ready_step);
+        t->ds_ready_step = -1;
+    }
+    steps_after_save(t, r->iteration);
+    if (timed != 0)
+        return;
+    r->global_batch = t->ds_batch;
+    report(t, r);
 }
 
 static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
@@ -504,19 +564,17 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     if (rc != HN_TRAINLOG_ITERATION) {
         if (rc == HN_TRAINLOG_SAVE) /* a checkpoint save begins: the steps stop on purpose */
             send_one(t, NULL, r.iteration, &t->st.pauses);
-        save_seen(t, rc, r.iteration);
         if (r.format == HN_TRAINLOG_DEEPSPEED)
-            deepspeed_save(t, rc, r.time_s);
+            deepspeed_save(t, rc, r.iteration, r.time_s);
+        else
+            save_seen(t, rc, r.iteration);
         return;
     }
-    /* DeepSpeed's clock sees every step line, a step printed again after a restart too; it
-     * prints each step once, so none is a redraw. */
     if (r.format == HN_TRAINLOG_DEEPSPEED) {
-        if (deepspeed_time(t, &r) != 0)
-            return;
-        r.global_batch = t->ds_batch;
+        deepspeed_step(t, &r);
+        return;
     }
-    if (r.format != HN_TRAINLOG_DEEPSPEED && t->have_last && r.iteration == t->last_iter) {
+    if (t->have_last && r.iteration == t->last_iter) {
         t->st.repeated++;
         return;
     }
@@ -664,6 +722,11 @@ static int open_client(struct tail *t)
     if (rank < 0)
         hn_step_set_identity(t->client, NULL, 0, -1, -1);
     hn_step_identity_get(t->client, NULL, NULL, NULL, &t->world);
+    if (!isnan(o->fpt) && t->world < 1)
+        fprintf(stderr,
+                "houston tail: warning: --flops-per-token without a world size: the controller "
+                "takes the job's tokens for one GPU's, so its MFU comes out as many times too "
+                "high as the job has GPUs; give --world with the job's GPU count\n");
     return 0;
 }
 
@@ -678,7 +741,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->last_tokens = -1;
     t->ckpt = t->save_at = -1;
     t->ds_save_began = t->ds_save_ready = NAN;
-    t->ds_batch = -1;
+    t->ds_batch = t->ds_ready_step = -1;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

@@ -392,7 +392,8 @@ static int expect(struct span *s, char c)
 
 /*
  * The time Python's logging stamps a DeepSpeed line with, "[2023-11-29 08:52:27,711]" first
- * on the line (after a launcher prefix, and torchrun's "[default0]:" or "[rank0]:"): seconds
+ * on the line (after a launcher prefix, and torchrun's "[default0]:" or mpirun's
+ * "[1,0]<stdout>:"): seconds
  * since the epoch as if the stamp were UTC
  * (it is the training host's local time; only differences are used, so a change of daylight
  * saving time between two lines is an hour off); NaN without one.
@@ -405,14 +406,26 @@ static double line_time(const char *line, const char *end)
     skip_blanks(&s);
     if (prefix[0])
         s.p += strlen(prefix) + 2; /* read_prefix checked the ": " */
-    /* torchrun's own prefix of each worker's lines (--tee, --log-dir, --local-ranks-filter):
-     * "[default0]:", "[rank0]:", at most 32 bytes. */
-    if (s.p + 1 < s.end && *s.p == '[' && !is_digit(s.p[1])) {
-        const char *close =
-            memchr(s.p, ']', (size_t)(s.end - s.p) < 32 ? (size_t)(s.end - s.p) : 32);
-        if (!close || close + 1 >= s.end || close[1] != ':')
+    /* A launcher's own prefix of each worker's lines, in brackets: torchrun's "[default0]:"
+     * or "[rank0]:" (--tee, --log-dir), mpirun --tag-output's "[1,0]<stdout>:"; at most 32
+     * bytes. A '[' that opens a date is the stamp's. */
+    if (s.p < s.end && *s.p == '[' &&
+        !(s.end - s.p > 5 && is_digit(s.p[1]) && is_digit(s.p[2]) && is_digit(s.p[3]) &&
+          is_digit(s.p[4]) && s.p[5] == '-')) {
+        size_t room = (size_t)(s.end - s.p) < 32 ? (size_t)(s.end - s.p) : 32;
+        const char *q = memchr(s.p, ']', room);
+        if (!q)
             return NAN;
-        s.p = close + 2;
+        q++;
+        if (q < s.end && *q == '<') { /* <stdout>, <stderr> */
+            q = memchr(q, '>', (size_t)(s.end - q) < 10 ? (size_t)(s.end - q) : 10);
+            if (!q)
+                return NAN;
+            q++;
+        }
+        if (q >= s.end || *q != ':')
+            return NAN;
+        s.p = q + 1;
         skip_blanks(&s);
     }
     int64_t y, mo, d, h, mi, sec, ms;

@@ -252,7 +252,7 @@ check_eq "from-end: only the new line" "7" \
 
 "$HOUSTON" tail --help | grep -q '^usage: houston tail'
 check_eq "--help exits 0 with the usage" 0 $?
-for args in "--format horovod x" "--flops-per-token 0 x" "--flops-per-token nan x" "--rank -1 x" "--seq-len 0 x" "--bogus" "a b" "--from-end"; do
+for args in "--format horovod x" "--flops-per-token 0 x" "--flops-per-token nan x" "--global-batch 0 x" "--rank -1 x" "--seq-len 0 x" "--bogus" "a b" "--from-end"; do
     # shellcheck disable=SC2086
     "$HOUSTON" tail --job 7 $args </dev/null >/dev/null 2>&1
     check_eq "usage error exits 2: $args" 2 $?

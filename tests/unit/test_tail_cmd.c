@@ -316,6 +316,13 @@ static void test_deepspeed_real_log(void **state)
     free(out);
     out = TAIL(text, "--flops-per-token", "4.3e10");
     assert_int_equal(tu_count(out, " fpt=4.3e+10\n"), 5);
+    /* Without a world size the controller would take the job's tokens for one GPU's. */
+    assert_non_null(strstr(last_err, "warning: --flops-per-token without a world size"));
+    free(out);
+    out = TAIL(text, "--flops-per-token", "4.3e10", "--world", "16");
+    assert_int_equal(tu_count(out, " fpt=4.3e+10\n"), 5);
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 world=16 step=1 dur=76.0153 tokens=262144 "));
+    assert_null(strstr(last_err, "warning"));
     free(megatron);
     free(out);
     free(text);
@@ -362,10 +369,8 @@ static void test_deepspeed_saves(void **state)
                 DS_STEP("10:00:42,010", 30) "[Rank 0] step=40, skipped=0, lr=[0.0001]\n" DS_STEP(
                     "10:00:47,010", 40) DS_STEP("10:05:00,000", 0) DS_STEP("10:05:12,000", 30)
                     DS_STEP("10:05:17,000", 40) DS_STEP("10:05:22,000", 50)
-                        DS_SAVE("10:05:22,010", 50) DS_STEP("10:05:32,010", 60);
-#undef DS_STEP
-#undef DS_SAVE
-#undef DS_READY
+                        DS_SAVE("10:05:22,010", 50) DS_STEP("10:05:32,010", 60)
+                            DS_STEP("10:05:42,010", 70);
     char *out = TAIL(text, "--format", "deepspeed");
     char got[512];
     reports_of(out, got, sizeof(got));
@@ -374,13 +379,44 @@ static void test_deepspeed_saves(void **state)
                              "40 0.500 20\n"
                              "40 0.500 20\n" /* the resumed run */
                              "50 0.500 20\n"
-                             "60 1.001 20\n"); /* a save that never completed */
+                             /* 60: after a save with no "ready" line, how long it took is
+                              * not known; the save is not complete either */
+                             "70 1.000 20\n");
     assert_non_null(strstr(out, "hs1 job=7 rank=0 step=20 pause=checkpoint\n"));
     assert_non_null(strstr(out, "hs1 job=7 rank=0 step=50 pause=checkpoint\n"));
     assert_non_null(strstr(last_err, " 1 malformed skipped"));
-    assert_non_null(strstr(last_err, "(4 step lines only started the clock)"));
+    assert_non_null(strstr(last_err, "(5 step lines only started the clock)"));
     assert_non_null(strstr(last_err, "2 checkpoint saves announced"));
     free(out);
+
+    /* DeepSpeed releases that print no "ready" line: the step after a save only starts the
+     * clock, and completes the save (a synchronous save returns to training once written). */
+    static const char no_ready[] = DS_STEP("10:00:00,000", 10) DS_STEP(
+        "10:00:05,000",
+        20) "[2024-03-01 10:00:05,010] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint "
+            "global_step20 is begin to save!\n" DS_STEP("10:01:15,000", 30)
+                DS_STEP("10:01:20,000", 40);
+    out = TAIL(no_ready, "--format", "deepspeed", "--global-batch", "4", "--seq-len", "8");
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "20 0.500 -1\n40 0.500 20\n");
+    assert_non_null(strstr(last_err, "(2 step lines only started the clock)"));
+    assert_int_equal(tu_count(out, " tokens=32"), 2); /* no train_batch_size line: --global-batch */
+    free(out);
+
+    /* A "ready" line after the next step line (an async engine): that step is not timed; the
+     * save is complete at the first step line after its "ready" line. */
+    static const char late_ready[] =
+        DS_STEP("10:00:00,000", 10) DS_STEP("10:00:05,000", 20) DS_STEP("10:00:10,000", 30)
+            DS_SAVE("10:00:10,010", 30) DS_READY("10:00:10,520", 30) DS_STEP("10:00:15,510", 40)
+                DS_SAVE("10:00:15,520", 40) DS_STEP("10:00:20,000", 50) DS_READY("10:00:21,000", 40)
+                    DS_STEP("10:00:25,000", 60) DS_STEP("10:00:30,000", 70);
+    out = TAIL(late_ready, "--format", "deepspeed");
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "20 0.500 -1\n30 0.500 -1\n40 0.500 30\n60 0.500 40\n70 0.500 40\n");
+    free(out);
+#undef DS_STEP
+#undef DS_SAVE
+#undef DS_READY
 
     /* Read as Megatron's, the same log has no iteration at all. */
     out = TAIL(text, (const char *)NULL);

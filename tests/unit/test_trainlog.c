@@ -199,6 +199,21 @@ static void test_deepspeed_real_logs(void **state)
     assert_int_equal(n, HN_ARRAY_LEN(want));
     parsed_free(&p);
 
+    /* The configuration DeepSpeed prints at set-up: the samples of one step. */
+    parse_log("superbenchmark/megatron_deepspeed.log", &p);
+    int batches = 0;
+    for (int no = 1; no <= p.nlines; no++) {
+        if (p.rc[no] != HN_TRAINLOG_BATCH)
+            continue;
+        batches++;
+        assert_int_equal(no, 1329);
+        assert_int_equal(p.rec[no].format, HN_TRAINLOG_DEEPSPEED);
+        assert_int_equal(p.rec[no].global_batch, 2048);
+        assert_string_equal(p.rec[no].prefix, "vm-07-05");
+    }
+    assert_int_equal(batches, 1);
+    parsed_free(&p);
+
     parse_log("bigscience/meg_ds_3d_gpt2_perf_n16-ds-on.out", &p);
     assert_int_equal(p.rc[670], HN_TRAINLOG_ITERATION);
     assert_int_equal(p.rec[670].format, HN_TRAINLOG_DEEPSPEED);
@@ -268,6 +283,7 @@ static void test_deepspeed(void **state)
         "[default0]:[2024-03-01 00:00:01,250] [INFO] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "[rank12]: [2024-03-01 00:00:01,250] [INFO] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "node-3: [default7]:[2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[1,0]<stdout>:[2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
     };
     for (size_t i = 0; i < HN_ARRAY_LEN(torchrun); i++) {
         assert_int_equal(parse(torchrun[i], &rec), HN_TRAINLOG_ITERATION);
@@ -283,6 +299,8 @@ static void test_deepspeed(void **state)
         "[24-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "x [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "[default0] [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[1,0]<stdout [2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
+        "[1,0]<stdout>[2024-03-01 00:00:01,250] [Rank 0] step=1, skipped=0, lr=[0.1]",
         "[a-prefix-of-more-than-32-bytes-xx]:[2024-03-01 00:00:01,250] [Rank 0] step=1, "
         "skipped=0, lr=[0.1]",
     };
@@ -292,6 +310,25 @@ static void test_deepspeed(void **state)
             fail_msg("a time read from %s", no_time[i]);
     }
     assert_int_equal(parse("[Rank 0] step=99999999999999999999999, skipped=0, lr=[0.1]", &rec), -1);
+
+    /* The batch size line, and lines that only look like it. */
+    assert_int_equal(parse("[INFO] [config.py:978:print]   train_batch_size ..... 16  ", &rec),
+                     HN_TRAINLOG_BATCH);
+    assert_int_equal(rec.global_batch, 16);
+    static const char *const not_batch[] = {
+        "[INFO] [config.py:978:print]   train_batch_size ............. 0",
+        "[INFO] [config.py:978:print]   train_batch_size ............. 16x",
+        "[INFO] [config.py:978:print]   train_batch_size ............. 64 (auto)",
+        "[INFO] [config.py:978:print]   train_batch_size ............. None",
+        "[INFO] [config.py:978:print]   train_batch_size 16",
+        "[INFO] [config.py:978:print]   max_train_batch_size ......... 128",
+        "    \"train_batch_size\": 2.048000e+03, ",
+        "[INFO] train_batch_size ............. 99999999999999999999999",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(not_batch); i++) {
+        if (parse(not_batch[i], &rec) != HN_TRAINLOG_OTHER)
+            fail_msg("taken for a batch size: %s", not_batch[i]);
+    }
     assert_string_equal(hn_trainlog_format_name(HN_TRAINLOG_DEEPSPEED), "deepspeed");
 }
 
