@@ -90,6 +90,7 @@ struct tail {
     int ds_have;
     uint64_t ds_step;
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
+    uint64_t ds_save_step; /* the step of the save in progress */
     int ds_save_lost;      /* a save between the two step lines had no "ready" line */
     int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
     int64_t ds_batch;      /* the configuration's train_batch_size, -1 until it is seen */
@@ -508,8 +509,11 @@ static void deepspeed_save(struct tail *t, int kind, uint64_t step, double at)
         else
             (void)deepspeed_save_end(t);
         t->ds_save_began = at;
+        t->ds_save_step = step;
     } else if (kind == HN_TRAINLOG_SAVED) {
-        if (!isnan(at) && !isnan(t->ds_save_began) && at >= t->ds_save_began)
+        /* Only this save's own "ready" lines end it (a late one of an earlier save does not). */
+        if (!isnan(at) && !isnan(t->ds_save_began) && step == t->ds_save_step &&
+            at >= t->ds_save_began)
             t->ds_save_ready = isnan(t->ds_save_ready) ? at : fmax(t->ds_save_ready, at);
         if (step <= INT64_MAX && (int64_t)step > t->ds_ready_step)
             t->ds_ready_step = (int64_t)step;

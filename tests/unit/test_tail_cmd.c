@@ -405,14 +405,16 @@ static void test_deepspeed_saves(void **state)
 
     /* A "ready" line after the next step line (an async engine): that step is not timed; the
      * save is complete at the first step line after its "ready" line. */
-    static const char late_ready[] =
-        DS_STEP("10:00:00,000", 10) DS_STEP("10:00:05,000", 20) DS_STEP("10:00:10,000", 30)
-            DS_SAVE("10:00:10,010", 30) DS_READY("10:00:10,520", 30) DS_STEP("10:00:15,510", 40)
-                DS_SAVE("10:00:15,520", 40) DS_STEP("10:00:20,000", 50) DS_READY("10:00:21,000", 40)
-                    DS_STEP("10:00:25,000", 60) DS_STEP("10:00:30,000", 70);
+    static const char late_ready[] = DS_STEP("10:00:00,000", 10) DS_STEP("10:00:05,000", 20)
+        DS_STEP("10:00:10,000", 30) DS_SAVE("10:00:10,010", 30) DS_READY("10:00:10,520", 30)
+            DS_STEP("10:00:15,510", 40) DS_SAVE("10:00:15,520", 40) DS_STEP("10:00:20,000", 50)
+                DS_READY("10:00:21,000", 40) DS_STEP("10:00:25,000", 60) DS_SAVE("10:00:25,010", 60)
+                    DS_READY("10:00:26,000", 40) DS_STEP("10:00:30,000", 70)
+                        DS_STEP("10:00:35,000", 80);
     out = TAIL(late_ready, "--format", "deepspeed");
     reports_of(out, got, sizeof(got));
-    assert_string_equal(got, "20 0.500 -1\n30 0.500 -1\n40 0.500 30\n60 0.500 40\n70 0.500 40\n");
+    /* 70: the save at 60 had only a late "ready" line of the one at 40, not its own */
+    assert_string_equal(got, "20 0.500 -1\n30 0.500 -1\n40 0.500 30\n60 0.500 40\n80 0.500 40\n");
     free(out);
 #undef DS_STEP
 #undef DS_SAVE
