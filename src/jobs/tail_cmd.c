@@ -471,11 +471,13 @@ static int deepspeed_save_end(struct tail *t)
  */
 static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
 {
+    int known = deepspeed_save_end(t) == 0; /* a step line ends a save, stamped or not */
     if (isnan(r->time_s)) {
         t->st.malformed++;
+        if (!known)
+            t->ds_save_lost = 1; /* the next stamped step line cannot be timed either */
         return -1;
     }
-    int known = deepspeed_save_end(t) == 0;
     int follows = t->ds_have && known && r->iteration > t->ds_step && r->time_s >= t->ds_time;
     double secs =
         follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)

@@ -411,6 +411,16 @@ static void test_deepspeed_saves(void **state)
                 DS_READY("10:00:21,000", 40) DS_STEP("10:00:25,000", 60) DS_SAVE("10:00:25,010", 60)
                     DS_READY("10:00:26,000", 40) DS_STEP("10:00:30,000", 70)
                         DS_STEP("10:00:35,000", 80);
+    /* A step line without its stamp after a save ends it as well: the ready line after it
+     * does not make the next stamped step timed. */
+    static const char stampless[] = DS_STEP("10:00:00,000", 10) DS_STEP("10:00:10,000", 20) DS_SAVE(
+        "10:00:10,500", 20) "[Rank 0] step=30, skipped=0, lr=[0.1]\n" DS_READY("10:00:40,000", 20)
+        DS_STEP("10:00:50,000", 40) DS_STEP("10:00:55,000", 50);
+    out = TAIL(stampless, "--format", "deepspeed");
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "20 1.000 -1\n50 0.500 20\n");
+    free(out);
+
     out = TAIL(late_ready, "--format", "deepspeed");
     reports_of(out, got, sizeof(got));
     /* 70: the save at 60 had only a late "ready" line of the one at 40, not its own */
