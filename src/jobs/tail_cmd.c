@@ -171,11 +171,13 @@ void hn_usage_tail(FILE *out)
 
 /* ---- options ---- */
 
-static int parse_count_opt(const char *name, const char *arg, int64_t max, int64_t *out)
+static int parse_count_opt(const char *name, const char *arg, int64_t min, int64_t max,
+                           int64_t *out)
 {
     int64_t n;
-    if (hn_parse_i64(arg, 10, &n) != 0 || n < 0 || n > max) {
-        fprintf(stderr, "houston tail: %s: '%s' is not 0..%lld\n", name, arg, (long long)max);
+    if (hn_parse_i64(arg, 10, &n) != 0 || n < min || n > max) {
+        fprintf(stderr, "houston tail: %s: '%s' is not %lld..%lld\n", name, arg, (long long)min,
+                (long long)max);
         return -1;
     }
     *out = n;
@@ -240,7 +242,7 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
             if (parse_count_opt(ch == 'r'   ? "--rank"
                                 : ch == 'l' ? "--local-rank"
                                             : "--world",
-                                optarg, INT_MAX, &n) != 0)
+                                optarg, 0, INT_MAX, &n) != 0)
                 return -1;
             if (ch == 'r')
                 o->rank = (int)n;
@@ -259,24 +261,16 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
             o->socket = optarg;
             break;
         case 'q':
-            if (parse_count_opt("--seq-len", optarg, SEQ_LEN_MAX, &n) != 0)
+            if (parse_count_opt("--seq-len", optarg, 1, SEQ_LEN_MAX, &n) != 0)
                 return -1;
-            if (n == 0) {
-                fprintf(stderr, "houston tail: --seq-len: must be at least 1\n");
-                return -1;
-            }
             o->seq_len = n;
             break;
         case 'p':
             o->print = 1;
             break;
         case 'B':
-            if (parse_count_opt("--global-batch", optarg, SEQ_LEN_MAX, &n) != 0)
+            if (parse_count_opt("--global-batch", optarg, 1, SEQ_LEN_MAX, &n) != 0)
                 return -1;
-            if (n == 0) {
-                fprintf(stderr, "houston tail: --global-batch: must be at least 1\n");
-                return -1;
-            }
             o->global_batch = n;
             break;
         case 'P':
