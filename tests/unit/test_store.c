@@ -144,7 +144,7 @@ static void test_schema_and_reopen(void **state)
     assert_string_equal(
         text,
         "actions,actions_pending,events,events_job,events_kind,events_node,events_time,frames,"
-        "frames_time,job_points,jobs,nodes");
+        "job_points,jobs,nodes");
 
     struct hn_node_view v = {.name = "n1", .rack = "r1", .sku = "H100", .gpus_expected = 8};
     assert_int_equal(hn_store_begin(s), 0);
@@ -188,7 +188,6 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
 static void drop_frame_time(const char *path)
 {
     char text[64];
-    raw_query(path, "DROP INDEX frames_time", text, sizeof(text));
     raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
 }
 
