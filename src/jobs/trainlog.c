@@ -467,7 +467,7 @@ static int deepspeed_step(const char *line, const char *end, uint64_t *n, int *b
 
 /* The checkpoint engine's lines around a save of tag "global_stepN" (DeepSpeed's default tag),
  * "[Torch] Checkpoint global_stepN is about to be saved!" (or "is begin to save!" in other
- * releases) when it begins and "... is ready now!" when every file is written: their kind
+ * releases) when it begins and "... is ready now!" when a rank's files are written: their kind
  * with *n = N, or HN_TRAINLOG_OTHER. */
 static int deepspeed_save(const char *line, const char *end, uint64_t *n)
 {
