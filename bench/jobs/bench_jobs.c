@@ -29,22 +29,10 @@ static double now_s(void)
 
 static struct hn_step_in report(const char *job, uint64_t step)
 {
-    return (struct hn_step_in){.job = job,
-                               .rank = 0,
-                               .local_rank = -1,
-                               .world = 1,
-                               .gpu = -1,
-                               .step = step,
-                               .seconds = 1,
-                               .tokens = NAN,
-                               .forward_s = NAN,
-                               .backward_s = NAN,
-                               .optimizer_s = NAN,
-                               .comm_s = NAN,
-                               .tflops = NAN,
-                               .flops_per_token = NAN,
-                               .checkpoint = -1,
-                               .uid = -1};
+    struct hn_step_in s;
+    hn_step_in_init(&s, job, 0, step, 1);
+    s.world = 1;
+    return s;
 }
 
 /* A brain with a table of cap jobs, full: job ids "f0".."f<cap-1>", one report each. */

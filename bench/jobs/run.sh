@@ -4,20 +4,11 @@
 # with date, commit and machine. Uses the release build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/record.sh
+source bench/record.sh
 B=${BUILD:-build-release}
 [ -x "$B/bench/jobs/bench_jobs" ] || cmake --build "$B" --target bench_jobs >/dev/null
 out=$("$B/bench/jobs/bench_jobs" "${BENCH_JOBS:-4096}")
 echo "$out"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1)
-{
-    echo
-    echo "## $(date -u +%Y-%m-%d) commit $commit"
-    echo
-    echo "Machine: $(nproc) cores, ${cpu:-unknown CPU}."
-    echo
-    echo '```'
-    echo "$out"
-    echo '```'
-} >>bench/results/jobs.md
+record_fenced bench/results/jobs.md "$out"
 echo "bench/jobs: appended to bench/results/jobs.md"

@@ -272,6 +272,10 @@ struct hn_step_in {
     int pause;   /* enum hn_pause_kind; HN_PAUSE_NONE for a step */
 };
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s);
+/* A step report of `job`'s `rank` at `step` that took `seconds`, everything else unknown (-1,
+ * NaN; not a pause). */
+void hn_step_in_init(struct hn_step_in *s, const char *job, int64_t rank, uint64_t step,
+                     double seconds);
 
 /* Why GPU time was lost (the job ledger's columns). */
 enum hn_loss_cause {

@@ -1323,6 +1323,28 @@ static void pause_notice(struct job *j, double now, unsigned rank, const struct 
  * is refused (-ERANGE) and changes nothing but the job's reporting nodes; a `world` above
  * the cap is believed only up to the cap, so that rank 0 of a large job that reports before
  * the scheduler lists the job's nodes is still accepted. */
+void hn_step_in_init(struct hn_step_in *s, const char *job, int64_t rank, uint64_t step,
+                     double seconds)
+{
+    *s = (struct hn_step_in){.job = job,
+                             .rank = rank,
+                             .local_rank = -1,
+                             .world = -1,
+                             .gpu = -1,
+                             .step = step,
+                             .seconds = seconds,
+                             .tokens = NAN,
+                             .forward_s = NAN,
+                             .backward_s = NAN,
+                             .optimizer_s = NAN,
+                             .comm_s = NAN,
+                             .tflops = NAN,
+                             .flops_per_token = NAN,
+                             .checkpoint = -1,
+                             .uid = -1,
+                             .pause = HN_PAUSE_NONE};
+}
+
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
 {
     struct hn_jobs *js = b->jobs;

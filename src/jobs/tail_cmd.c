@@ -91,7 +91,7 @@ struct tail {
     uint64_t ds_step;
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
     uint64_t ds_save_step; /* the step of the save in progress */
-    int ds_save_lost;      /* a save between the two step lines had no "ready" line */
+    int ds_save_lost;      /* a save since the last step line has no known length */
     int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
     int64_t ds_batch;      /* the configuration's train_batch_size, -1 until it is seen */
     char chunk[READ_CHUNK];
@@ -437,42 +437,39 @@ static void steps_after_save(struct tail *t, uint64_t step)
     t->save_at = -1;
 }
 
-/* Ends the save in progress at a step line: the time from its first line to its last "ready"
- * line joins the time spent saving. Returns -1 when a save began and no "ready" line came
- * (DeepSpeed releases that do not print it, an async engine): how long it took is unknown. */
-static int deepspeed_save_end(struct tail *t)
+/* Ends the save in progress: the time from its first line to its last "ready" line joins the
+ * time spent saving; when no "ready" line came (DeepSpeed releases that do not print it, an
+ * async engine) how long it took is unknown (ds_save_lost). */
+static void deepspeed_save_end(struct tail *t)
 {
-    int rc = 0;
     if (!isnan(t->ds_save_began)) {
         if (isnan(t->ds_save_ready))
-            rc = -1;
+            t->ds_save_lost = 1;
         else
             t->ds_saving += t->ds_save_ready - t->ds_save_began;
     }
     t->ds_save_began = t->ds_save_ready = NAN;
-    return rc;
 }
 
 /*
  * DeepSpeed's step lines carry no step time: it is the time between this line and the last
  * one over the steps between, less the checkpoint saves in between (Megatron's own step time
  * leaves them out too). Sets r->elapsed_ms and returns 0; returns 1 for a step line that only
- * starts the clock again: the first of a run, one that does not follow the last (a restart,
- * which may print steps again, or a stamp going back), or one after a save whose end is not
- * known; -1 for a line without a time stamp (malformed). Step 0 is printed when the engine is
+ * starts the clock again: the first of a run, or one that does not follow the last (a
+ * restart, which may print steps again, or a stamp going back); -1 for a line without a time
+ * stamp (malformed). (deepspeed_step leaves untimed a step after a save whose end is not
+ * known, ds_save_lost.) Step 0 is printed when the engine is
  * set up, also when a run resumes from a checkpoint at step N, whose next line says N + k: the
  * clock does not start there, and the line after it only starts it.
  */
 static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
 {
-    int known = deepspeed_save_end(t) == 0; /* a step line ends a save, stamped or not */
+    deepspeed_save_end(t); /* a step line ends a save, stamped or not */
     if (isnan(r->time_s)) {
         t->st.malformed++;
-        if (!known)
-            t->ds_save_lost = 1; /* the next stamped step line cannot be timed either */
         return -1;
     }
-    int follows = t->ds_have && known && r->iteration > t->ds_step && r->time_s >= t->ds_time;
+    int follows = t->ds_have && r->iteration > t->ds_step && r->time_s >= t->ds_time;
     double secs =
         follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)
                 : NAN;
@@ -499,11 +496,9 @@ static void deepspeed_save(struct tail *t, int kind, uint64_t step, double at)
 {
     if (kind == HN_TRAINLOG_SAVE) {
         save_seen(t, kind, step);
-        if (isnan(at) || (!isnan(t->ds_save_began) && isnan(t->ds_save_ready)))
-            t->ds_save_lost = 1; /* no stamp, or an earlier save between the same two step
-                                  * lines that was never ready */
-        else
-            (void)deepspeed_save_end(t);
+        deepspeed_save_end(t); /* an earlier save between the same two step lines */
+        if (isnan(at))
+            t->ds_save_lost = 1; /* no stamp: its length cannot be known */
         t->ds_save_began = at;
         t->ds_save_step = step;
     } else if (kind == HN_TRAINLOG_SAVED) {

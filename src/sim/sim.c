@@ -547,24 +547,14 @@ static void report_step(struct hn_sim *s, int skip)
         if (node == skip)
             continue;
         double compute = s->cfg.report_s * 0.9 * (1 + s->nodes[node].slow);
-        struct hn_step_in in = {
-            .job = s->job_id,
-            .rank = r,
-            .local_rank = 0,
-            .world = s->job_n,
-            .gpu = 0,
-            .step = s->step,
-            .seconds = wall,
-            .tokens = NAN,
-            .forward_s = NAN,
-            .backward_s = NAN,
-            .optimizer_s = NAN,
-            .comm_s = wall - compute,
-            .tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax),
-            .flops_per_token = NAN,
-            .checkpoint = (int64_t)s->ckpt_step,
-            .uid = -1,
-        };
+        struct hn_step_in in;
+        hn_step_in_init(&in, s->job_id, r, s->step, wall);
+        in.local_rank = 0;
+        in.world = s->job_n;
+        in.gpu = 0;
+        in.comm_s = wall - compute;
+        in.tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax);
+        in.checkpoint = (int64_t)s->ckpt_step;
         hn_brain_step(s->brain, bnow(s), node, &in);
         s->r.step_reports++;
     }
@@ -662,25 +652,13 @@ static void job_start(struct hn_sim *s)
  * with reports minutes apart, the brain would learn of it too late). */
 static void report_rank0(struct hn_sim *s, int pause)
 {
-    struct hn_step_in in = {
-        .job = s->job_id,
-        .rank = 0,
-        .local_rank = 0,
-        .world = s->job_n,
-        .gpu = 0,
-        .step = s->step,
-        .seconds = s->step_wall,
-        .tokens = NAN,
-        .forward_s = NAN,
-        .backward_s = NAN,
-        .optimizer_s = NAN,
-        .comm_s = NAN,
-        .tflops = NAN,
-        .flops_per_token = NAN,
-        .checkpoint = (int64_t)s->ckpt_step,
-        .uid = -1,
-        .pause = pause,
-    };
+    struct hn_step_in in;
+    hn_step_in_init(&in, s->job_id, 0, s->step, s->step_wall);
+    in.local_rank = 0;
+    in.world = s->job_n;
+    in.gpu = 0;
+    in.checkpoint = (int64_t)s->ckpt_step;
+    in.pause = pause;
     hn_brain_step(s->brain, bnow(s), s->ranks[0], &in);
     s->r.step_reports++;
     brain_outputs(s);

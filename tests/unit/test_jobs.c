@@ -75,24 +75,11 @@ static struct hn_brain *fleet(int nodes)
 
 static struct hn_step_in report(const char *job, int rank, int world, uint64_t step, double sec)
 {
-    struct hn_step_in s = {
-        .job = job,
-        .rank = rank,
-        .local_rank = rank % 4,
-        .world = world,
-        .gpu = rank % 4,
-        .step = step,
-        .seconds = sec,
-        .tokens = NAN,
-        .forward_s = NAN,
-        .backward_s = NAN,
-        .optimizer_s = NAN,
-        .comm_s = NAN,
-        .tflops = NAN,
-        .flops_per_token = NAN,
-        .checkpoint = -1,
-        .uid = -1,
-    };
+    struct hn_step_in s;
+    hn_step_in_init(&s, job, rank, step, sec);
+    s.local_rank = rank % 4;
+    s.world = world;
+    s.gpu = rank % 4;
     return s;
 }
 
