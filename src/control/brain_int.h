@@ -67,6 +67,8 @@ struct node {
     int silent_fired;
     int replace_at_ckpt;    /* predictive: replace at its jobs' next checkpoint */
     double last_bad;        /* time of the last suspect or fatal finding */
+    double removed_at;      /* when houston last took it out of service (remove_node); 0: never */
+    int removed_cause;      /* why then: an enum hn_loss_cause */
     double last_data;       /* time of the last samples */
     double heard;           /* latest collection time of a frame from its agent (its clock) */
     double heard_at;        /* when the latest frame from its agent arrived; 0: none yet */

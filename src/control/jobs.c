@@ -1345,6 +1345,26 @@ void hn_step_in_init(struct hn_step_in *s, const char *job, int64_t rank, uint64
                              .pause = HN_PAUSE_NONE};
 }
 
+/* A report received on node n before houston took n out of service, of a job that the
+ * removal did not know ran there (its first reports came in the same frame as the fault, or a
+ * later one): the job ran on the node when it failed, and is interrupted and requeued as the
+ * node's other jobs were. The executor requeues it only if the scheduler says it still runs
+ * on n. */
+static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct node *n)
+{
+    if (n->removed_at <= 0 || now > n->removed_at || j->l.pending ||
+        j->requeued_at >= n->removed_at)
+        return;
+    /* As of the removal: the rest of the interrupted run's reports (stamped up to then) are
+     * not its next run. */
+    interrupt(j, n->removed_at, (enum hn_loss_cause)n->removed_cause);
+    /* Unless the scheduler's list the removal went by (no poll since) named it: requeued then.
+     * After a poll, a job it lists there may have been named at the removal too; a second
+     * requeue of it is skipped by the executor (the job no longer runs on n). */
+    if (!hb_node_runs(n, j->l.id) || b->jobs->sched_poll > n->removed_at)
+        hb_requeue(b, n->removed_at, n, j->l.id);
+}
+
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
 {
     struct hn_jobs *js = b->jobs;
@@ -1409,7 +1429,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
          * interrupted run's stragglers have had a minute to arrive. */
         int next = (r->node >= 0 && s->step <= r->last_step) || r->node < 0 ||
                    now - j->pending_at > fmax(60, 2 * typical_step(j));
-        if (!next)
+        /* Whatever the rank, one received before the interruption is of the run it ended. */
+        if (!next || now <= j->requeued_at)
             return 0;
         resume(j, now, s->seconds, s->step);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
@@ -1437,6 +1458,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->untimed++;
     checkpoint(b, now, j, s->checkpoint);
     add_point(j, now);
+    ran_on_removed(b, now, j, &b->nodes[node]);
     return 0;
 }
 
@@ -1467,6 +1489,8 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
 {
     struct hn_jobs *js = b->jobs;
     int node = (int)(n - b->nodes);
+    n->removed_at = now;
+    n->removed_cause = (int)cause_of(f);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
         int named = hb_node_runs(n, j->l.id);

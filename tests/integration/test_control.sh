@@ -31,8 +31,8 @@ sleep 1.5 # the controller polls squeue every 0.5 s
 say "a throttled GPU on n4: a silent laggard"
 printf "gpu 5 throttle 0x20\ngpu 5 sm_clock 1386\n" >>"$work/n4/state"
 check "n4 suspect" wait_for 20 node_state_is n4 suspect
-check "not drained for it" bash -c "! sinfo -h -N -n n4 -o %T | grep -q drain"
-check "laggard evidence names the peers" jq -e \
+check "not drained for it" slurm_undrained n4
+check "laggard evidence names the peers" jqe \
     '.events[] | select(.rule=="laggard" and (.evidence | test("peer_median=")))' \
     <<<"$(houston_cli events --node n4 --json)"
 : >"$work/n4/state"
@@ -50,10 +50,10 @@ check "job requeued" wait_for 20 bash -c \
 check_eq "n1 draining or quarantined in houston" 1 \
     "$(node_state n1 | grep -cE '^(draining|quarantined)$')"
 events=$(houston_cli events --node n1 --json)
-check "transition recorded with its evidence" jq -e \
+check "transition recorded with its evidence" jqe \
     '.events[] | select(.kind=="transition" and .to=="draining" and (.evidence | test("xid=79")))' \
     <<<"$events"
-check "drain action recorded" jq -e '.events[] | select(.kind=="action" and .action=="drain")' \
+check "drain action recorded" jqe '.events[] | select(.kind=="action" and .action=="drain")' \
     <<<"$events"
 
 say "new uncorrectable ECC on n2"
@@ -64,8 +64,8 @@ check "reason names the DBE" grep -q 'houston: GPU 1: new uncorrectable ECC' <<<
 say "guard: at 50% of 4 nodes, a third removal waits for an operator"
 echo "gpu 6 remap failure 1" >>"$work/n3/state"
 check "n3 held, not drained" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/nodes/n3 | jq -e '.held == true and .state == \"suspect\"'"
-check "n3 not drained in Slurm" bash -c "! sinfo -h -N -n n3 -o %T | grep -q drain"
+    "curl -fsS $CTL/v1/nodes/n3 | jqe '.held == true and .state == \"suspect\"'"
+check "n3 not drained in Slurm" slurm_undrained n3
 check "houston approve n3" houston_cli approve n3
 check "n3 drained after approval" wait_for 20 slurm_drained n3
 check "reason names the row remap" grep -q 'row remapping failed' <<<"$(slurm_reason n3)"
@@ -82,7 +82,7 @@ check_eq "no duplicate drain of n1" 1 "$n1_drains"
 
 say "IB port down on n4 (the guard holds it: two automatic drains in the window)"
 echo "1: DOWN" >"$work/n4/sys/class/infiniband/mlx5_0/ports/1/state"
-check "n4 held" wait_for 20 bash -c "curl -fsS $CTL/v1/nodes/n4 | jq -e '.held == true'"
+check "n4 held" wait_for 20 bash -c "curl -fsS $CTL/v1/nodes/n4 | jqe '.held == true'"
 houston_cli approve n4 >/dev/null
 check "n4 drained" wait_for 20 slurm_drained n4
 check "reason names the port" grep -q 'IB port mlx5_0/1' <<<"$(slurm_reason n4)"
@@ -90,5 +90,5 @@ check "reason names the port" grep -q 'IB port mlx5_0/1' <<<"$(slurm_reason n4)"
 say "operator resumes n1: Slurm resumes it because houston drained it"
 : >"$work/n1/state"
 houston_cli resume n1 >/dev/null
-check "n1 back in Slurm" wait_for 20 bash -c "! sinfo -h -N -n n1 -o %T | grep -q drain"
+check "n1 back in Slurm" wait_for 20 slurm_undrained n1
 finish

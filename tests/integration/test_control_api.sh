@@ -115,6 +115,6 @@ check_eq "retire n1" 200 "$(api POST /v1/nodes/n1/state operator-token '{"state"
 check_eq "resume a retired node: 409" 409 "$(api POST /v1/nodes/n1/resume operator-token '{}')"
 check_eq "racks" 2 "$(curl -fsS "$CTL/v1/racks" | jq '.racks[0].nodes')"
 check "a silent agent is reported" wait_for 10 bash -c \
-    "curl -fsS '$CTL/v1/events?node=n1&rule=agent_silent' | jq -e '.events | length > 0'"
+    "curl -fsS '$CTL/v1/events?node=n1&rule=agent_silent' | jqe '.events | length > 0'"
 check "still healthy" curl -fsS -o /dev/null "$CTL/healthz"
 finish

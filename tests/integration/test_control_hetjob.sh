@@ -46,7 +46,7 @@ for step in range(1, 4):
     s.sendto(f"hs1 job={sys.argv[2]} rank=1 lrank=0 world=2 step={step} dur=1".encode(), sys.argv[1])
 PY
 check "houston has the job with its rank on n2" wait_for 10 bash -c \
-    "curl -fsS $CTL/v1/jobs/$leader | jq -e '.job.ranks[] | select(.rank == 1 and .node == \"n2\")'"
+    "curl -fsS $CTL/v1/jobs/$leader | jqe '.job.ranks[] | select(.rank == 1 and .node == \"n2\")'"
 check_eq "no report refused" 0 \
     "$(curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_step_reports_total{result="not_owner"} //p')"
 
@@ -55,7 +55,7 @@ echo "gpu 3 xid 79 id=1" >>"$work/n2/state"
 check "n2 drained in Slurm" wait_for 20 slurm_drained n2
 check "the job is requeued" wait_for 20 bash -c \
     "scontrol show job $leader | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
-check "the requeue action names the leader and succeeded" jq -e \
+check "the requeue action names the leader and succeeded" jqe \
     ".events[] | select(.kind == \"action\" and .action == \"requeue\" and .job == \"$leader\" and .done == true and .result == \"requeued\")" \
     <<<"$(houston_cli events --node n2 --json)"
 check_eq "no action on the component's own id" 0 "$(houston_cli events --node n2 --json |

@@ -44,7 +44,7 @@ python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock"
     >"$work/trainerA.log" 2>&1 &
 HN_PIDS+=($!)
 check "houston sees job A with 8 ranks on 2 nodes" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
+    "curl -fsS $CTL/v1/jobs | jqe '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
 check "job A is running and making progress" wait_for 10 bash -c \
     "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.step') -gt 40 ]"
 mfu=$(job_field "$jobA" mfu)
@@ -53,7 +53,7 @@ check "MFU is 400/989.4 TFLOP/s of an H100 (about 0.404): $mfu" \
 check "a checkpoint is known" wait_for 20 bash -c "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.checkpoint') -ge 100 ]"
 houston_cli jobs >"$work/jobs.txt"
 check "houston jobs lists it" grep -qE "^$jobA +running +8 " "$work/jobs.txt"
-check "houston jobs --json is the API's list" jq -e ".jobs[0].id == \"$jobA\"" \
+check "houston jobs --json is the API's list" jqe ".jobs[0].id == \"$jobA\"" \
     <<<"$(houston_cli jobs --json)"
 
 say "another user (nobody) reports a slow rank 5 and a made-up rank 8 for job A, which root owns: refused"
@@ -76,11 +76,11 @@ for i in 5 5 8; do
 done
 check "the controller refuses all three as not the owner's" wait_for 10 bash -c '[ "$(not_owner)" = 3 ]'
 
-check "a step_owner event on n2 names the job and both uids" jq -e \
+check "a step_owner event on n2 names the job and both uids" jqe \
     ".events[] | select(.rule==\"step_owner\" and .job==\"$jobA\" and (.evidence | test(\"uid=65534 owner=0\")))" \
     <<<"$(houston_cli events --node n2 --json)"
 check "nothing of them applied: job A still has its 8 ranks" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '(.job.ranks | length) == 8 and .job.step < 900000'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '(.job.ranks | length) == 8 and .job.step < 900000'"
 check "n2 still ready" node_state_is n2 ready
 
 say "rank 5 (n2, GPU 1) becomes 30% slower"
@@ -100,20 +100,20 @@ check "/metrics: job A's effective MFU $x is its MFU $m times its ETTR $e" \
 check "promtool accepts /metrics with a straggler in it" promtool check metrics <<<"$metrics"
 t1=$(date +%s.%N)
 say "time from slowdown to suspect: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s"
-check "straggler event names the job, rank and GPU" jq -e \
+check "straggler event names the job, rank and GPU" jqe \
     ".events[] | select(.rule==\"straggler\" and .job==\"$jobA\" and .gpu==1 and (.evidence | test(\"rank=5\")))" \
     <<<"$(houston_cli events --node n2 --json)"
 check "the job shows the straggler" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
 # fake_trainer puts a rank's extra time in its backward pass (0.3 x 0.9 on 0.51 of a step: +53%).
 check "the straggler is slowest in its backward pass, by 45-75%" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.straggler.phase.name == \"backward\" and .job.straggler.phase.excess > 0.45 and .job.straggler.phase.excess < 0.75'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.straggler.phase.name == \"backward\" and .job.straggler.phase.excess > 0.45 and .job.straggler.phase.excess < 0.75'"
 check "the rank heat map shows rank 5 slower than the median" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == \"n2\" and .job.ranks[0].ratio < 1.1'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == \"n2\" and .job.ranks[0].ratio < 1.1'"
 check "a node's GPUs carry their last telemetry" bash -c \
-    "curl -fsS $CTL/v1/nodes/n2 | jq -e '(.gpus | length) == 8 and (.gpus[0].sm_clock | type) == \"number\" and .gpus[0].lost == false'"
+    "curl -fsS $CTL/v1/nodes/n2 | jqe '(.gpus | length) == 8 and (.gpus[0].sm_clock | type) == \"number\" and .gpus[0].lost == false'"
 check "the policy says it drains at the next checkpoint" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.plan | test(\"drain n2 at the next checkpoint\")'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.plan | test(\"drain n2 at the next checkpoint\")'"
 # sbatch --time=2-00:00:00: squeue's %L gives the time left, over which the waste is weighed.
 left=$(job_field "$jobA" plan | sed -n 's/.* in the \([0-9]*\) s the job has left.*/\1/p')
 check "the plan weighs the job's time left from Slurm (2 days less a minute or two): ${left:-none} s" \
@@ -124,7 +124,7 @@ check "job A requeued" wait_for 20 bash -c \
     "scontrol show job $jobA | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
 echo stop >"$work/ctlA"
 check "the ledger charges GPU time to the straggler" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jq -e '.job.lost_gpu_hours.straggler > 0 and .job.interruptions == 1'"
+    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.lost_gpu_hours.straggler > 0 and .job.interruptions == 1'"
 houston_cli jobs "$jobA" >"$work/jobA.txt"
 check "houston jobs JOB shows the policy" grep -q 'straggler policy: drain n2' "$work/jobA.txt"
 check "houston jobs JOB lists the job's straggler event on n2" bash -c \
@@ -142,7 +142,7 @@ check "job B progresses" wait_for 20 bash -c \
 echo "hang n4" >"$work/ctlB"
 check "hang found: n4 drained in Slurm" wait_for 30 slurm_drained n4
 check "Slurm reason says hang" grep -q '^houston: hang' <<<"$(slurm_reason n4)"
-check "hang event names the job" jq -e \
+check "hang event names the job" jqe \
     ".events[] | select(.rule==\"hang\" and .job==\"$jobB\" and .node==\"n4\")" \
     <<<"$(houston_cli events --json)"
 check "job B requeued" wait_for 20 bash -c \
@@ -150,7 +150,7 @@ check "job B requeued" wait_for 20 bash -c \
 check "n3 left alone" node_state_is n3 ready
 echo stop >"$work/ctlB"
 check "lost time charged to the hang" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobB | jq -e '.job.lost_gpu_hours.hang > 0'"
+    "curl -fsS $CTL/v1/jobs/$jobB | jqe '.job.lost_gpu_hours.hang > 0'"
 
 say "kill -9 of the controller, restart: the ledger is intact"
 before=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint, history: .series[0:2]}')
@@ -158,7 +158,7 @@ kill -9 "$CTL_PID"
 wait "$CTL_PID" 2>/dev/null
 check "controller restarts" control_start "$work/control.conf"
 after=$(curl -fsS "$CTL/v1/jobs/$jobA" | jq -c '.job | {interruptions, lost_seconds, checkpoint, history: .series[0:2]}')
-check "job A has a history to keep: $before" jq -e '.history | length >= 1' <<<"$before"
+check "job A has a history to keep: $before" jqe '.history | length >= 1' <<<"$before"
 check_eq "job A's ledger and history after the restart" "$before" "$after"
 
 say "an array task: its reports carry its own job id (SLURM_JOB_ID), which the poll lists"
@@ -222,23 +222,23 @@ say "job D on n1 stops while n1's agent is stopped too: houston cannot see it, s
 n1_job D
 jobD=$n1_job_id
 check "the API gives job D's hang limit (hang-min 4 s at least) and time without progress" \
-    bash -c "curl -fsS $CTL/v1/jobs/$jobD | jq -e '.job.hang_limit_s >= 4 and .job.no_progress_s < .job.hang_limit_s and .job.longest_pause_s > 0'"
+    bash -c "curl -fsS $CTL/v1/jobs/$jobD | jqe '.job.hang_limit_s >= 4 and .job.no_progress_s < .job.hang_limit_s and .job.longest_pause_s > 0'"
 check "/metrics has job D's hang limit" bash -c \
     "curl -fsS $CTL/metrics | grep -q '^houston_job_hang_limit_seconds{job=\"$jobD\"} '"
 agent1=$(pgrep -f -- "--hostname n1 --listen 127.0.0.1:$((AGENT_PORT_BASE + 1)) ")
 echo "hang n1" >"$work/ctlD"
 kill -STOP "$agent1"
 check "an event says job D is not seen progressing, and not called a hang" wait_for 20 bash -c \
-    "curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang_unseen\")'"
+    "curl -fsS '$CTL/v1/events?job=$jobD' | jqe '.events[] | select(.rule==\"hang_unseen\")'"
 check "no hang event for job D" bash -c \
-    "! curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang\")'"
+    "curl -fsS '$CTL/v1/events?job=$jobD' | jqe '[.events[] | select(.rule==\"hang\")] | length == 0'"
 check "job D still runs in Slurm, not requeued" bash -c \
     "scontrol show job $jobD | grep -q 'JobState=RUNNING' && scontrol show job $jobD | grep -q 'Restarts=0'"
 check "the API shows it running past its limit" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobD | jq -e '.job.state == \"running\" and .job.no_progress_s > .job.hang_limit_s'"
+    "curl -fsS $CTL/v1/jobs/$jobD | jqe '.job.state == \"running\" and .job.no_progress_s > .job.hang_limit_s'"
 kill -CONT "$agent1"
 check "n1's agent back, still no progress: a hang" wait_for 20 bash -c \
-    "curl -fsS '$CTL/v1/events?job=$jobD' | jq -e '.events[] | select(.rule==\"hang\")'"
+    "curl -fsS '$CTL/v1/events?job=$jobD' | jqe '.events[] | select(.rule==\"hang\")'"
 check "job D requeued" wait_for 20 bash -c \
     "scontrol show job $jobD | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
 not_drained() { ! slurm_drained "$1"; }
@@ -251,13 +251,13 @@ n1_job F --no-requeue
 jobF=$n1_job_id
 echo "hang n1" >"$work/ctlF"
 check "a hang of job F" wait_for 20 bash -c \
-    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"hang\")'"
+    "curl -fsS '$CTL/v1/events?job=$jobF' | jqe '.events[] | select(.rule==\"hang\")'"
 # the executor tries 5 times, 2 + 4 + 8 + 16 s apart
 check "a requeue_failed event for job F with Slurm's words" wait_for 60 bash -c \
-    "curl -fsS '$CTL/v1/events?job=$jobF' | jq -e '.events[] | select(.rule==\"requeue_failed\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
+    "curl -fsS '$CTL/v1/events?job=$jobF' | jqe '.events[] | select(.rule==\"requeue_failed\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
 curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_failed") | .evidence'
 check "job F still runs in Slurm, and houston shows it hung, its requeue failed" bash -c \
-    "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jq -e '.job.state == \"hung\" and .job.requeue_failed == true'"
+    "squeue -h -j $jobF -o %T | grep -q RUNNING && curl -fsS $CTL/v1/jobs/$jobF | jqe '.job.state == \"hung\" and .job.requeue_failed == true'"
 check "houston jobs JOB says to cancel or requeue it by hand" grep -q \
     '^houston could not requeue it .*cancel or requeue it by hand$' <<<"$(houston_cli jobs "$jobF")"
 echo stop >"$work/ctlF"
@@ -267,23 +267,23 @@ say "job E on n1 saves a checkpoint for 15 s, longer than its hang limit, and sa
 n1_job E
 jobE=$n1_job_id
 check "its hang limit is under 10 s: an unannounced 15 s save would be a hang" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.hang_limit_s < 10 and .job.pause == null'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.hang_limit_s < 10 and .job.pause == null'"
 echo "save 15" >"$work/ctlE"
 check "the API shows the declared pause and the longest limit (hang-pause-max)" wait_for 10 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause.kind == \"checkpoint\" and .job.hang_limit_s == 2700'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.pause.kind == \"checkpoint\" and .job.hang_limit_s == 2700'"
 check "/metrics has job E's pause" bash -c \
     "curl -fsS $CTL/metrics | grep -q '^houston_job_pause_seconds{job=\"$jobE\"} '"
 check "houston jobs JOB says it is paused on purpose" grep -q \
     '^paused on purpose (checkpoint) after step ' <<<"$(houston_cli jobs "$jobE")"
 check "no progress for longer than its old limit, still running" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.no_progress_s > 10 and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.no_progress_s > 10 and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
 check "the save ends, the job steps again: the pause is over, its limit its steps' own" \
     wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jq -e '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 10 and .job.longest_pause_s < 15'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 10 and .job.longest_pause_s < 15'"
 check "/metrics has no pause for job E any more" bash -c \
-    "! curl -fsS $CTL/metrics | grep -q '^houston_job_pause_seconds{job=\"$jobE\"} '"
+    "m=\$(curl -fsS $CTL/metrics) && ! grep -q '^houston_job_pause_seconds{job=\"$jobE\"} ' <<<\"\$m\""
 check "no hang event for job E" bash -c \
-    "! curl -fsS '$CTL/v1/events?job=$jobE' | jq -e '.events[] | select(.rule==\"hang\")'"
+    "curl -fsS '$CTL/v1/events?job=$jobE' | jqe '[.events[] | select(.rule==\"hang\")] | length == 0'"
 check "job E never requeued" bash -c "scontrol show job $jobE | grep -q 'Restarts=0'"
 echo stop >"$work/ctlE"
 scancel "$jobE"
@@ -294,6 +294,6 @@ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM
 s.sendto(sys.argv[2].encode(), sys.argv[1])' "$work/n1/step.sock" \
     "hs1 job=$long rank=0 world=1 step=1 dur=1"
 check "it reaches the controller whole" wait_for 10 bash -c \
-    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[] | select(.id==\"$long\")'"
+    "curl -fsS $CTL/v1/jobs | jqe '.jobs[] | select(.id==\"$long\")'"
 
 finish

@@ -87,7 +87,7 @@ python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock"
     >"$work/trainerA.log" 2>&1 &
 HN_PIDS+=($!)
 check "houston sees job A with 8 ranks on 2 nodes" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
+    "curl -fsS $CTL/v1/jobs | jqe '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
 check "job A makes progress" wait_for 10 bash -c \
     "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.step') -gt 20 ]"
 

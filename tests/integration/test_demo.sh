@@ -24,11 +24,11 @@ check_eq "8 racks of 18" "8 18" "$(curl -fsS "$CTL/v1/racks" | jq -r '"\(.racks 
 check "the dashboard is served" bash -c "curl -fsS $CTL/ | grep -qi '<!doctype html'"
 # The simulator reports one rank per node: the 512-GPU job is 128 ranks on nodes of 4 GPUs.
 check "one job reporting 128 ranks (one per node, 512 GPUs), MFU above 35%" wait_for 10 bash -c \
-    "curl -fsS $CTL/v1/jobs | jq -e '.jobs[0].ranks == 128 and .jobs[0].mfu > 0.35'"
+    "curl -fsS $CTL/v1/jobs | jqe '.jobs[0].ranks == 128 and .jobs[0].mfu > 0.35'"
 check "the laggard's node becomes suspect" wait_for 60 bash -c \
-    "curl -fsS $CTL/v1/nodes/n00037 | jq -e '.state == \"suspect\" or .state == \"draining\" or .state == \"quarantined\"'"
+    "curl -fsS $CTL/v1/nodes/n00037 | jqe '.state == \"suspect\" or .state == \"draining\" or .state == \"quarantined\"'"
 check "then it is drained" wait_for 30 bash -c \
-    "curl -fsS $CTL/v1/nodes/n00037 | jq -e '.state == \"draining\" or .state == \"quarantined\"'"
+    "curl -fsS $CTL/v1/nodes/n00037 | jqe '.state == \"draining\" or .state == \"quarantined\"'"
 HOUSTON_SERVER=$CTL "$HOUSTON" events --node n00037 >"$work/events"
 check "houston events shows the straggler and the laggard" \
     bash -c "grep -q straggler $work/events && grep -qE 'laggard|throttled' $work/events"

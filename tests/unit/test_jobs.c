@@ -1155,6 +1155,67 @@ static int wait_listed_waiting(struct hn_brain *b, const char *job, double t, do
     return hangs;
 }
 
+/* The ranks of job id on node 1 (4-7) report `step` of 1 s, received at `at`. */
+static void step_on_n2(struct hn_brain *b, double at, const char *id, uint64_t step)
+{
+    for (int r = 4; r < 8; r++) {
+        struct hn_step_in s = report(id, r, 8, step, 1.0);
+        assert_int_equal(hn_brain_step(b, at, 1, &s), 0);
+    }
+}
+
+/* A job houston did not know ran on a node when a fault took the node out (its first reports
+ * came in the same frame as the fault, after it in the controller's order, or the scheduler's
+ * poll had not listed it yet): its reports received on the node before the removal interrupt
+ * and requeue it as the node's other jobs were, once; the rest of them do not start its next
+ * run. Reports received after the removal are not the failed run's. Before, the job stayed
+ * "running" where it had failed, and nothing requeued it. */
+static void job_first_heard_after_its_node_failed_is_requeued(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_xid(b, 1000, 1, 0, 79);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 1);
+    assert_int_equal(o.action.kind, HN_ACT_DRAIN);
+    step_on_n2(b, 999.5, "late", 1);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 1);
+    assert_int_equal(o.action.kind, HN_ACT_REQUEUE);
+    assert_string_equal(o.action.job, "late");
+    assert_string_equal(o.action.node, "n2");
+    struct hn_job_view v;
+    job_view(b, "late", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 0);
+    /* More of the failed run's reports, of ranks not heard before among them: still
+     * restarting, no second requeue. */
+    step_on_n2(b, 999.9, "late", 2);
+    struct hn_step_in s0 = report("late", 0, 8, 2, 1.0);
+    assert_int_equal(hn_brain_step(b, 1000, 0, &s0), 0);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    job_view(b, "late", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.interruptions, 1);
+    /* Received after the removal: not the failed run's. */
+    step_on_n2(b, 1000.5, "after", 1);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    job_view(b, "after", &v);
+    assert_string_equal(v.state, "running");
+    hn_brain_free(b);
+
+    /* Named on n2 by the poll the removal went by: requeued by the removal, not again. */
+    b = fleet(2);
+    hn_brain_node_job(b, 990, 1, "named");
+    hn_brain_xid(b, 1000, 1, 0, 79);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 2); /* drain, requeue */
+    step_on_n2(b, 999.5, "named", 1);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    job_view(b, "named", &v);
+    assert_string_equal(v.state, "restarting");
+    hn_brain_free(b);
+}
+
 /* Job id runs steps 1-20 of 2 s on n1, n2 (run_steps); an Xid 79 on n2 drains it and requeues
  * the job, and n2, replaced, is back in service. Returns the time of the failure. */
 static double failed_and_requeued(struct hn_brain *b, const char *id)
@@ -2656,6 +2717,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ledger_counts_failure_and_restart),
+        cmocka_unit_test(job_first_heard_after_its_node_failed_is_requeued),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),

@@ -25,6 +25,21 @@ check() {
 check_eq() {
     if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: expected '$2', got '$3'"; fi
 }
+# jqe FILTER [FILE]: `jq -e FILTER` on FILE (or stdin) that also fails when there is no input
+# at all. Debian 12's jq 1.6 exits 0 then, so that `curl -fsS URL | jq -e ...` passed whenever
+# the request failed (a 404 for a job not there yet, a controller down). Exported: the
+# `bash -c "... | jqe ..."` of wait_for has it too. For "there is none", test that a count is
+# 0 rather than negating jqe (which a failed request would pass).
+jqe() {
+    local in
+    in=$(cat -- "${2:-/dev/stdin}") || return 1
+    if [ -z "${in//[[:space:]]/}" ]; then
+        echo "jqe: no input for $1" >&2
+        return 1
+    fi
+    jq -e "$1" <<<"$in"
+}
+export -f jqe
 need() {
     for cmd in "$@"; do
         if ! command -v "$cmd" >/dev/null 2>&1; then

@@ -95,4 +95,10 @@ node_state() {
 }
 node_state_is() { [ "$(node_state "$1")" = "$2" ]; }
 slurm_drained() { sinfo -h -N -n "$1" -o '%T' | grep -q drain; }
+# Not drained: sinfo answered with the node's state, and it is no drain (a failed sinfo is no
+# answer, unlike `! slurm_drained`).
+slurm_undrained() {
+    local st
+    st=$(sinfo -h -N -n "$1" -o '%T') && [ -n "$st" ] && ! grep -q drain <<<"$st"
+}
 slurm_reason() { sinfo -h -N -n "$1" -o '%E' | head -n1; }
