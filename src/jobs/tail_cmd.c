@@ -698,6 +698,33 @@ static void install_stop_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* A positive count in environment variable name, else -1. */
+static long env_count(const char *name)
+{
+    const char *v = getenv(name);
+    uint64_t n;
+    return v && hn_parse_u64(v, 10, &n) == 0 && n > 0 && n <= INT_MAX ? (long)n : -1;
+}
+
+/* A world size from SLURM_NTASKS counts Slurm's tasks: in a job that starts one task per node
+ * and a rank per GPU from it (torchrun, the DeepSpeed launcher), fewer than its GPUs, and the
+ * controller's MFU from --flops-per-token comes out that many times too high. Slurm gives the
+ * batch step its node count (SLURM_JOB_NUM_NODES) and GPUs (SLURM_GPUS_ON_NODE; sbatch(1),
+ * "OUTPUT ENVIRONMENT VARIABLES"); with fewer tasks than nodes x GPUs, say so. */
+static void warn_tasks_not_gpus(int world)
+{
+    if (env_count("WORLD_SIZE") > 0 || env_count("SLURM_NTASKS") != world)
+        return;
+    long nodes = env_count("SLURM_JOB_NUM_NODES"), gpus = env_count("SLURM_GPUS_ON_NODE");
+    if (nodes < 1 || gpus < 2 || (long long)world >= (long long)nodes * gpus)
+        return;
+    fprintf(stderr,
+            "houston tail: warning: the world size %d is SLURM_NTASKS, Slurm's task count, and "
+            "the job has %ld node(s) with %ld GPUs here: if a launcher (torchrun) starts a rank "
+            "per GPU, give --world %lld, or the controller's MFU comes out %.3g times too high\n",
+            world, nodes, gpus, (long long)nodes * gpus, (double)nodes * (double)gpus / world);
+}
+
 /* The client, with the flags' identity over the environment's; -1 without a job id. */
 static int open_client(struct tail *t)
 {
@@ -722,6 +749,8 @@ static int open_client(struct tail *t)
                 "houston tail: warning: --flops-per-token without a world size: the controller "
                 "takes the job's tokens for one GPU's, so its MFU comes out as many times too "
                 "high as the job has GPUs; give --world with the job's GPU count\n");
+    else if (!isnan(o->fpt) && o->world < 0)
+        warn_tasks_not_gpus(t->world);
     return 0;
 }
 

@@ -323,6 +323,34 @@ static void test_deepspeed_real_log(void **state)
     assert_int_equal(tu_count(out, " fpt=4.3e+10\n"), 5);
     assert_non_null(strstr(out, "hs1 job=7 rank=0 world=16 step=1 dur=76.0153 tokens=262144 "));
     assert_null(strstr(last_err, "warning"));
+    /* SLURM_NTASKS counts tasks: 2 of them on 2 nodes of 8 GPUs is a torchrun job of 16
+     * ranks, most likely; with 16 tasks, or WORLD_SIZE set, or --world, no warning. */
+    static const char *const slurm[][2] = {
+        {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_GPUS_ON_NODE", "8"}};
+    for (size_t i = 0; i < HN_ARRAY_LEN(slurm); i++)
+        assert_int_equal(setenv(slurm[i][0], slurm[i][1], 1), 0);
+    free(out);
+    out = TAIL(text, "--flops-per-token", "4.3e10");
+    assert_non_null(strstr(out, " world=2 step=1 "));
+    assert_non_null(strstr(last_err, "warning: the world size 2 is SLURM_NTASKS"));
+    assert_non_null(strstr(last_err, "give --world 16, or the controller's MFU comes out 8 times"));
+    free(out);
+    out = TAIL(text, "--flops-per-token", "4.3e10", "--world", "2");
+    assert_null(strstr(last_err, "warning"));
+    free(out);
+    out = TAIL(text, "--seq-len", "2048");
+    assert_null(strstr(last_err, "warning")); /* no MFU asked for */
+    free(out);
+    assert_int_equal(setenv("WORLD_SIZE", "2", 1), 0);
+    out = TAIL(text, "--flops-per-token", "4.3e10");
+    assert_null(strstr(last_err, "warning"));
+    assert_int_equal(unsetenv("WORLD_SIZE"), 0);
+    free(out);
+    assert_int_equal(setenv("SLURM_NTASKS", "16", 1), 0);
+    out = TAIL(text, "--flops-per-token", "4.3e10");
+    assert_null(strstr(last_err, "warning"));
+    for (size_t i = 0; i < HN_ARRAY_LEN(slurm); i++)
+        assert_int_equal(unsetenv(slurm[i][0]), 0);
     free(megatron);
     free(out);
     free(text);
@@ -450,9 +478,11 @@ static void test_deepspeed_saves(void **state)
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
-    static const char *const vars[] = {"SLURM_JOB_ID", "HOUSTON_JOB_ID", "RANK",
-                                       "SLURM_PROCID", "LOCAL_RANK",     "SLURM_LOCALID",
-                                       "WORLD_SIZE",   "SLURM_NTASKS",   "HOUSTON_STEP_SOCKET"};
+    static const char *const vars[] = {
+        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",    "RANK",
+        "SLURM_PROCID",        "LOCAL_RANK",        "SLURM_LOCALID",
+        "WORLD_SIZE",          "SLURM_NTASKS",      "HOUSTON_STEP_SOCKET",
+        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"};
     for (size_t i = 0; i < HN_ARRAY_LEN(vars); i++)
         unsetenv(vars[i]);
     return tu_tmpdir_setup(state);
