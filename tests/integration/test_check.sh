@@ -52,6 +52,8 @@ printf '<4>[  100.0] NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off t
 verdict "" "$work/old.log" --window 10
 # The line claims 100 s after boot; this machine has been up longer than 110 s.
 check_eq "a fatal Xid older than --window is ignored" 0 "$rc"
+verdict "" "$work/old.log" --window 1e9
+check_eq "the same line within a wide window is fatal: exit 1" 1 "$rc"
 
 ib_state=$work/sys/class/infiniband/mlx5_4/ports/1/state
 cp "$ib_state" "$work/ib_state.orig"

@@ -67,6 +67,7 @@ out=$(run_check n3 "$work/xid79.log")
 check_eq "check exits 1" 1 $?
 check_eq "operator's reason not replaced" "maintenance by ops" "$(reason_of n3)"
 out=$(run_check n3 "$work/healthy.log")
+check_eq "the healthy run exits 0" 0 $?
 check "and a healthy run still does not resume it" bash -c "sinfo -h -N -n n3 -o %T | grep -q drain"
 
 say "GPU 3 of n4 falls off the bus (fake NVML)"

@@ -31,7 +31,8 @@ sleep 1.5 # the controller polls squeue every 0.5 s
 say "a throttled GPU on n4: a silent laggard"
 printf "gpu 5 throttle 0x20\ngpu 5 sm_clock 1386\n" >>"$work/n4/state"
 check "n4 suspect" wait_for 20 node_state_is n4 suspect
-check "not drained for it" slurm_undrained n4
+check "not drained for it" no_drain_action n4
+check "nor in Slurm" slurm_undrained n4
 check "laggard evidence names the peers" jqe \
     '.events[] | select(.rule=="laggard" and (.evidence | test("peer_median=")))' \
     <<<"$(houston_cli events --node n4 --json)"
@@ -65,6 +66,7 @@ say "guard: at 50% of 4 nodes, a third removal waits for an operator"
 echo "gpu 6 remap failure 1" >>"$work/n3/state"
 check "n3 held, not drained" wait_for 20 bash -c \
     "curl -fsS $CTL/v1/nodes/n3 | jqe '.held == true and .state == \"suspect\"'"
+check "no drain queued for n3" no_drain_action n3
 check "n3 not drained in Slurm" slurm_undrained n3
 check "houston approve n3" houston_cli approve n3
 check "n3 drained after approval" wait_for 20 slurm_drained n3

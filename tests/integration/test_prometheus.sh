@@ -47,8 +47,9 @@ check_eq "promtool: DCGM_* findings are all ones dcgm-exporter gets" "" "$(cat "
 # dcgm-exporter compatibility: every default counter NVML can provide, same name and type.
 # Not provided: DCP profiling fields (need DCGM's profiling module), vGPU licence, NVLink
 # bandwidth (no per-GPU NVML total), as documented in docs/metrics.md.
-grep -v '^#' "$HN_FIXTURES/dcgm-exporter/default-counters.csv" | grep -v '^\s*$' |
-    tr -d ' ' | while IFS=, read -r name type _; do
+counters=$(grep -v '^#' "$HN_FIXTURES/dcgm-exporter/default-counters.csv" | grep -v '^\s*$' | tr -d ' ')
+check "dcgm-exporter's default counters read (at least 20)" test "$(grep -c '^DCGM_' <<<"$counters")" -ge 20
+while IFS=, read -r name type _; do
     case "$name" in
     DCGM_FI_PROF_* | DCGM_FI_DEV_VGPU_LICENSE_STATUS | DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL) continue ;;
     DCGM_FI_DRIVER_VERSION)
@@ -57,7 +58,7 @@ grep -v '^#' "$HN_FIXTURES/dcgm-exporter/default-counters.csv" | grep -v '^\s*$'
         ;;
     esac
     grep -qx "# TYPE $name $type" "$work/metrics" || echo "missing $name ($type)"
-done >"$work/compat"
+done <<<"$counters" >"$work/compat"
 check_eq "all dcgm-exporter default counters present with their types" "" "$(cat "$work/compat")"
 check "labels as dcgm-exporter" grep -qE \
     '^DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-[0-9a-f-]+",pci_bus_id="[0-9A-F:.]+",device="nvidia0",modelName="NVIDIA H100[^"]*",Hostname="node-a",DCGM_FI_DRIVER_VERSION="[0-9.]+"\} ' \

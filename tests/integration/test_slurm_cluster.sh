@@ -154,7 +154,9 @@ SLURM_CONF=$dir/missing.conf expect_fail "no answer within 1500 ms" -t 1500 show
 # ---- stop, and nothing left behind
 slurm_cluster_stop "$dir"
 for port in $(_slurm_ports "$dir"); do
-    if ss -Hltn "sport = :$port" | grep -q .; then
+    if ! listening=$(ss -Hltn "sport = :$port"); then
+        fail "ss could not list port $port"
+    elif [ -n "$listening" ]; then
         fail "port $port still in use after slurm_cluster_stop"
     fi
 done

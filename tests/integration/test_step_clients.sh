@@ -227,8 +227,15 @@ for who in C Python; do
     out=$(HOUSTON_JOB_ID=9 HOUSTON_STEP_SOCKET=$work/stale.sock timeout 60 "${cmd[@]}" <"$work/steps.txt")
     check_eq "$who client, socket file nobody reads from: dropped" "sent 0 dropped $total" "$out"
     rm -f "$work/stale.sock"
-    out=$(timeout 60 "${cmd[@]}" <"$work/steps.txt")
+    # No job id, to a socket someone reads: nothing sent.
+    spawn_bg "$work/recv-nojob.log" python3 "$work/recv.py" "$work/nojob.sock" "$work/nojob.out"
+    nojob_pid=$HN_LAST_PID
+    wait_for 20 test -S "$work/nojob.sock" || fail "$who client, no job id: receiver did not start"
+    out=$(HOUSTON_STEP_SOCKET=$work/nojob.sock timeout 60 "${cmd[@]}" <"$work/steps.txt")
+    send_end "$work/nojob.sock"
+    wait "$nojob_pid"
     check_eq "$who client, no job id: dropped" "sent 0 dropped $total" "$out"
+    check_eq "$who client, no job id: nothing reached the socket" 0 "$(wc -l <"$work/nojob.out")"
 done
 
 # A Python receiver that never reads: report() fills the queue, then drops without blocking.
@@ -245,14 +252,22 @@ while sent < 1000000 and r.report(sent + 1, 0.5):
     sent += 1
 assert 0 < sent < 1000000, sent
 assert r.dropped == 1 and isinstance(r.last_error, BlockingIOError), (r.dropped, r.last_error)
-# Bad input is a drop, never an exception.
-assert r.report("x", "y") is False
-assert r.report(1, float("nan")) is False
-assert r.report(-1, 1.0) is False
-assert r.report(1, 1.0, bogus=1) is False
-assert houston_step.report(1, 1.0) is False  # the module reporter: no job id here
-assert houston_step.pause(1) is False
-assert r.pause(1, "lunch") is False and r.pause(-1) is False and r.pause(1, None) is False
+# Bad input is a drop, never an exception; a drop for the input itself, not for the full
+# queue every send meets here.
+def bad(reporter, call, kind):
+    before = reporter.dropped
+    assert call() is False
+    assert reporter.dropped == before + 1 and isinstance(reporter.last_error, kind), \
+        (reporter.dropped - before, reporter.last_error)
+bad(r, lambda: r.report("x", "y"), TypeError)
+bad(r, lambda: r.report(1, float("nan")), ValueError)
+bad(r, lambda: r.report(-1, 1.0), ValueError)
+bad(r, lambda: r.report(1, 1.0, bogus=1), TypeError)
+for p in (lambda: r.pause(1, "lunch"), lambda: r.pause(-1), lambda: r.pause(1, None)):
+    bad(r, p, ValueError)
+# The module reporter: no job id here.
+bad(houston_step._module_reporter(), lambda: houston_step.report(1, 1.0), ValueError)
+bad(houston_step._module_reporter(), lambda: houston_step.pause(1), ValueError)
 print("ok", sent)
 EOF
 out=$(timeout 60 python3 "$work/full.py" "$work/full.sock" 2>&1)

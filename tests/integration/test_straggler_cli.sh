@@ -76,6 +76,7 @@ awk 'BEGIN {
     }
 }' >"$work/sync.csv"
 out=$("$HOUSTON" straggler --csv "$work/sync.csv" --seconds-col dur)
+check_eq "synchronous job read: exit 0" 0 $?
 check_eq "wall step times of a synchronous job: no rank stands out" "" "$(grep -v '"rank":"all"' <<<"$out")"
 out=$("$HOUSTON" straggler --csv "$work/sync.csv" --seconds-col dur --comm-col comm)
 check "step minus collective wait: rank 2 from step 200" \

@@ -135,10 +135,14 @@ check_eq "nemo: steps counted from 1, redraws once" \
     "$(paste -sd'|' "$work/out")"
 check "nemo: summary ($(summary_of "$work/err"))" \
     grep -qE '^houston tail: 5 lines read, 4 iterations reported, 0 malformed skipped, 0 reports dropped \(1 repeated steps skipped\)$' "$work/err"
-"$HOUSTON" tail --format megatron --print --job 7 "$work/nemo.log" >"$work/out" 2>/dev/null
+"$HOUSTON" tail --format megatron --print --job 7 "$work/nemo.log" >"$work/out" 2>"$work/err"
+check_eq "nemo lines are not Megatron's: exit 0" 0 $?
 check_eq "nemo lines are not Megatron's" 0 "$(wc -l <"$work/out")"
-"$HOUSTON" tail --format nemo --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>/dev/null
+check "every nemo line read, none reported" grep -q '^houston tail: 5 lines read, 0 iterations reported' "$work/err"
+"$HOUSTON" tail --format nemo --print --job 7 "$logs/superbenchmark/megatron_deepspeed.log" >"$work/out" 2>"$work/err"
+check_eq "Megatron lines are not NeMo's: exit 0" 0 $?
 check_eq "Megatron lines are not NeMo's" 0 "$(wc -l <"$work/out")"
+check "every Megatron line read, none reported" grep -q '^houston tail: 1461 lines read, 0 iterations reported' "$work/err"
 
 # ---- DeepSpeed's engine lines (the same real log: its step lines between Megatron's) ----
 

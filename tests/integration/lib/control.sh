@@ -95,6 +95,13 @@ node_state() {
 }
 node_state_is() { [ "$(node_state "$1")" = "$2" ]; }
 slurm_drained() { sinfo -h -N -n "$1" -o '%T' | grep -q drain; }
+# no_drain_action NODE: houston's events hold no drain action for NODE. The brain queues a
+# drain in the same decision that makes a node suspect or held, so this holds at once, where
+# Slurm's state may lag the executor.
+no_drain_action() {
+    curl -fsS "$CTL/v1/events?node=$1&kind=action" |
+        jqe '[.events[] | select(.action == "drain")] | length == 0' >/dev/null
+}
 # Not drained: sinfo answered with the node's state, and it is no drain (a failed sinfo is no
 # answer, unlike `! slurm_drained`).
 slurm_undrained() {
