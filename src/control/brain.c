@@ -735,8 +735,10 @@ int hn_brain_node_heard(struct hn_brain *b, double now, int node, double collect
         return -EINVAL;
     if (!follows || n->heard_at <= 0)
         n->heard_from = collected;
-    if (collected > n->heard)
+    if (collected > n->heard) {
+        n->heard_before = n->heard;
         n->heard = collected;
+    }
     if (n->heard_at <= 0 || now - n->heard_at > b->cfg.hang_min_s / 2)
         n->live_from = now;
     if (now > n->heard_at)

@@ -1348,21 +1348,34 @@ void hn_step_in_init(struct hn_step_in *s, const char *job, int64_t rank, uint64
 /* A report received on node n before houston took n out of service, of a job that the
  * removal did not know ran there (its first reports came in the same frame as the fault, or a
  * later one): the job ran on the node when it failed, and is interrupted and requeued as the
- * node's other jobs were. The executor requeues it only if the scheduler says it still runs
- * on n. */
+ * node's other jobs were. Only a report received after the collection of the agent's frame
+ * before the last one the removal saw (the fault's own frame, when a fault of the node's took
+ * it out): any earlier one came in a frame the brain had read, and named its job then (a
+ * backlog of an ended job's reports is no job on the node). The executor requeues the job only
+ * if the scheduler says it still runs on n. */
 static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct node *n)
 {
-    if (n->removed_at <= 0 || now > n->removed_at || j->l.pending ||
+    if (n->removed_at <= 0 || now > n->removed_at || now <= n->removed_from || j->l.pending ||
         j->requeued_at >= n->removed_at)
         return;
     /* As of the removal: the rest of the interrupted run's reports (stamped up to then) are
      * not its next run. */
     interrupt(j, n->removed_at, (enum hn_loss_cause)n->removed_cause);
-    /* Unless the scheduler's list the removal went by (no poll since) named it: requeued then.
-     * After a poll, a job it lists there may have been named at the removal too; a second
-     * requeue of it is skipped by the executor (the job no longer runs on n). */
-    if (!hb_node_runs(n, j->l.id) || b->jobs->sched_poll > n->removed_at)
+    /* Unless the scheduler's list the removal went by named it: requeued then. Once another
+     * poll has been applied (by the order they are applied in: a poll's time is when it
+     * began), a job it lists there may have been named at the removal too; a second requeue
+     * of it is skipped by the executor (the job no longer runs on n). */
+    if (!hb_node_runs(n, j->l.id) || b->jobs->sched_gen != n->removed_gen)
         hb_requeue(b, n->removed_at, n, j->l.id);
+}
+
+/* Whether the scheduler has shown interrupted job j off its nodes since the interruption
+ * (listed waiting, or running again after that), or never will: no scheduler lists jobs, or
+ * it has never listed this one. */
+static int left_its_nodes(const struct hn_brain *b, const struct job *j)
+{
+    return !b->jobs->sched_lists || j->sched_seen < 0 || j->sched_waiting ||
+           j->run_listed > j->requeued_at;
 }
 
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
@@ -1425,9 +1438,12 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     if (j->l.pending) {
         /* Reports of the interrupted run still in flight (an agent sends once per cycle) are
          * not progress. The next run is a rank starting over at or before its last step (a
-         * restart from a checkpoint), a rank not seen before, or any report once the
+         * restart from a checkpoint), a rank not seen before once the scheduler has shown the
+         * job off its nodes (until then it may be one of the interrupted run's that had not
+         * reported yet: a job first heard at its node's fault), or any report once the
          * interrupted run's stragglers have had a minute to arrive. */
-        int next = (r->node >= 0 && s->step <= r->last_step) || r->node < 0 ||
+        int next = (r->node >= 0 && s->step <= r->last_step) ||
+                   (r->node < 0 && left_its_nodes(b, j)) ||
                    now - j->pending_at > fmax(60, 2 * typical_step(j));
         /* Whatever the rank, one received before the interruption is of the run it ended. */
         if (!next || now <= j->requeued_at)
@@ -1490,6 +1506,8 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     struct hn_jobs *js = b->jobs;
     int node = (int)(n - b->nodes);
     n->removed_at = now;
+    n->removed_from = n->heard_before;
+    n->removed_gen = js->sched_gen;
     n->removed_cause = (int)cause_of(f);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];

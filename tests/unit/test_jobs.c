@@ -1166,24 +1166,34 @@ static void step_on_n2(struct hn_brain *b, double at, const char *id, uint64_t s
 
 /* A job houston did not know ran on a node when a fault took the node out (its first reports
  * came in the same frame as the fault, after it in the controller's order, or the scheduler's
- * poll had not listed it yet): its reports received on the node before the removal interrupt
- * and requeue it as the node's other jobs were, once; the rest of them do not start its next
- * run. Reports received after the removal are not the failed run's. Before, the job stayed
- * "running" where it had failed, and nothing requeued it. */
+ * poll had not listed it yet): its reports received on the node before the removal, and after
+ * the collection of the agent's frame before the fault's, interrupt and requeue it as the
+ * node's other jobs were, once; the rest of them do not start its next run. Reports received
+ * after the removal are not the failed run's, nor those received before that frame. Before,
+ * the job stayed "running" where it had failed, and nothing requeued it. */
 static void job_first_heard_after_its_node_failed_is_requeued(void **state)
 {
     (void)state;
+    struct hn_job_view v;
     struct hn_brain *b = fleet(2);
+    /* n2's agent collected frames at 990 and 999; the second, with the Xid, came at 1000. */
+    assert_int_equal(hn_brain_node_heard(b, 990.5, 1, 990, 1), 0);
+    assert_int_equal(hn_brain_node_heard(b, 1000, 1, 999, 1), 0);
     hn_brain_xid(b, 1000, 1, 0, 79);
     struct hn_out o;
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 1);
     assert_int_equal(o.action.kind, HN_ACT_DRAIN);
+    /* Received before the frame at 990 was collected: a backlog of a job that had ended, not
+     * one on the node at the fault (it would have been in a frame read before). */
+    step_on_n2(b, 989, "backlog", 1);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    job_view(b, "backlog", &v);
+    assert_string_equal(v.state, "running");
     step_on_n2(b, 999.5, "late", 1);
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 1);
     assert_int_equal(o.action.kind, HN_ACT_REQUEUE);
     assert_string_equal(o.action.job, "late");
     assert_string_equal(o.action.node, "n2");
-    struct hn_job_view v;
     job_view(b, "late", &v);
     assert_string_equal(v.state, "restarting");
     assert_int_equal(v.l.interruptions, 1);
@@ -1204,6 +1214,20 @@ static void job_first_heard_after_its_node_failed_is_requeued(void **state)
     assert_string_equal(v.state, "running");
     hn_brain_free(b);
 
+    /* A poll that began before the removal (its time) but was applied after it names the job
+     * on n2: the removal did not requeue it, so its report does. */
+    b = fleet(2);
+    hn_brain_xid(b, 1000, 1, 0, 79);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 1); /* drain */
+    for (int i = 0; i < 2; i++)
+        hn_brain_node_job(b, 999, i, "");
+    hn_brain_node_job(b, 999, 1, "slow_poll");
+    step_on_n2(b, 999.5, "slow_poll", 1);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, &o), 1);
+    assert_int_equal(o.action.kind, HN_ACT_REQUEUE);
+    assert_string_equal(o.action.job, "slow_poll");
+    hn_brain_free(b);
+
     /* Named on n2 by the poll the removal went by: requeued by the removal, not again. */
     b = fleet(2);
     hn_brain_node_job(b, 990, 1, "named");
@@ -1213,6 +1237,40 @@ static void job_first_heard_after_its_node_failed_is_requeued(void **state)
     assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
     job_view(b, "named", &v);
     assert_string_equal(v.state, "restarting");
+    hn_brain_free(b);
+}
+
+/* An operator drains n2 under a job the scheduler lists on n1 and n2, of which only n2's ranks
+ * had reported: n1's ranks, heard first after the drain, are the interrupted run going on
+ * until the requeue takes it off its nodes, not its next run; once the scheduler lists it
+ * waiting, they are. Before, their first report restarted the job's clock, and the real
+ * restart counted as a second interruption. */
+static void unheard_ranks_of_a_drained_job_wait_for_the_scheduler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    for (int i = 0; i < 2; i++)
+        hn_brain_node_job(b, 990, i, "ops");
+    step_on_n2(b, 995, "ops", 1);
+    assert_int_equal(hn_brain_drain(b, 1000, 1, "maintenance", "root"), 0);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 2); /* drain, requeue */
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in s = report("ops", r, 8, 2, 1.0);
+        assert_int_equal(hn_brain_step(b, 1001 + r, 0, &s), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "ops", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(hn_brain_job_waiting(b, 1050, "ops", HN_WAIT_QUEUED), 0);
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in s = report("ops", r, 8, 1, 1.0);
+        assert_int_equal(hn_brain_step(b, 1100, 0, &s), 0);
+    }
+    job_view(b, "ops", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(v.l.lost_s[HN_LOSS_OPERATOR] > 0);
+    assert_true(v.l.lost_s[HN_LOSS_OTHER] == 0);
     hn_brain_free(b);
 }
 
@@ -2718,6 +2776,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(job_first_heard_after_its_node_failed_is_requeued),
+        cmocka_unit_test(unheard_ranks_of_a_drained_job_wait_for_the_scheduler),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
