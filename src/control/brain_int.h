@@ -125,7 +125,9 @@ struct node *hb_node_at(struct hn_brain *b, int node);
 /* A job table of at most cap jobs (0: HN_JOBS_MAX_DEFAULT). */
 struct hn_jobs *hb_jobs_new(size_t cap);
 void hb_jobs_free(struct hn_jobs *j);
-/* Node n leaves service (drain) for finding f: its jobs are interrupted, by f's cause. */
+/* Node n leaves service (drain) for finding f: its jobs are interrupted, by f's cause, and n
+ * keeps when and why, for the reports of jobs the brain did not know ran there (jobs.c,
+ * ran_on_removed). */
 void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
                           const struct hn_finding *f);
 void hb_jobs_tick(struct hn_brain *b, double now);
