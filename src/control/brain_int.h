@@ -65,13 +65,13 @@ struct node {
     unsigned njobs;
     int count_fired;
     int silent_fired;
-    int replace_at_ckpt;    /* predictive: replace at its jobs' next checkpoint */
-    double last_bad;        /* time of the last suspect or fatal finding */
-    double removed_at;      /* when houston last took it out of service (remove_node); 0: never */
-    double removed_from;    /* then, the collection time of its agent's frame before the last */
-    uint64_t removed_gen;   /* then, the jobs' scheduler input count (jobs.c) */
-    int removed_cause;      /* why then: an enum hn_loss_cause */
-    double last_data;       /* time of the last samples */
+    int replace_at_ckpt;  /* predictive: replace at its jobs' next checkpoint */
+    double last_bad;      /* time of the last suspect or fatal finding */
+    double removed_at;    /* when houston last took it out of service (remove_node); 0: never */
+    double removed_from;  /* then, the collection time of its agent's frame before the last */
+    uint64_t removed_gen; /* then, the jobs' scheduler input count (jobs.c) */
+    enum hn_loss_cause removed_cause; /* why then */
+    double last_data;                 /* time of the last samples */
     double heard;           /* latest collection time of a frame from its agent (its clock) */
     double heard_before;    /* the one before that (0: none) */
     double heard_at;        /* when the latest frame from its agent arrived; 0: none yet */

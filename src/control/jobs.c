@@ -1360,7 +1360,7 @@ static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct
         return;
     /* As of the removal: the rest of the interrupted run's reports (stamped up to then) are
      * not its next run. */
-    interrupt(j, n->removed_at, (enum hn_loss_cause)n->removed_cause);
+    interrupt(j, n->removed_at, n->removed_cause);
     /* Unless the scheduler's list the removal went by named it: requeued then. Once another
      * poll has been applied (by the order they are applied in: a poll's time is when it
      * began), a job it lists there may have been named at the removal too; a second requeue
@@ -1508,7 +1508,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     n->removed_at = now;
     n->removed_from = n->heard_before;
     n->removed_gen = js->sched_gen;
-    n->removed_cause = (int)cause_of(f);
+    n->removed_cause = cause_of(f);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
         int named = hb_node_runs(n, j->l.id);

@@ -40,6 +40,9 @@ node = n2 r1 H100 8
 node = n3 r2 H100 8
 node = n4 r2 H100 8
 CONF
+    # HN_TEST_SQUEUE: another squeue for the controller's polls (lib/slow-squeue: answers late,
+    # as a loaded slurmctld does), to shake out races between polls, frames and actions.
+    [ -z "${HN_TEST_SQUEUE:-}" ] || echo "squeue = $HN_TEST_SQUEUE" >>"$1"
 }
 
 # control_start CONFIG: starts the controller, waits for /healthz. Sets CTL_PID.
