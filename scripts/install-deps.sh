@@ -9,6 +9,8 @@ packages=(
     libjansson-dev
     # tests and checks
     libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps bc
+    # ss: the tests find free ports and stray daemons with it
+    iproute2
     # the pure-Python step-report client (python/) and the tests that drive it; locales for
     # the step client's test in a comma-decimal locale
     python3 locales

@@ -8,17 +8,23 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
-need curl awk
+need curl awk ss
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 SINK=${HN_BUILD_DIR:-$here/../../build}/tests/hn_frame_sink
-# free_port: a port on 127.0.0.1 that nothing listens on now (random, so that test runs in
-# other build folders at the same time do not collide).
+# free_port: a port on 127.0.0.1 that no socket uses now, in any state (random, so that test
+# runs in other build folders at the same time do not collide). Taken between the Slurm test
+# cluster's ports (26817-27100) and the kernel's ephemeral range: an ephemeral port can be
+# the local end of a client connection in TIME_WAIT, which nothing listens on but which makes
+# bind() fail (that failed CI once).
 free_port() {
-    local p
+    local p low used
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+    [ "$low" -gt 29000 ] || low=61000
     for _ in $(seq 100); do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+        p=$((28000 + RANDOM % (low - 28000)))
+        used=$(ss -Htan "sport = :$p") || return 1
+        if [ -z "$used" ]; then
             echo "$p"
             return 0
         fi
@@ -27,6 +33,10 @@ free_port() {
 }
 APORT=${HN_TEST_PUSH_AGENT_PORT:-$(free_port)}
 SPORT=${HN_TEST_PUSH_SINK_PORT:-$(free_port)}
+[ -n "$APORT" ] && [ -n "$SPORT" ] || {
+    echo "FAIL: no free port found"
+    exit 1
+}
 [ "$APORT" != "$SPORT" ] || SPORT=$((APORT + 1))
 work=$(mktemp -d /tmp/houston-push.XXXXXX)
 trap 'hn_cleanup; rm -rf "$work"' EXIT

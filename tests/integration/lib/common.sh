@@ -58,13 +58,16 @@ wait_for() {
     done
     return 0
 }
-# spawn_bg LOGFILE COMMAND...: starts COMMAND in the background, killed at exit.
+# spawn_bg LOGFILE COMMAND...: starts COMMAND in the background, killed at exit. finish
+# prints the log's tail when a check failed, so that a CI failure shows why a process died.
+HN_LOGS=()
 spawn_bg() {
     local log=$1
     shift
     "$@" >"$log" 2>&1 &
     HN_PIDS+=($!)
     HN_LAST_PID=$!
+    HN_LOGS+=("$log")
 }
 hn_cleanup() {
     local pid
@@ -77,6 +80,14 @@ hn_cleanup() {
 }
 # finish: prints the closing line and exits with the test's status.
 finish() {
+    local log
+    if [ "$HN_FAIL" -ne 0 ]; then
+        for log in "${HN_LOGS[@]}"; do
+            [ -f "$log" ] || continue
+            echo "--- last lines of $log"
+            tail -n 30 "$log"
+        done
+    fi
     echo "$HN_PASS passed, $HN_FAIL failed"
     [ "$HN_FAIL" -eq 0 ]
 }
