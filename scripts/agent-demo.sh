@@ -64,8 +64,13 @@ echo "  Injecting a fault: GPU 3 falls off the bus (Xid 79) ..."
 printf 'gpu 3 xid 79 id=1\n' >>"$state"
 printf '[%s] NVRM: Xid (PCI:0000:86:00): 79, pid=0, GPU has fallen off the bus.\n' \
     "$(date '+%a %b %e %H:%M:%S %Y')" >>"$kmsg"
-sleep 2.5
-curl -fsS "$url" | grep -E '^(DCGM_FI_DEV_XID_ERRORS\{gpu="3"|houston_xid_events_total)' | shorten
+# The agent shows it at its next collection (every second); wait up to 10 s on a busy machine.
+for _ in $(seq 40); do
+    curl -fsS "$url" >"$work/metrics" && grep -q '^DCGM_FI_DEV_XID_ERRORS{gpu="3".* 79$' "$work/metrics" &&
+        break
+    sleep 0.25
+done
+grep -E '^(DCGM_FI_DEV_XID_ERRORS\{gpu="3"|houston_xid_events_total)' "$work/metrics" | shorten
 echo
 echo "  houston check (what Slurm's HealthCheckProgram would run):"
 set +e

@@ -611,6 +611,12 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
                 "Jobs a scheduler poll listed whose owner was not kept (more than 6,144 running "
                 "jobs); their step reports are not checked against an owner.",
                 HN_COUNTER, (double)c->owners_dropped);
+    static const char *const presults[] = {"ok", "failed"};
+    const double polls[] = {(double)c->polls_ok, (double)c->polls_failed};
+    family_by(&e, "houston_control_scheduler_polls_total",
+              "Scheduler polls (squeue) by result; a failed one keeps the job and node lists of "
+              "the last that worked (docs/operations-slurm.md).",
+              HN_COUNTER, "result", presults, polls, 2);
     hn_expo_one(&e, "houston_control_samples_total", "Samples applied to the brain.", HN_COUNTER,
                 (double)c->samples);
     hn_expo_one(&e, "houston_control_ingest_seconds_total",

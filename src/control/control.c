@@ -973,7 +973,34 @@ void hn_control_poll(struct hn_control *c, double now)
     } *wait = NULL; /* the jobs listed waiting */
     size_t nwait = 0, capwait = 0;
     pthread_mutex_lock(&c->lock);
-    if (rc == 0 && status == 0 && !truncated) {
+    int ok = rc == 0 && status == 0 && !truncated;
+    if (ok) {
+        c->polls_ok++;
+        if (c->poll_failing)
+            hn_info("scheduler poll: %s works again", c->cfg.squeue);
+    } else {
+        c->polls_failed++;
+        /* Once until a poll works: a squeue that fails every few seconds would fill the log. */
+        if (!c->poll_failing) {
+            char why[160];
+            if (rc != 0)
+                snprintf(why, sizeof(why), "%s", rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+            else if (truncated)
+                snprintf(why, sizeof(why), "output over %zu bytes", out.max);
+            else {
+                snprintf(why, sizeof(why), "exit status %d: %.100s", status,
+                         out.data ? out.data : "");
+                for (char *q = why; *q; q++)
+                    if (*q == '\n' || *q == '\r')
+                        *q = ' ';
+            }
+            hn_warn("scheduler poll: %s failed (%s); job and node lists kept as of the last "
+                    "poll that worked, retrying every %g s",
+                    c->cfg.squeue, why, c->cfg.poll_s);
+        }
+    }
+    c->poll_failing = !ok;
+    if (ok) {
         size_t n = hn_brain_node_count(c->brain);
         for (size_t i = 0; i < n; i++)
             hn_brain_node_job(c->brain, now, (int)i, "");
@@ -1142,10 +1169,15 @@ static void *executor_main(void *arg)
         }
         pthread_mutex_lock(&c->lock);
         if (!c->stop) {
+            /* Retries wait up to a second, the next poll no longer than its time (a
+             * scheduler-poll under a second is kept); new actions wake the thread at once. */
+            double wait = next_poll - hn_wall_s();
+            wait = wait > 1 ? 1 : wait < 0.01 ? 0.01 : wait;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            /* Retries and polls wait a little; new actions wake the thread at once. */
-            ts.tv_sec += 1;
+            long long ns = ts.tv_nsec + (long long)(wait * 1e9);
+            ts.tv_sec += (time_t)(ns / 1000000000);
+            ts.tv_nsec = (long)(ns % 1000000000);
             pthread_cond_timedwait(&c->wake, &c->lock, &ts);
         }
         pthread_mutex_unlock(&c->lock);

@@ -123,6 +123,8 @@ struct hn_control {
     struct hn_idset saved_jobs;
     uint64_t steps_no_uid;   /* accepted without a sender uid (an older agent): not checked */
     uint64_t owners_dropped; /* jobs whose owner a poll could not keep (hn_brain_job_owner) */
+    uint64_t polls_ok, polls_failed; /* scheduler polls (hn_control_poll) */
+    int poll_failing;                /* the last poll failed (logged once until one works) */
     uint64_t frames_accepted, frames_duplicate, frames_malformed, frames_unauthorized,
         frames_unknown, samples;
     uint64_t outputs[4]; /* by enum hn_out_kind */

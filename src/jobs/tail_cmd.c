@@ -43,9 +43,10 @@
 #define FOLLOW_POLL_MS 200
 #define SEQ_LEN_MAX    ((int64_t)1 << 30)
 /* A full agent queue (EAGAIN; Linux queues only net.unix.max_dgram_qlen = 10 datagrams by
- * default) is retried this often, 1 ms apart: reading a long log from its start sends faster
- * than an agent drains. A training rank never waits; this tool may. */
-#define FULL_RETRIES 200
+ * default) is retried this often, 1 ms apart (2 s in all): reading a long log from its start
+ * sends faster than an agent drains, and an agent on a busy node may not read for a while. A
+ * training rank never waits; this tool may, since the log keeps what it has not read yet. */
+#define FULL_RETRIES 2000
 
 struct tail_opts {
     enum hn_trainlog_format format;

@@ -62,7 +62,14 @@ for m in sys.argv[2:]: s.sendto(m.encode(), sys.argv[1])' "$work/step.sock" "$@"
 send_dgram "hs1 job=77 rank=3 lrank=3 world=8 step=12 dur=1.25 tokens=4096" \
     "hs1 job=77 rank=2 lrank=2 world=8 step=12 dur=1.5 newkey=ignored" \
     "hs1 job=77 rank=3 step=oops dur=1" "not a report" "hs1 rank=1 step=1 dur=1"
-check "two reports accepted" wait_for 5 \
+# The receiver counts datagrams as they come; the per-rank series follow at the next collection.
+steps_shown() {
+    metric_is 'houston_agent_step_reports_total\{result="accepted"\}' 2 &&
+        metric_is 'houston_agent_step_reports_total\{result="malformed"\}' 3 &&
+        [ -n "$(metric 'houston_step\{job="77",rank="2",gpu="2"\}')" ]
+}
+check "the reports are counted and shown" wait_for 10 steps_shown
+check "two reports accepted" \
     metric_is 'houston_agent_step_reports_total\{result="accepted"\}' 2
 check "three malformed ones counted" metric_is \
     'houston_agent_step_reports_total\{result="malformed"\}' 3
@@ -87,7 +94,7 @@ check "power series left out" bash -c "m=\$(curl -fsS $url/metrics) && ! grep -q
 sleep 1
 check_eq "NOT_SUPPORTED logged once per GPU" 8 "$(grep -c 'DCGM_FI_DEV_POWER_USAGE is not supported' "$work/a2.log")"
 "$HOUSTON" agent --listen 127.0.0.1:$PORT --nvml-lib /nonexistent --kmsg /dev/null \
-    --sysfs-root "$work" --proc-root "$work" 2>"$work/bind.err"
+    --sysfs-root "$work" --proc-root "$work" --step-socket off 2>"$work/bind.err"
 check "a port already in use: non-zero exit" [ $? -ne 0 ]
 check "says it cannot listen" grep -q "cannot listen on 127.0.0.1:$PORT" "$work/bind.err"
 kill -TERM "$a2"

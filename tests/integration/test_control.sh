@@ -26,7 +26,8 @@ check "operators put the nodes in service" wait_for 5 node_state_is n4 ready
 say "a 2-node job on n1,n2"
 job=$(sbatch --parsable -N2 -w n1,n2 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
 check "job running" wait_for 20 bash -c "squeue -h -j $job -o %T | grep -q RUNNING"
-sleep 1.5 # the controller polls squeue every 0.5 s
+# No step reports: only the poll tells houston that the job runs on n1 (and must be requeued).
+check "the controller's squeue poll has seen it" sched_polled
 
 say "a throttled GPU on n4: a silent laggard"
 printf "gpu 5 throttle 0x20\ngpu 5 sm_clock 1386\n" >>"$work/n4/state"

@@ -55,9 +55,9 @@ echo "gpu 3 xid 79 id=1" >>"$work/n2/state"
 check "n2 drained in Slurm" wait_for 20 slurm_drained n2
 check "the job is requeued" wait_for 20 bash -c \
     "scontrol show job $leader | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
-check "the requeue action names the leader and succeeded" jqe \
-    ".events[] | select(.kind == \"action\" and .action == \"requeue\" and .job == \"$leader\" and .done == true and .result == \"requeued\")" \
-    <<<"$(houston_cli events --node n2 --json)"
+# The executor records the result once scontrol has exited, which may be after Slurm shows it.
+check "the requeue action names the leader and succeeded" wait_for 10 bash -c \
+    "curl -fsS '$CTL/v1/events?node=n2&kind=action' | jqe '.events[] | select(.action == \"requeue\" and .job == \"$leader\" and .done == true and .result == \"requeued\")'"
 check_eq "no action on the component's own id" 0 "$(houston_cli events --node n2 --json |
     jq "[.events[] | select(.kind == \"action\" and .job == \"$second\")] | length")"
 finish

@@ -45,7 +45,7 @@ python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock"
 HN_PIDS+=($!)
 check "houston sees job A with 8 ranks on 2 nodes" wait_for 20 bash -c \
     "curl -fsS $CTL/v1/jobs | jqe '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
-check "job A is running and making progress" wait_for 10 bash -c \
+check "job A is running and making progress" wait_for 30 bash -c \
     "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.step') -gt 40 ]"
 mfu=$(job_field "$jobA" mfu)
 check "MFU is 400/989.4 TFLOP/s of an H100 (about 0.404): $mfu" \
@@ -83,10 +83,17 @@ check "nothing of them applied: job A still has its 8 ranks" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jqe '(.job.ranks | length) == 8 and .job.step < 900000'"
 check "n2 still ready" node_state_is n2 ready
 
-say "rank 5 (n2, GPU 1) becomes 30% slower"
+say "rank 5 (n2, GPU 1) becomes 30% slower, just after a checkpoint"
+# The straggler shows (job, /metrics, plan) until n2 is drained at the next checkpoint, 100
+# steps (10-13 s) on: start the slowdown when one has just been taken, and read the job once
+# when n2 turns suspect, so that a slow machine does not run past the drain.
+ck=$(job_field "$jobA" checkpoint)
+check "a fresh checkpoint after step $ck" wait_for 30 bash -c \
+    "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.checkpoint') -gt $ck ]"
 t0=$(date +%s.%N)
 echo "slow 5 0.3" >"$work/ctlA"
 check "n2 suspect" wait_for 20 node_state_is n2 suspect
+jobsnap=$(curl -fsS "$CTL/v1/jobs/$jobA")
 metrics=$(curl -fsS "$CTL/metrics")
 metric() { awk -v n="$1" '$1 == n { print $2 }' <<<"$metrics"; }
 slow=$(metric "houston_job_straggler_slowdown{job=\"$jobA\",rank=\"5\",node=\"n2\",gpu=\"1\"}")
@@ -103,19 +110,19 @@ say "time from slowdown to suspect: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s"
 check "straggler event names the job, rank and GPU" jqe \
     ".events[] | select(.rule==\"straggler\" and .job==\"$jobA\" and .gpu==1 and (.evidence | test(\"rank=5\")))" \
     <<<"$(houston_cli events --node n2 --json)"
-check "the job shows the straggler" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.straggler.rank == 5 and .job.straggler.node == \"n2\"'"
+check "the job shows the straggler" \
+    jqe '.job.straggler.rank == 5 and .job.straggler.node == "n2"' <<<"$jobsnap"
 # fake_trainer puts a rank's extra time in its backward pass (0.3 x 0.9 on 0.51 of a step: +53%).
-check "the straggler is slowest in its backward pass, by 45-75%" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.straggler.phase.name == \"backward\" and .job.straggler.phase.excess > 0.45 and .job.straggler.phase.excess < 0.75'"
-check "the rank heat map shows rank 5 slower than the median" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jqe '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == \"n2\" and .job.ranks[0].ratio < 1.1'"
+check "the straggler is slowest in its backward pass, by 45-75%" \
+    jqe '.job.straggler.phase.name == "backward" and .job.straggler.phase.excess > 0.45 and .job.straggler.phase.excess < 0.75' <<<"$jobsnap"
+check "the rank heat map shows rank 5 slower than the median" \
+    jqe '(.job.ranks | length) == 8 and .job.ranks[5].ratio > 1.15 and .job.ranks[5].node == "n2" and .job.ranks[0].ratio < 1.1' <<<"$jobsnap"
 check "a node's GPUs carry their last telemetry" bash -c \
     "curl -fsS $CTL/v1/nodes/n2 | jqe '(.gpus | length) == 8 and (.gpus[0].sm_clock | type) == \"number\" and .gpus[0].lost == false'"
-check "the policy says it drains at the next checkpoint" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.plan | test(\"drain n2 at the next checkpoint\")'"
+check "the policy says it drains at the next checkpoint" \
+    jqe '.job.plan | test("drain n2 at the next checkpoint")' <<<"$jobsnap"
 # sbatch --time=2-00:00:00: squeue's %L gives the time left, over which the waste is weighed.
-left=$(job_field "$jobA" plan | sed -n 's/.* in the \([0-9]*\) s the job has left.*/\1/p')
+left=$(jq -r .job.plan <<<"$jobsnap" | sed -n 's/.* in the \([0-9]*\) s the job has left.*/\1/p')
 check "the plan weighs the job's time left from Slurm (2 days less a minute or two): ${left:-none} s" \
     awk -v l="$left" 'BEGIN { exit !(l != "" && l > 172000 && l <= 172800) }'
 check "n2 drained in Slurm at the checkpoint" wait_for 30 slurm_drained n2
@@ -192,7 +199,8 @@ accepted() {
 }
 check "a report of job C from uid 300005 (nobody's range ends at 265535) is refused" refused 300005 1
 check "one from uid 200005 counts as nobody's: job C is at step 7" accepted 200005 7
-check "n3's agent counted one report from a subordinate uid" bash -c \
+# The agent renders /metrics after it has queued the frame the controller may show already.
+check "n3's agent counted one report from a subordinate uid" wait_for 5 bash -c \
     "curl -fsS 127.0.0.1:$((AGENT_PORT_BASE + 3))/metrics | grep -qx 'houston_agent_step_reports_subuid_total 1'"
 say "nobody's range moves to 400000 (the file replaced, as usermod does): the agents read it again"
 echo "nobody:400000:65536" >"$work/subuid.new"
@@ -225,7 +233,7 @@ check "the API gives job D's hang limit (hang-min 4 s at least) and time without
     bash -c "curl -fsS $CTL/v1/jobs/$jobD | jqe '.job.hang_limit_s >= 4 and .job.no_progress_s < .job.hang_limit_s and .job.longest_pause_s > 0'"
 check "/metrics has job D's hang limit" bash -c \
     "curl -fsS $CTL/metrics | grep -q '^houston_job_hang_limit_seconds{job=\"$jobD\"} '"
-agent1=$(pgrep -f -- "--hostname n1 --listen 127.0.0.1:$((AGENT_PORT_BASE + 1)) ")
+agent1=${AGENT_PID[1]}
 echo "hang n1" >"$work/ctlD"
 kill -STOP "$agent1"
 check "an event says job D is not seen progressing, and not called a hang" wait_for 20 bash -c \
@@ -255,8 +263,8 @@ jobF=$n1_job_id
 echo "hang n1" >"$work/ctlF"
 check "a hang of job F" wait_for 20 bash -c \
     "curl -fsS '$CTL/v1/events?job=$jobF' | jqe '.events[] | select(.rule==\"hang\")'"
-# the executor tries 5 times, 2 + 4 + 8 + 16 s apart
-check "a requeue_failed event for job F with Slurm's words" wait_for 60 bash -c \
+# the executor tries 5 times, 2 + 4 + 8 + 16 s apart, each at its next wake-up after a poll
+check "a requeue_failed event for job F with Slurm's words" wait_for 90 bash -c \
     "curl -fsS '$CTL/v1/events?job=$jobF' | jqe '.events[] | select(.rule==\"requeue_failed\" and (.evidence | test(\"hung=1 scheduler=.*[Dd]isabled\")))'"
 curl -fsS "$CTL/v1/events?job=$jobF" | jq -r '.events[] | select(.rule=="requeue_failed") | .evidence'
 check "job F still runs in Slurm, and houston shows it hung, its requeue failed" bash -c \
@@ -269,8 +277,12 @@ scancel "$jobF"
 say "job E on n1 saves a checkpoint for 15 s, longer than its hang limit, and said so first: no hang"
 n1_job E
 jobE=$n1_job_id
-check "its hang limit is under 10 s: an unannounced 15 s save would be a hang" bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.hang_limit_s < 10 and .job.pause == null'"
+# Its limit is 4 s (hang-min) unless a stall of the trainer on a loaded machine taught it more
+# (3 x the longest gap): under 12 s, a 15 s save without notice would be a hang.
+jE=$(curl -fsS "$CTL/v1/jobs/$jobE")
+limitE=$(jq '.job.hang_limit_s' <<<"$jE")
+check "its hang limit ($limitE s) is under 12 s: an unannounced 15 s save would be a hang" jqe \
+    '(.job.hang_limit_s | type) == "number" and .job.hang_limit_s < 12 and .job.pause == null' <<<"$jE"
 echo "save 15" >"$work/ctlE"
 check "the API shows the declared pause and the longest limit (hang-pause-max)" wait_for 10 bash -c \
     "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.pause.kind == \"checkpoint\" and .job.hang_limit_s == 2700'"
@@ -279,10 +291,10 @@ check "/metrics has job E's pause" bash -c \
 check "houston jobs JOB says it is paused on purpose" grep -q \
     '^paused on purpose (checkpoint) after step ' <<<"$(houston_cli jobs "$jobE")"
 check "no progress for longer than its old limit, still running" wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.no_progress_s > 10 and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.no_progress_s > $limitE and .job.state == \"running\" and .job.pause.kind == \"checkpoint\"'"
 check "the save ends, the job steps again: the pause is over, its limit its steps' own" \
     wait_for 20 bash -c \
-    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 10 and .job.longest_pause_s < 15'"
+    "curl -fsS $CTL/v1/jobs/$jobE | jqe '.job.pause == null and .job.no_progress_s < 5 and .job.hang_limit_s < 12 and .job.longest_pause_s < 15'"
 check "/metrics has no pause for job E any more" bash -c \
     "m=\$(curl -fsS $CTL/metrics) && ! grep -q '^houston_job_pause_seconds{job=\"$jobE\"} ' <<<\"\$m\""
 check "no hang event for job E" bash -c \

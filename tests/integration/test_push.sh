@@ -61,7 +61,7 @@ chmod 600 "$work/badtoken"
 agent_args=(agent --listen "127.0.0.1:$APORT" --nvml-lib "$HN_FAKENVML"
     --sysfs-root "$HN_FIXTURES/sysfs-h100" --proc-root "$HN_FIXTURES/host/proc"
     --kmsg "$work/kmsg" --interval 0.2 --hostname push-node
-    --controller "http://127.0.0.1:$SPORT" --push-queue 1000)
+    --controller "http://127.0.0.1:$SPORT" --push-queue 1000 --step-socket "$work/step.sock")
 
 say "1. controller unreachable: frames are kept"
 HN_FAKENVML_STATE=$work/state spawn_bg "$work/agent.log" "$HOUSTON" "${agent_args[@]}" \
@@ -81,7 +81,9 @@ say "2. the receiver starts (503 to its first frame): everything arrives once, i
 spawn_bg "$work/sink.log" "$SINK" --listen "127.0.0.1:$SPORT" --token-file "$work/token" \
     --out "$work/frames" --fail-first 1
 sink=$HN_LAST_PID
-check "all frames delivered and the queue empty" wait_for 60 delivered
+check "the receiver listens" wait_for 20 bash -c "[ -n \"\$(ss -Hltn 'sport = :$SPORT')\" ]"
+# The agent's retries back off (1, 2, 4 ... 60 s): after the sink's 503 the next may be 60 s on.
+check "all frames delivered and the queue empty" wait_for 150 delivered
 check "the agent says the controller takes frames again" \
     grep -q "push: http://127.0.0.1:$SPORT/v1/ingest takes frames again" "$work/agent.log"
 check "last success time is set" metric_ge 'houston_agent_push_last_success_timestamp_seconds ' 1
@@ -119,7 +121,7 @@ check "says why" grep -q "needs --token-file" "$work/err"
 check_eq "a controller that is not a URL: exit 2" 2 $?
 "$HOUSTON" agent --controller http://127.0.0.1:$SPORT --token-file "$work/nope" \
     --listen 127.0.0.1:$APORT --nvml-lib /nonexistent --kmsg /dev/null \
-    --sysfs-root "$work" --proc-root "$work" 2>"$work/err"
+    --sysfs-root "$work" --proc-root "$work" --step-socket off 2>"$work/err"
 check "an unreadable token file: non-zero exit" [ $? -ne 0 ]
 check "names the file" grep -q "token-file $work/nope" "$work/err"
 finish

@@ -298,6 +298,58 @@ static void forgotten_waiting_job_is_reloaded_by_the_poll(void **state)
     fleet_close(&f);
 }
 
+/* A squeue that fails (here: exits 1, as when slurmctld does not answer) changes nothing: the
+ * job it listed is not taken for ended, only counted as a failed poll; the next poll that works
+ * is counted too, and a job it no longer lists has ended. */
+static void failed_poll_keeps_the_lists(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir();
+    char squeue[PATH_MAX], fail_flag[PATH_MAX], gone_flag[PATH_MAX], script[3 * PATH_MAX];
+    snprintf(squeue, sizeof(squeue), "%s/squeue-flaky", dir);
+    snprintf(fail_flag, sizeof(fail_flag), "%s/squeue-fails", dir);
+    snprintf(gone_flag, sizeof(gone_flag), "%s/squeue-gone", dir);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n"
+             "if [ -e %s ]; then echo 'slurm_load_jobs error: Socket timed out' >&2; exit 1; fi\n"
+             "[ -e %s ] || echo 'j j 0 R 1:00:00 n1,n2'\n",
+             fail_flag, gone_flag);
+    tu_write_file(squeue, script);
+    assert_int_equal(chmod(squeue, 0755), 0);
+    struct fleet f;
+    fleet_open_sched(&f, "flaky", 0, squeue);
+    double t = 100;
+    for (uint64_t s = 1; s <= 5; s++, t += 2) {
+        hn_control_poll(&f.c, t);
+        frame(&f, 0, t + 0.1, 0, s);
+        frame(&f, 1, t + 0.11, 0, s);
+        hn_control_tick(&f.c, t + 0.2);
+    }
+    assert_int_equal(f.c.polls_ok, 5);
+    assert_int_equal(f.c.polls_failed, 0);
+    struct hn_job_view v;
+    view(&f, &v);
+    assert_string_equal(v.state, "running");
+
+    tu_write_file(fail_flag, "");
+    hn_control_poll(&f.c, t);
+    hn_control_poll(&f.c, t + 1);
+    hn_control_tick(&f.c, t + 1.1);
+    assert_int_equal(f.c.polls_failed, 2);
+    assert_int_equal(f.c.polls_ok, 5);
+    view(&f, &v);
+    assert_string_equal(v.state, "running");
+
+    assert_int_equal(unlink(fail_flag), 0);
+    tu_write_file(gone_flag, "");
+    hn_control_poll(&f.c, t + 2);
+    hn_control_tick(&f.c, t + 2.1);
+    assert_int_equal(f.c.polls_ok, 6);
+    view(&f, &v);
+    assert_string_equal(v.state, "ended");
+    fleet_close(&f);
+}
+
 /* Runs one SQL statement on the database at path, as another program would. */
 static void sql(const char *path, const char *stmt)
 {
@@ -390,6 +442,7 @@ int main(void)
         cmocka_unit_test(long_outage_backlog_is_no_hang),
         cmocka_unit_test(forgotten_job_is_reloaded),
         cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
+        cmocka_unit_test(failed_poll_keeps_the_lists),
         cmocka_unit_test(retention_runs_in_the_tick),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);

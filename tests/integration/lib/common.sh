@@ -48,12 +48,13 @@ need() {
         fi
     done
 }
-# wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s until it succeeds or time runs out.
+# wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s until it succeeds or time runs out
+# (whole SECONDS; counted in microseconds, as bash's SECONDS would give up to one second early).
 wait_for() {
-    local deadline=$((SECONDS + $1))
+    local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
     shift
     while ! "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $deadline ] && return 1
+        [ "${EPOCHREALTIME/./}" -ge "$deadline" ] && return 1
         sleep 0.1
     done
     return 0

@@ -53,7 +53,9 @@ control_start() {
     wait_for 20 curl -fsS "$CTL/healthz"
 }
 
-# agent_start NODE: an agent for NODE with its own fake NVML state and sysfs copy.
+# agent_start NODE: an agent for NODE with its own fake NVML state and sysfs copy. Its pid in
+# AGENT_PID[i] for node ni.
+AGENT_PID=()
 agent_start() {
     local node=$1 i=${1#n}
     mkdir -p "$work/$node"
@@ -68,6 +70,8 @@ agent_start() {
         --token-file "$work/token" --step-socket "$work/$node/step.sock" \
         --step-subuid-file "$work/subuid" >>"$work/$node/agent.log" 2>&1 &
     HN_PIDS+=($!)
+    # shellcheck disable=SC2034 # read by the tests that source this file
+    AGENT_PID[$i]=$!
 }
 
 # fleet_up: an agent on each of n1..n4; checks that all four report and resumes them in houston
@@ -91,6 +95,17 @@ fleet_start() {
 # houston_cli VERB ARGS...: the CLI against this controller.
 houston_cli() {
     HOUSTON_SERVER=$CTL HOUSTON_OPERATOR_TOKEN_FILE=$work/operator.token "$HOUSTON" "$@"
+}
+
+# sched_polled: waits until the controller has applied a squeue poll begun after the call: two
+# more polls that worked (the one under way may have begun before). Polls come every
+# scheduler-poll seconds plus squeue's own time.
+polls_ok() { curl -fsS "$CTL/metrics" | sed -n 's/^houston_control_scheduler_polls_total{result="ok"} //p'; }
+polls_at_least() { local n; n=$(polls_ok) && [ -n "$n" ] && [ "$n" -ge "$1" ]; }
+sched_polled() {
+    local n
+    n=$(polls_ok) && [ -n "$n" ] || return 1
+    wait_for 20 polls_at_least $((n + 2))
 }
 
 node_state() {

@@ -124,14 +124,29 @@ _slurm_step_pids() {
 
 # Sends SIGTERM to the given pids, waits up to 10 s for them to exit, then SIGKILLs the rest.
 _slurm_kill_wait() {
-    local pids=("$@") pid alive i
+    local pids=("$@") pid
     [ ${#pids[@]} -gt 0 ] || return 0
     for pid in "${pids[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
-    for ((i = 0; i < 100; i++)); do
+    _slurm_gone 100 "${pids[@]}" && return 0
+    for pid in "${pids[@]}"; do
+        if [ -d "/proc/$pid" ]; then
+            _slurm_log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    _slurm_gone 50 "${pids[@]}" || _slurm_log "pids $* still there 5 s after SIGKILL"
+}
+
+# _slurm_gone TENTHS PID...: waits up to TENTHS tenths of a second for the pids to exit; 1 if
+# one is still running then.
+_slurm_gone() {
+    local tenths=$1 pid alive i
+    shift
+    for ((i = 0; i < tenths; i++)); do
         alive=0
-        for pid in "${pids[@]}"; do
+        for pid in "$@"; do
             # A zombie has exited; its parent (often init here) reaps it, or not.
             if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
                 alive=1
@@ -140,13 +155,7 @@ _slurm_kill_wait() {
         [ $alive -eq 1 ] || return 0
         sleep 0.1
     done
-    for pid in "${pids[@]}"; do
-        if [ -d "/proc/$pid" ]; then
-            _slurm_log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-    done
-    sleep 0.2
+    return 1
 }
 
 # The TCP ports of the cluster in DIR: controller, default slurmd, one per node.
