@@ -615,7 +615,7 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
     const double polls[] = {(double)c->polls_ok, (double)c->polls_failed};
     family_by(&e, "houston_control_scheduler_polls_total",
               "Scheduler polls (squeue) by result; a failed one keeps the job and node lists of "
-              "the last that worked (docs/operations-slurm.md).",
+              "the last that worked (docs/operations.md).",
               HN_COUNTER, "result", presults, polls, 2);
     hn_expo_one(&e, "houston_control_samples_total", "Samples applied to the brain.", HN_COUNTER,
                 (double)c->samples);

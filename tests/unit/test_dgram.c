@@ -24,7 +24,9 @@ static void deep_queue(void **state)
     assert_true(hn_read_file(HN_DGRAM_QLEN_SYSCTL, after, sizeof(after)) > 0);
     assert_string_equal(before, after); /* put back */
     unsigned sys = (unsigned)strtoul(before, NULL, 10);
-    if (geteuid() == 0)
+    /* Raised when the sysctl can be written: root, and /proc/sys not read-only (a container's
+     * often is). */
+    if (access(HN_DGRAM_QLEN_SYSCTL, W_OK) == 0)
         assert_int_equal(qlen, sys < 1024 ? 1024 : sys);
     else
         assert_int_equal(qlen, sys);

@@ -324,7 +324,7 @@ static void test_frame_decodes_to_collected_values(void **unused)
     fprintf(k, "[ 12.5] NVRM: Xid (PCI:0000:a8:00): 48, pid=1, DBE\n");
     fprintf(k, "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32\n");
     assert_int_equal(fclose(k), 0);
-    for (int tries = 0; tries < 100 && s.gpus->gpus[2].xid_events == 0; tries++) {
+    for (int tries = 0; tries < 500 && s.gpus->gpus[2].xid_events == 0; tries++) {
         tu_sleep_ms(20);
         assert_int_equal(hn_gpus_collect(s.gpus), 0);
     }
@@ -769,18 +769,16 @@ static void test_wrong_token_is_refused(void **unused)
 static void test_unreachable_keeps_frames(void **unused)
 {
     (void)unused;
-    struct server s;
-    server_start(&s, "tok", 0);
+    int port_fd;
     char url[64];
-    hn_strlcpy(url, s.url, sizeof(url));
-    server_stop(&s); /* the port is now closed */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", tu_closed_port(&port_fd));
     struct hn_push *p = push_new(url, "tok", 8);
     struct hn_push_builder b;
     hn_push_builder_init(&b, 1);
     queue_frames(p, &b, 4);
     assert_int_equal(hn_push_start(p), 0);
     struct hn_push_stats st;
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < 2000; i++) {
         hn_push_get_stats(p, &st);
         if (st.errors >= 3)
             break;
@@ -791,11 +789,12 @@ static void test_unreachable_keeps_frames(void **unused)
     assert_true(st.sent == 0);
     uint64_t t0 = hn_mono_ns();
     hn_push_stop(p, 0.2);
-    assert_true(hn_mono_ns() - t0 < 2000000000ull);
+    assert_true(hn_mono_ns() - t0 < 5000000000ull);
     hn_push_get_stats(p, &st);
     assert_int_equal(st.queued, 4);
     hn_push_free(p);
     hn_push_builder_fini(&b);
+    close(port_fd);
 }
 
 static void test_new_refuses_bad_settings(void **unused)

@@ -31,12 +31,15 @@
 #include "common/buf.h"
 #include "common/util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -280,6 +283,23 @@ static inline void tu_collector_close(const struct hn_collector *c, void *st, st
 {
     hn_buf_fini(b);
     c->fini(st);
+}
+
+/* ---- sockets ---- */
+
+/* A TCP port on 127.0.0.1 where nothing listens and nothing else can: *fd holds it bound (no
+ * listen(), so connections to it are refused) until the test closes it. A port bound and
+ * released at once could be taken by another process before the test connects. */
+static inline unsigned tu_closed_port(int *fd)
+{
+    *fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(*fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
 }
 
 /* ---- time ---- */
