@@ -229,7 +229,7 @@ try {
 
     // Slow rank 5 (n2, GPU 1) right after a checkpoint: the straggler policy drains n2 at the
     // next one, so n2 stays suspect for most of a checkpoint interval.
-    const ckpt = await check('the job takes checkpoints', () => waitForFreshCheckpoint(20000));
+    const ckpt = await check('the job takes checkpoints', () => waitForFreshCheckpoint(40000));
     writeFileSync(trainerControl, 'slow 5 0.3\n');
     console.log(`rank 5 made 30% slower after checkpoint ${ckpt}`);
     const t0 = Date.now();
@@ -290,7 +290,7 @@ try {
             .some((li) => /rank=5/.test(li.textContent)), null, {timeout: 10000}));
 
     await check('n2 is then shown as draining', () =>
-        page.waitForSelector('#fleet [data-node="n2"][data-state="draining"]', {timeout: 40000}));
+        page.waitForSelector('#fleet [data-node="n2"][data-state="draining"]', {timeout: 60000}));
     console.log(`draining on screen ${((Date.now() - t0) / 1000).toFixed(1)} s after the slowdown`);
     await check('n2 went ready → suspect → draining on screen', async () => {
         const seen = await page.evaluate(() => window.hnStates);
