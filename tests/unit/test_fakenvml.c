@@ -695,17 +695,14 @@ struct waiter {
     unsigned timeout_ms;
     nvmlReturn_t rc;
     nvmlEventData_t data;
-    uint64_t elapsed_ns;
     uint64_t end_ns; /* hn_mono_ns() when set_wait returned */
 };
 
 static void *wait_thread(void *arg)
 {
     struct waiter *w = arg;
-    uint64_t t0 = hn_mono_ns();
     w->rc = F.set_wait(w->set, &w->data, w->timeout_ms);
     w->end_ns = hn_mono_ns();
-    w->elapsed_ns = w->end_ns - t0;
     return NULL;
 }
 
