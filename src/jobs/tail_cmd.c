@@ -9,13 +9,13 @@
  * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'). A
  * line longer than LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it
  * looks like an iteration. A record whose step equals the last one reported is a redraw of the
- * same step and is skipped. Megatron's checkpoint lines give the reports' ckpt= (save_seen())
- * and its save line a pause notice. When the reports carry a world size W > 1, their tokens are
- * the job's divided by W (rank_share()). A report the agent's full queue refuses is retried for
- * a while (this is a tool, not a training rank: it may wait). With --follow a regular file is
- * read to its end, then polled every FOLLOW_POLL_MS for more, for truncation (read again from
- * the start) and for a new file at the same path (logrotate: the rest of the old file, then the
- * new one), as tail -F does.
+ * same step and is skipped. Checkpoint lines give the reports' ckpt= (save_seen()), and a save's
+ * first line and an evaluation's a pause notice after the last step. When the reports carry a world
+ * size W > 1, their tokens are the job's divided by W (rank_share()). A report the agent's full
+ * queue refuses is retried for a while (this is a tool, not a training rank: it may wait). With
+ * --follow a regular file is read to its end, then polled every FOLLOW_POLL_MS for more, for
+ * truncation (read again from the start) and for a new file at the same path (logrotate: the rest
+ * of the old file, then the new one), as tail -F does.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"
@@ -68,6 +68,7 @@ struct tail_stats {
     uint64_t malformed;
     uint64_t repeated;
     uint64_t pauses;  /* checkpoint saves announced (pause notices sent or printed) */
+    uint64_t evals;   /* evaluations announced (the same) */
     uint64_t dropped; /* reports lost for good (a full queue is retried first) */
     uint64_t untimed; /* DeepSpeed step lines that only start the clock (deepspeed_time) */
 };
@@ -129,11 +130,14 @@ void hn_usage_tail(FILE *out)
             "and the controller reads them as the job's step time. Unreadable lines are\n"
             "counted and skipped. A checkpoint save's first line (Megatron's 'saving\n"
             "checkpoint at iteration N', DeepSpeed's 'Checkpoint global_stepN is about to be\n"
-            "saved!') is sent as a pause notice, so that a long save is not taken for a hang;\n"
-            "once the save is complete ('successfully saved checkpoint', 'is ready now!',\n"
-            "else the next iteration line of a save that was not async), every later report\n"
-            "carries ckpt=N. At the end a summary goes to stderr: lines read, iterations\n"
-            "reported, malformed lines skipped, reports dropped, checkpoint saves announced.\n"
+            "saved!', NeMo's 'Epoch E, global step N: ...' or 'Global Checkpoint Save') is sent\n"
+            "as a pause notice, so that a long save is not taken for a hang; once the save is\n"
+            "complete ('successfully saved checkpoint', 'is ready now!', NeMo's 'finalized\n"
+            "successfully', else the next iteration line of a save that was not async), every\n"
+            "later report carries ckpt=N. An evaluation's first line (Megatron's 'Evaluating\n"
+            "iter 1/K', NeMo's 'Validation: iteration 1/K') is sent as a pause notice too.\n"
+            "At the end a summary goes to stderr: lines read, iterations reported, malformed\n"
+            "lines skipped, reports dropped, checkpoint saves and evaluations announced.\n"
             "\n"
             "options:\n"
             "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
@@ -330,15 +334,15 @@ static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
     return tokens;
 }
 
-/* Sends one datagram (s: a step report; else a checkpoint pause notice after step `at`), or
- * prints it with --print; *counter counts it. */
-static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, uint64_t *counter)
+/* Sends one datagram (s: a step report; else a pause notice of `pause`, an HN_STEP_PAUSE_ kind,
+ * after step `at`), or prints it with --print; *counter counts it. */
+static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, int pause,
+                     uint64_t *counter)
 {
     if (!t->o->print) {
         (*counter)++;
         int tries = 0;
-        while ((s ? hn_step_report(t->client, s)
-                  : hn_step_pause(t->client, at, HN_STEP_PAUSE_CHECKPOINT)) != 0) {
+        while ((s ? hn_step_report(t->client, s) : hn_step_pause(t->client, at, pause)) != 0) {
             if (hn_step_last_errno(t->client) != EAGAIN || ++tries > FULL_RETRIES ||
                 stop_requested) {
                 t->st.dropped++;
@@ -350,7 +354,7 @@ static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, uint6
     }
     char buf[HN_STEP_DGRAM_MAX];
     if ((s ? hn_step_format(t->client, s, buf, sizeof(buf))
-           : hn_step_format_pause(t->client, at, HN_STEP_PAUSE_CHECKPOINT, buf, sizeof(buf))) < 0) {
+           : hn_step_format_pause(t->client, at, pause, buf, sizeof(buf))) < 0) {
         t->st.malformed++;
         return;
     }
@@ -384,7 +388,7 @@ static void report(struct tail *t, const struct hn_trainlog_rec *r)
                                       nothing */
     s.tflops = r->tflops;          /* NaN when not printed: not sent */
     s.flops_per_token = t->o->fpt; /* with tokens, MFU where the log prints no TFLOP/s */
-    send_one(t, &s, 0, &t->st.reported);
+    send_one(t, &s, 0, 0, &t->st.reported);
 }
 
 /* A checkpoint of `step` is complete: later reports carry it, unless a higher one is. */
@@ -409,11 +413,12 @@ static void save_seen(struct tail *t, int kind, uint64_t at)
     int64_t step = at <= INT64_MAX ? (int64_t)at : -1;
     switch (kind) {
     case HN_TRAINLOG_SAVE:
+        if (step != t->save_at) /* not another line of the same save (one a rank in NeMo) */
+            t->save_async = 0;
         t->save_at = step;
-        t->save_async = 0;
         break;
-    case HN_TRAINLOG_SAVE_ASYNC:
-        if (step == t->save_at)
+    case HN_TRAINLOG_SAVE_ASYNC: /* step 0: NeMo's line, for the save begun last */
+        if (step == t->save_at || at == 0)
             t->save_async = 1;
         break;
     case HN_TRAINLOG_SAVED:
@@ -557,9 +562,16 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
         t->ds_batch = r.global_batch;
         return;
     }
+    if (rc == HN_TRAINLOG_EVAL) { /* after the last step reported (none yet: nothing to hold) */
+        if (t->have_last)
+            send_one(t, NULL, t->last_iter, HN_STEP_PAUSE_EVAL, &t->st.evals);
+        return;
+    }
     if (rc != HN_TRAINLOG_ITERATION) {
-        if (rc == HN_TRAINLOG_SAVE) /* a checkpoint save begins: the steps stop on purpose */
-            send_one(t, NULL, r.iteration, &t->st.pauses);
+        /* A checkpoint save begins: the steps stop on purpose. One notice a save, however
+         * many of its lines say it begins (Megatron-DeepSpeed's two, NeMo's two). */
+        if (rc == HN_TRAINLOG_SAVE && (t->save_at < 0 || (uint64_t)t->save_at != r.iteration))
+            send_one(t, NULL, r.iteration, HN_STEP_PAUSE_CHECKPOINT, &t->st.pauses);
         if (r.format == HN_TRAINLOG_DEEPSPEED)
             deepspeed_save(t, rc, r.iteration, r.time_s);
         else
@@ -808,6 +820,8 @@ int hn_cmd_tail(int argc, char **argv)
         fprintf(stderr, " (last: %s)", strerror(err));
     if (t->st.pauses)
         fprintf(stderr, ", %llu checkpoint saves announced", (unsigned long long)t->st.pauses);
+    if (t->st.evals)
+        fprintf(stderr, ", %llu evaluations announced", (unsigned long long)t->st.evals);
     fputc('\n', stderr);
     if (fd != STDIN_FILENO)
         close(fd);

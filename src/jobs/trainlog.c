@@ -544,6 +544,19 @@ static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_
     return kind;
 }
 
+/* After `head` (found in the line): blanks, then a step number followed by `stop`, or with
+ * stop '\0' by a blank or the end. 0 and *n set, else -1. */
+static int number_after(const char *head, const char *end, char stop, uint64_t *n)
+{
+    struct span s = {head, end};
+    skip_blanks(&s);
+    if (scan_u64(&s, n) != 0)
+        return -1;
+    if (stop)
+        return s.p < end && *s.p == stop ? 0 : -1;
+    return s.p >= end || is_blank(*s.p) ? 0 : -1;
+}
+
 /* Megatron's checkpoint lines, each followed by blanks, the step and a blank or the end. The
  * first also matches Megatron-DeepSpeed's "global rank R is saving checkpoint at iteration N". */
 static const struct {
@@ -564,13 +577,94 @@ static int read_save(const char *line, const char *end, struct hn_trainlog_rec *
         const char *p = find(line, end, save_lines[i].head);
         if (!p)
             continue;
-        struct span s = {p + strlen(save_lines[i].head), end};
-        skip_blanks(&s);
-        if (scan_u64(&s, &out->iteration) != 0 || (s.p < end && !is_blank(*s.p)))
+        if (number_after(p + strlen(save_lines[i].head), end, '\0', &out->iteration) != 0)
             return -1;
         out->format = HN_TRAINLOG_MEGATRON;
         read_prefix(line, end, out->prefix);
         return (int)save_lines[i].kind;
+    }
+    return HN_TRAINLOG_OTHER;
+}
+
+/*
+ * NeMo 2's checkpoint lines (its MegatronCheckpointIO and async checkpoint IO, and Lightning's
+ * ModelCheckpoint with verbose on, which NeMo's callback turns on). Lightning's line and the
+ * "Global Checkpoint Save" line name the save by the last iteration done, counted from 0 as
+ * in the iteration lines; "Successfully saved" does too; the async finalization line counts
+ * steps done. All become steps completed:
+ *   Epoch 0, global step 49: 'val_loss' was not in top 5          (a save begins: save_last)
+ *   Epoch 0, global step 99: 'val_loss' reached 1.61913 (best 1.61913), saving model to '...'
+ *   Global Checkpoint Save : Rank: 0 : Iteration: 49 : Start time: ...s : Save duration: ...s
+ *   Scheduled async checkpoint save for /ckpt/step=49.ckpt         (no step: the save begun)
+ *   Successfully saved checkpoint from iteration      49 to /ckpt/step=49.ckpt
+ *   Async checkpoint save for step 50 (/ckpt/step=49.ckpt) finalized successfully.
+ * Returns the kind with out->iteration (0 for the async line), 0 for another line, -1 for one
+ * of them without its number.
+ */
+static int read_nemo_save(const char *line, const char *end, struct hn_trainlog_rec *out)
+{
+    static const char lightning[] = ", global step ",
+                      global[] = "Global Checkpoint Save :", global_iter[] = ": Iteration:",
+                      scheduled[] = "Scheduled async checkpoint save for ",
+                      saved[] = "Successfully saved checkpoint from iteration",
+                      finalized[] = "Async checkpoint save for step ";
+    const char *p;
+    uint64_t n = 0;
+    int kind, from_zero = 1;
+    if ((p = find(line, end, lightning)) != NULL && find(line, p, "Epoch ") &&
+        (find(p, end, "saving model to") || find(p, end, "was not in top"))) {
+        kind = HN_TRAINLOG_SAVE;
+        if (number_after(p + sizeof(lightning) - 1, end, ':', &n) != 0)
+            return -1;
+    } else if ((p = find(line, end, global)) != NULL) {
+        const char *it = find(p, end, global_iter);
+        kind = HN_TRAINLOG_SAVE;
+        if (!it || number_after(it + sizeof(global_iter) - 1, end, '\0', &n) != 0)
+            return -1;
+    } else if (find(line, end, scheduled)) {
+        kind = HN_TRAINLOG_SAVE_ASYNC;
+        from_zero = 0;
+    } else if ((p = find(line, end, saved)) != NULL) {
+        kind = HN_TRAINLOG_SAVED;
+        if (number_after(p + sizeof(saved) - 1, end, '\0', &n) != 0)
+            return -1;
+    } else if ((p = find(line, end, finalized)) != NULL && find(p, end, "finalized successfully")) {
+        kind = HN_TRAINLOG_SAVED;
+        from_zero = 0;
+        if (number_after(p + sizeof(finalized) - 1, end, '\0', &n) != 0)
+            return -1;
+    } else {
+        return HN_TRAINLOG_OTHER;
+    }
+    out->format = HN_TRAINLOG_NEMO;
+    if (from_zero && nemo_steps(n, &n) != 0)
+        return -1;
+    out->iteration = n;
+    read_prefix(line, end, out->prefix);
+    return kind;
+}
+
+/*
+ * The first line of an evaluation: Megatron-LM's "Evaluating iter 1/10" (printed by rank 0
+ * before each evaluation step, after "Evaluating on N samples" in recent releases) and NeMo 2's
+ * "Validation: iteration 1/20" (its progress bar). Only step 1 starts one; the rest of the
+ * evaluation's lines, and one without numbers, are other lines.
+ */
+static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *out)
+{
+    static const struct {
+        const char *head;
+        enum hn_trainlog_format format;
+    } heads[] = {{"Evaluating iter", HN_TRAINLOG_MEGATRON},
+                 {"Validation: iteration", HN_TRAINLOG_NEMO}};
+    for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+        const char *p = find(line, end, heads[i].head);
+        uint64_t n;
+        if (!p || number_after(p + strlen(heads[i].head), end, '/', &n) != 0 || n != 1)
+            continue;
+        out->format = heads[i].format;
+        read_prefix(line, end, out->prefix);
+        return HN_TRAINLOG_EVAL;
     }
     return HN_TRAINLOG_OTHER;
 }
@@ -608,7 +702,10 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
         int ds = read_deepspeed(line, end, out);
         if (ds != HN_TRAINLOG_OTHER)
             return ds;
-        return read_save(line, end, out);
+        int kind = read_save(line, end, out);
+        if (kind == HN_TRAINLOG_OTHER)
+            kind = read_nemo_save(line, end, out);
+        return kind == HN_TRAINLOG_OTHER ? read_eval(line, end, out) : kind;
     }
 
     if (read_bar_fields(fields_at, end, &v) != 0)

@@ -18,9 +18,19 @@
  *   NeMo 2 (Lightning, MegatronProgressBar):
  *     Training epoch 0, iteration 28/99 | lr: ... | global_batch_size: 32 | global_step: 28 |
  *     reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928
+ *   and, from a checkpoint save (NeMo's MegatronCheckpointIO and Lightning's ModelCheckpoint;
+ *   read_nemo_save in trainlog.c has the whole list), when it begins, when it went to a
+ *   background writer and when it completed:
+ *     Epoch 0, global step 49: 'val_loss' was not in top 5
+ *     Global Checkpoint Save : Rank: 0 : Iteration: 49 : Start time: ... : Save duration: ...
+ *     Scheduled async checkpoint save for /ckpt/step=49.ckpt
+ *     Successfully saved checkpoint from iteration      49 to /ckpt/step=49.ckpt
+ *     Async checkpoint save for step 50 (/ckpt/step=49.ckpt) finalized successfully.
  *   NeMo 1 (Lightning progress bar, one redraw per '\r'):
  *     Epoch 0: : 47%|####| 7/15 [06:19<07:13, reduced_train_loss=11.50, global_step=5.000,
  *     consumed_samples=12288.0, train_step_timing in s=49.50]
+ *   The first line of an evaluation, Megatron-LM's "Evaluating iter 1/10" and NeMo 2's
+ *   "Validation: iteration 1/20", says the job stops stepping to evaluate.
  *
  * A line may start with a launcher prefix (pdsh's "host: ", srun --label's "0: ") and a time
  * stamp; fields may come in any order and unknown ones are skipped. Megatron numbers
@@ -68,6 +78,7 @@ enum hn_trainlog_kind {
     HN_TRAINLOG_SAVE_ASYNC = 3, /* "scheduled an async checkpoint save at iteration N" */
     HN_TRAINLOG_SAVED = 4,      /* "successfully saved checkpoint at|from iteration N" */
     HN_TRAINLOG_BATCH = 5,      /* DeepSpeed's configuration: "train_batch_size ..... N" */
+    HN_TRAINLOG_EVAL = 6,       /* an evaluation begins: "Evaluating iter 1/K" */
 };
 
 #define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
@@ -95,9 +106,12 @@ struct hn_trainlog_rec {
 /*
  * Parses one line (without its newline). Returns HN_TRAINLOG_ITERATION (1) and fills *out for
  * an iteration line; for one of Megatron's or DeepSpeed's checkpoint lines (printed by rank
- * 0, after iteration N's own line) HN_TRAINLOG_SAVE when a save begins, HN_TRAINLOG_SAVE_ASYNC
- * when it was handed to a background writer and HN_TRAINLOG_SAVED when it completed (for
- * these *out holds format, prefix, iteration N and time_s only); HN_TRAINLOG_BATCH for
+ * 0, after iteration N's own line; NeMo's too) HN_TRAINLOG_SAVE when a save begins,
+ * HN_TRAINLOG_SAVE_ASYNC when it was handed to a background writer and HN_TRAINLOG_SAVED when
+ * it completed (for these *out holds format, prefix, iteration N and time_s only; NeMo's line
+ * for the background writer names no step: iteration 0, the save begun last);
+ * HN_TRAINLOG_EVAL for an evaluation's first line (format and prefix only; it comes after
+ * the last iteration's line); HN_TRAINLOG_BATCH for
  * DeepSpeed's train_batch_size line (*out holds format, prefix and global_batch only);
  * HN_TRAINLOG_OTHER (0) for any other line (out
  * then holds nothing useful); or -1 for a line that looks like an iteration line but cannot

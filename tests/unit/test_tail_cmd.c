@@ -80,7 +80,20 @@ static const char *iter_line(char *buf, size_t size, unsigned step)
     return buf;
 }
 
-/* A log made of pieces: "N" is iteration N's line, anything else a line of its own. */
+/* NeMo 2's line for 0-based global_step `step` (the report says step + 1). */
+static const char *nemo_line(char *buf, size_t size, unsigned step)
+{
+    int n = snprintf(buf, size,
+                     "    Training epoch 0, iteration %u/99 | lr: 3e-05 | global_batch_size: 4 | "
+                     "global_step: %u | reduced_train_loss: 1.3 | train_step_timing in s: 0.25 | "
+                     "consumed_samples: %u\n",
+                     step, step, (step + 1) * 4);
+    assert_true(n > 0 && (size_t)n < size);
+    return buf;
+}
+
+/* A log made of pieces: "N" is iteration N's line (Megatron's), "nN" NeMo's line for its
+ * global_step N, anything else a line of its own. */
 static char *log_of(const char *const *pieces, size_t n)
 {
     struct hn_buf b;
@@ -88,9 +101,13 @@ static char *log_of(const char *const *pieces, size_t n)
     for (size_t i = 0; i < n; i++) {
         char line[512];
         char *end;
-        unsigned long step = strtoul(pieces[i], &end, 10);
-        if (end != pieces[i] && *end == '\0')
-            assert_int_equal(hn_buf_puts(&b, iter_line(line, sizeof(line), (unsigned)step)), 0);
+        int nemo = pieces[i][0] == 'n';
+        const char *num = pieces[i] + nemo;
+        unsigned long step = strtoul(num, &end, 10);
+        if (end != num && *end == '\0')
+            assert_int_equal(hn_buf_puts(&b, nemo ? nemo_line(line, sizeof(line), (unsigned)step)
+                                                  : iter_line(line, sizeof(line), (unsigned)step)),
+                             0);
         else
             assert_int_equal(hn_buf_printf(&b, "%s\n", pieces[i]), 0);
     }
@@ -236,6 +253,148 @@ static void test_ckpt_restart(void **state)
     assert_int_equal(ckpt_of(out, 30), -1);
     assert_int_equal(ckpt_of(out, 31), 30);
     free(out);
+    out = TAIL(text, "--format", "nemo");
+    assert_string_equal(out, "");
+    free(out);
+    free(text);
+}
+
+/* Megatron-DeepSpeed prints two lines when a save begins: one pause notice. */
+static void test_ckpt_one_notice(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {
+        "10",
+        "saving checkpoint at iteration      10 to /ckpt",
+        "[2024-05-01 12:00:00] global rank 0 is saving checkpoint at iteration      10 to /ckpt",
+        "11",
+        "saving checkpoint at iteration      20 to /ckpt",
+    };
+    char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
+    char *out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "step=10 pause=checkpoint\n"), 1);
+    assert_int_equal(tu_count(out, "step=20 pause=checkpoint\n"), 1);
+    assert_int_equal(ckpt_of(out, 11), 10);
+    assert_non_null(strstr(last_err, "2 checkpoint saves announced"));
+    free(out);
+    free(text);
+}
+
+/* NeMo 2 with an async save, in the order NeMo prints its lines: Lightning's line and
+ * "Global Checkpoint Save" begin it (one notice), "Scheduled async" hands it to the writer,
+ * so the steps after it do not complete it (another rank's "Global" line after it does not
+ * change that); an evaluation runs; "Successfully saved" comes
+ * 14 steps later. Steps are global_step + 1: the save after global_step 49 is ckpt=50. */
+static void test_nemo_async_save(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {
+        "n48",
+        "n49",
+        "    Epoch 0, global step 49: 'val_loss' was not in top 5",
+        "    [NeMo I 2025-06-18 16:52:43 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
+        "Iteration: 49 : Start time: 1750290740.432s : Save duration: 23.107s",
+        "    [NeMo I 2025-06-18 16:52:54 nemo_logging:393] Scheduled async checkpoint save for "
+        "/r/ckpt/m-last.ckpt",
+        /* every rank prints its own; another rank's may come after rank 0's async line */
+        "    [NeMo I 2025-06-18 16:52:54 nemo_logging:393] Global Checkpoint Save : Rank: 1 : "
+        "Iteration: 49 : Start time: 1750290740.431s : Save duration: 23.301s",
+        "    Validation: iteration 1/20",
+        "    Validation: iteration 2/20",
+        "n50",
+        "n63",
+        "    [NeMo I 2025-06-18 16:53:08 nemo_logging:393] Successfully saved checkpoint from "
+        "iteration      49 to /r/ckpt/m-last.ckpt",
+        "    [NeMo I 2025-06-18 16:53:08 nemo_logging:393] Async checkpoint save for step 50 "
+        "(/r/ckpt/m-last.ckpt) finalized successfully.",
+        "n64",
+    };
+    char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
+    char *out = TAIL(text, "--format", "nemo");
+    assert_int_equal(ckpt_of(out, 50), -1);
+    assert_int_equal(ckpt_of(out, 51), -1);
+    assert_int_equal(ckpt_of(out, 64), -1);
+    assert_int_equal(ckpt_of(out, 65), 50);
+    assert_int_equal(tu_count(out, "pause="), 2);
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=50 pause=checkpoint\n"));
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=50 pause=eval\n"));
+    assert_non_null(strstr(last_err, "1 checkpoint saves announced, 1 evaluations announced"));
+    free(out);
+    /* Read as Megatron's, none of it is. */
+    out = TAIL(text, (const char *)NULL);
+    assert_string_equal(out, "");
+    free(out);
+    free(text);
+}
+
+/* NeMo 2 saving synchronously: "Successfully saved" right after the save's first lines. A
+ * Lightning job without NeMo's checkpoint IO prints only Lightning's line: the next step
+ * completes the save, as Megatron's synchronous one, until a log shows a success line. */
+static void test_nemo_sync_save(void **state)
+{
+    (void)state;
+    static const char *const sync[] = {
+        "n99",
+        "Epoch 0, global step 99: 'val_loss' reached 1.61913 (best 1.61913), saving model to "
+        "'/r/ckpt/m--val_loss=1.6191-epoch=0.ckpt' as top 5",
+        "[NeMo I 2025-06-18 16:53:19 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
+        "Iteration: 99 : Start time: 1750290797.320s : Save duration: 1.718s",
+        "[NeMo I 2025-06-18 16:53:19 nemo_logging:393] Successfully saved checkpoint from "
+        "iteration      99 to /r/ckpt/m--val_loss=1.6191-epoch=0.ckpt",
+        "n100",
+    };
+    char *text = log_of(sync, HN_ARRAY_LEN(sync));
+    char *out = TAIL(text, "--format", "nemo");
+    assert_int_equal(ckpt_of(out, 100), -1);
+    assert_int_equal(ckpt_of(out, 101), 100);
+    assert_int_equal(tu_count(out, "step=100 pause=checkpoint\n"), 1);
+    free(out);
+    free(text);
+
+    static const char *const lightning[] = {
+        "n9",
+        "Epoch 0, global step 9: 'reduced_train_loss' reached 2.5 (best 2.5), saving model to "
+        "'/r/ckpt/a.ckpt' as top 1",
+        "n10",
+        "Epoch 0, global step 19: 'reduced_train_loss' was not in top 1",
+        "n15", /* a restart from step 15: the save at 20 did not hold */
+        "n16",
+    };
+    text = log_of(lightning, HN_ARRAY_LEN(lightning));
+    out = TAIL(text, "--format", "nemo");
+    assert_int_equal(ckpt_of(out, 10), -1);
+    assert_int_equal(ckpt_of(out, 11), 10);
+    assert_int_equal(ckpt_of(out, 16), 10);
+    assert_int_equal(ckpt_of(out, 17), 10);
+    free(out);
+    free(text);
+}
+
+/* Megatron-LM's evaluation: a pause notice after the last step reported, one per evaluation;
+ * an evaluation before any step (nothing to hold yet) sends none. */
+static void test_eval_notice(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {
+        "Evaluating on 80 samples",
+        "Evaluating iter 1/5",
+        "Evaluating iter 2/5",
+        "100",
+        "Evaluating on 80 samples",
+        "Evaluating iter 1/5",
+        "Evaluating iter 2/5",
+        "Evaluating iter 5/5",
+        "110",
+    };
+    char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
+    char *out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "pause=eval"), 1);
+    assert_non_null(strstr(out, "step=100 dur=75 tokens=4194304\nhs1 job=7 rank=0 step=100 "
+                                "pause=eval\nhs1 job=7 rank=0 step=110 dur="));
+    assert_non_null(strstr(last_err, ", 1 evaluations announced"));
+    assert_null(strstr(last_err, "checkpoint saves"));
+    free(out);
+    /* Read as NeMo's, Megatron's evaluation lines are not. */
     out = TAIL(text, "--format", "nemo");
     assert_string_equal(out, "");
     free(out);
@@ -494,7 +653,9 @@ int main(void)
         cmocka_unit_test(test_ckpt_real_log),   cmocka_unit_test(test_ckpt_success_line),
         cmocka_unit_test(test_ckpt_async),      cmocka_unit_test(test_ckpt_restart),
         cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
-        cmocka_unit_test(test_deepspeed_saves),
+        cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
+        cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
+        cmocka_unit_test(test_eval_notice),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }

@@ -490,6 +490,91 @@ static void test_checkpoint_save(void **state)
 
 /* ---- NeMo ---- */
 
+/* NeMo 2's checkpoint lines, worded as its MegatronCheckpointIO, its async checkpoint IO and
+ * Lightning's ModelCheckpoint print them (after "[NeMo I <date> nemo_logging:393] " for the
+ * first three): each names the save by steps completed, NeMo's 0-based iteration plus 1. */
+static void test_nemo_checkpoint(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        int kind;
+        uint64_t iteration;
+    } saves[] = {
+        {"Epoch 0, global step 49: 'val_loss' was not in top 5", HN_TRAINLOG_SAVE, 50},
+        {"Epoch 2, global step 999: 'reduced_train_loss' reached 1.61913 (best 1.61913), saving "
+         "model to '/results/ckpt/m--reduced_train_loss=1.6191-epoch=2.ckpt' as top 3",
+         HN_TRAINLOG_SAVE, 1000},
+        {"[NeMo I 2025-06-18 16:52:43 nemo_logging:393] Global Checkpoint Save : Rank: 0 : "
+         "Iteration: 49 : Start time: 1750290740.432s : Save duration: 23.107s",
+         HN_TRAINLOG_SAVE, 50},
+        {"[NeMo I 2025-06-18 16:52:54 nemo_logging:393] Scheduled async checkpoint save for "
+         "/results/ckpt/m--val_loss=0.0000-epoch=0-last.ckpt",
+         HN_TRAINLOG_SAVE_ASYNC, 0},
+        {"[NeMo I 2025-06-18 16:53:08 nemo_logging:393] Successfully saved checkpoint from "
+         "iteration      49 to /results/ckpt/m--val_loss=0.0000-epoch=0-last.ckpt",
+         HN_TRAINLOG_SAVED, 50},
+        {"[NeMo I 2025-06-18 16:53:08 nemo_logging:393] Async checkpoint save for step 50 "
+         "(/results/ckpt/m--val_loss=0.0000-epoch=0-last.ckpt) finalized successfully.",
+         HN_TRAINLOG_SAVED, 50},
+    };
+    struct hn_trainlog_rec rec;
+    for (size_t i = 0; i < HN_ARRAY_LEN(saves); i++) {
+        if (parse(saves[i].line, &rec) != saves[i].kind)
+            fail_msg("not read as checkpoint line %d: %s", saves[i].kind, saves[i].line);
+        assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
+        assert_int_equal(rec.iteration, saves[i].iteration);
+    }
+    /* Without their number: garbled. */
+    static const char *const bad[] = {
+        "Epoch 0, global step x: 'val_loss' was not in top 5",
+        "Epoch 0, global step 49 'val_loss' reached 1.2 (best 1.2), saving model to 'm.ckpt'",
+        "Global Checkpoint Save : Rank: 0 : Iteration:  : Start time: 1.0s",
+        "Global Checkpoint Save : Rank: 0 : Start time: 1.0s",
+        "Successfully saved checkpoint from iteration 4x9 to /ckpt",
+        "Async checkpoint save for step (/ckpt/step=1.ckpt) finalized successfully.",
+        "Successfully saved checkpoint from iteration 18446744073709551615 to /ckpt",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(bad); i++) {
+        if (parse(bad[i], &rec) != -1)
+            fail_msg("garbled save line not flagged: %s", bad[i]);
+    }
+    /* Lightning's line for a metric that was not kept, and an async save's start and end
+     * lines in other words, are not saves. */
+    static const char *const other[] = {
+        "Epoch 0, global step 49: 'val_loss' reached 1.5 (best 1.4)",
+        "global step 49: 'val_loss' was not in top 5",
+        "Async checkpoint save for step 50 (/ckpt) failed",
+        "Async finalization time took 0.109 s",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) != 0)
+            fail_msg("not a checkpoint line, parsed: %s", other[i]);
+    }
+}
+
+/* An evaluation's first line (Megatron-LM's, NeMo 2's): format and prefix; its later lines and
+ * Megatron's count of samples are other lines. */
+static void test_eval(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse("Evaluating iter 1/10", &rec), HN_TRAINLOG_EVAL);
+    assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
+    assert_int_equal(parse(" 3: Evaluating iter 1/32", &rec), HN_TRAINLOG_EVAL);
+    assert_string_equal(rec.prefix, "3");
+    assert_int_equal(parse("    Validation: iteration 1/20", &rec), HN_TRAINLOG_EVAL);
+    assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
+    static const char *const other[] = {
+        "Evaluating iter 2/10",        "Evaluating on 80 samples", "Evaluating iter /10",
+        "Validation: iteration 20/20", "Validation: iteration 1",  "Evaluating iter 10/10",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) != 0)
+            fail_msg("not an evaluation's start, parsed: %s", other[i]);
+    }
+}
+
 static void test_nemo2(void **state)
 {
     (void)state;
@@ -645,12 +730,13 @@ static void test_every_prefix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expected_csv),   cmocka_unit_test(test_deepspeed_real_logs),
-        cmocka_unit_test(test_deepspeed),      cmocka_unit_test(test_fields),
-        cmocka_unit_test(test_other_logs),     cmocka_unit_test(test_megatron_lm),
-        cmocka_unit_test(test_nemo2),          cmocka_unit_test(test_nemo1_progress_bar),
-        cmocka_unit_test(test_not_iterations), cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_every_prefix),   cmocka_unit_test(test_checkpoint_save),
+        cmocka_unit_test(test_expected_csv),    cmocka_unit_test(test_deepspeed_real_logs),
+        cmocka_unit_test(test_deepspeed),       cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_other_logs),      cmocka_unit_test(test_megatron_lm),
+        cmocka_unit_test(test_nemo2),           cmocka_unit_test(test_nemo1_progress_bar),
+        cmocka_unit_test(test_not_iterations),  cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_every_prefix),    cmocka_unit_test(test_checkpoint_save),
+        cmocka_unit_test(test_nemo_checkpoint), cmocka_unit_test(test_eval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
