@@ -67,10 +67,11 @@ struct tail_stats {
     uint64_t reported;
     uint64_t malformed;
     uint64_t repeated;
-    uint64_t pauses;  /* checkpoint saves announced (pause notices sent or printed) */
-    uint64_t evals;   /* evaluations announced (the same) */
-    uint64_t dropped; /* reports lost for good (a full queue is retried first) */
-    uint64_t untimed; /* DeepSpeed step lines that only start the clock (deepspeed_time) */
+    uint64_t pauses;      /* checkpoint saves announced (pause notices sent or printed) */
+    uint64_t evals;       /* evaluations announced (the same) */
+    uint64_t evals_timed; /* evaluations whose time was left out of DeepSpeed's step times */
+    uint64_t dropped;     /* reports lost for good (a full queue is retried first) */
+    uint64_t untimed;     /* DeepSpeed step lines that only start the clock (deepspeed_time) */
 };
 
 struct tail {
@@ -92,6 +93,7 @@ struct tail {
     int ds_have;
     uint64_t ds_step;
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
+    double ds_eval; /* seconds of evaluations (Hugging Face's eval_runtime) since the step line */
     uint64_t ds_save_step; /* the step of the save in progress */
     int ds_save_lost;      /* a save since the last step line has no known length */
     int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
@@ -146,7 +148,8 @@ void hn_usage_tail(FILE *out)
             "                    deepspeed (DeepSpeed's engine, e.g. under Hugging Face's\n"
             "                    Trainer: its 'step=N, skipped=K' lines every steps_per_print\n"
             "                    steps, timed by their stamps; checkpoint saves with their\n"
-            "                    'ready' lines are left out, evaluations are not)\n"
+            "                    'ready' lines are left out, and so are evaluations that\n"
+            "                    Hugging Face's Trainer reports with 'eval_runtime')\n"
             "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
             "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
             "  --from-end        start at the current end of FILE (only new lines)\n"
@@ -459,11 +462,11 @@ static void deepspeed_save_end(struct tail *t)
 
 /*
  * DeepSpeed's step lines carry no step time: it is the time between this line and the last
- * one over the steps between, less the checkpoint saves in between (Megatron's own step time
- * leaves them out too). Sets r->elapsed_ms and returns 0; returns 1 for a step line that only
- * starts the clock again: the first of a run, or one that does not follow the last (a
- * restart, which may print steps again, or a stamp going back); -1 for a line without a time
- * stamp (malformed). (deepspeed_step leaves untimed a step after a save whose end is not
+ * one over the steps between, less the checkpoint saves and the evaluations in between
+ * (Megatron's own step time leaves them out too). Sets r->elapsed_ms and returns 0; returns 1 for a
+ * step line that only starts the clock again: the first of a run, or one that does not follow the
+ * last (a restart, which may print steps again, or a stamp going back); -1 for a line without a
+ * time stamp (malformed). (deepspeed_step leaves untimed a step after a save whose end is not
  * known, ds_save_lost.) Step 0 is printed when the engine is
  * set up, also when a run resumes from a checkpoint at step N, whose next line says N + k: the
  * clock does not start there, and the line after it only starts it.
@@ -476,13 +479,14 @@ static int deepspeed_time(struct tail *t, struct hn_trainlog_rec *r)
         return -1;
     }
     int follows = t->ds_have && r->iteration > t->ds_step && r->time_s >= t->ds_time;
-    double secs =
-        follows ? (r->time_s - t->ds_time - t->ds_saving) / (double)(r->iteration - t->ds_step)
-                : NAN;
+    double secs = follows ? (r->time_s - t->ds_time - t->ds_saving - t->ds_eval) /
+                                (double)(r->iteration - t->ds_step)
+                          : NAN;
     t->ds_have = r->iteration > 0;
     t->ds_step = r->iteration;
     t->ds_time = r->time_s;
     t->ds_saving = 0;
+    t->ds_eval = 0;
     if (!(secs >= 0)) {
         t->st.untimed++;
         return 1;
@@ -560,6 +564,11 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
         return;
     if (rc == HN_TRAINLOG_BATCH) { /* DeepSpeed's samples per step, for the tokens */
         t->ds_batch = r.global_batch;
+        return;
+    }
+    if (rc == HN_TRAINLOG_EVAL_TIME) { /* not step time: out of the next step line's */
+        t->ds_eval += r.elapsed_ms / 1000.0;
+        t->st.evals_timed++;
         return;
     }
     if (rc == HN_TRAINLOG_EVAL) { /* after the last step reported (none yet: nothing to hold) */
@@ -822,6 +831,9 @@ int hn_cmd_tail(int argc, char **argv)
         fprintf(stderr, ", %llu checkpoint saves announced", (unsigned long long)t->st.pauses);
     if (t->st.evals)
         fprintf(stderr, ", %llu evaluations announced", (unsigned long long)t->st.evals);
+    if (t->st.evals_timed)
+        fprintf(stderr, ", %llu evaluations left out of step times",
+                (unsigned long long)t->st.evals_timed);
     fputc('\n', stderr);
     if (fd != STDIN_FILENO)
         close(fd);

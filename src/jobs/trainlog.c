@@ -669,6 +669,48 @@ static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *
     return HN_TRAINLOG_OTHER;
 }
 
+/*
+ * Hugging Face Trainer's metrics after an evaluation, the dictionary it prints (rank 0):
+ *   {'eval_loss': 0.3477, 'eval_runtime': 9.2465, 'eval_samples_per_second': 10.815, ...}
+ * with 'eval_NAME_runtime' for each named evaluation set. The seconds of every runtime on the
+ * line, summed, in out->elapsed_ms (as milliseconds; a value may be quoted); format DeepSpeed,
+ * whose reader takes them out of the step time. 0 for another line, -1 for a runtime that is
+ * not a number.
+ */
+static int read_eval_time(const char *line, const char *end, struct hn_trainlog_rec *out)
+{
+    static const char runtime[] = "_runtime";
+    const size_t rn = sizeof(runtime) - 1;
+    double total = 0;
+    int seen = 0;
+    for (const char *p = line; (p = find(p, end, "'eval_")) != NULL;) {
+        const char *name = p + 1, *q = name; /* eval_... up to its closing quote */
+        while (q < end && is_word(*q))
+            q++;
+        p = q;
+        if (end - q < 2 || q[0] != '\'' || q[1] != ':' ||
+            (size_t)(q - name) < strlen("eval") + rn || memcmp(q - rn, runtime, rn) != 0)
+            continue;
+        struct span s = {q + 2, end};
+        skip_blanks(&s);
+        int quoted = s.p < end && *s.p == '\'';
+        s.p += quoted;
+        double v;
+        if (scan_real(&s, &v) != 0 || v < 0 || (quoted && (s.p >= end || *s.p != '\'')))
+            return -1;
+        total += v;
+        seen = 1;
+    }
+    if (!seen)
+        return HN_TRAINLOG_OTHER;
+    out->format = HN_TRAINLOG_DEEPSPEED;
+    out->elapsed_ms = total * 1000.0;
+    if (!isfinite(out->elapsed_ms))
+        return -1;
+    read_prefix(line, end, out->prefix);
+    return HN_TRAINLOG_EVAL_TIME;
+}
+
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
 {
     const char *end = line + len;
@@ -705,7 +747,9 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
         int kind = read_save(line, end, out);
         if (kind == HN_TRAINLOG_OTHER)
             kind = read_nemo_save(line, end, out);
-        return kind == HN_TRAINLOG_OTHER ? read_eval(line, end, out) : kind;
+        if (kind == HN_TRAINLOG_OTHER)
+            kind = read_eval(line, end, out);
+        return kind == HN_TRAINLOG_OTHER ? read_eval_time(line, end, out) : kind;
     }
 
     if (read_bar_fields(fields_at, end, &v) != 0)

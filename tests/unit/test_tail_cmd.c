@@ -634,6 +634,44 @@ static void test_deepspeed_saves(void **state)
     free(out);
 }
 
+/* Hugging Face's Trainer on DeepSpeed: an evaluation between two step lines (its metrics give
+ * its runtime) is left out of the step time, as a save is; two named evaluation sets count
+ * both; an evaluation before the clock starts changes nothing, and one longer than the time
+ * between the lines (a clock that went wrong) leaves that step untimed. */
+static void test_deepspeed_eval(void **state)
+{
+    (void)state;
+#define DS_STEP(t, n)                                                                              \
+    "[2024-03-01 " t "] [INFO] [logging.py:96:log_dist] [Rank 0] step=" #n                         \
+    ", skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+    static const char text[] = "{'eval_loss': 2.5, 'eval_runtime': 30.0, 'epoch': 0.0}\n" DS_STEP(
+        "10:00:00,000", 10)
+        DS_STEP("10:00:05,000",
+                20) "{'loss': 1.1, 'learning_rate': 1e-05, 'epoch': 0.2}\n"
+                    "{'eval_loss': 1.25, 'eval_runtime': 60.0, 'eval_samples_per_second': 81.0, "
+                    "'epoch': 0.2}\n" DS_STEP(
+                        "10:01:10,000", 30) "{'eval_a_runtime': 20.0}\n{'eval_b_runtime': "
+                                            "'10.0'}\n" DS_STEP("10:01:45,000",
+                                                                40) "{'eval_runtime': "
+                                                                    "99.0}\n" DS_STEP("10:02:00,"
+                                                                                      "000",
+                                                                                      50)
+                                                                        DS_STEP("10:02:05,000", 60);
+#undef DS_STEP
+    char *out = TAIL(text, "--format", "deepspeed");
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "20 0.500 -1\n"
+                             "30 0.500 -1\n" /* 65 s less the evaluation's 60 */
+                             "40 0.500 -1\n" /* 35 s less 20 + 10 */
+                             /* 50: 99 s of evaluation in 15 s: not timed */
+                             "60 0.500 -1\n");
+    assert_null(strstr(out, "pause="));
+    assert_non_null(strstr(last_err, ", 5 evaluations left out of step times"));
+    assert_non_null(strstr(last_err, "(2 step lines only started the clock)"));
+    free(out);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
@@ -655,7 +693,7 @@ int main(void)
         cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
         cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
         cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
-        cmocka_unit_test(test_eval_notice),
+        cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }

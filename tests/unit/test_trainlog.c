@@ -553,6 +553,47 @@ static void test_nemo_checkpoint(void **state)
     }
 }
 
+/* Hugging Face Trainer's metrics after an evaluation: the runtimes, summed over the named
+ * evaluation sets, for the DeepSpeed reader; the training's own metrics and its final summary
+ * are not evaluations. */
+static void test_eval_time(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse("{'eval_loss': 0.34769394993782043, 'eval_runtime': 9.2465, "
+                           "'eval_samples_per_second': 10.815, 'eval_steps_per_second': 1.406, "
+                           "'epoch': 0.9}",
+                           &rec),
+                     HN_TRAINLOG_EVAL_TIME);
+    assert_int_equal(rec.format, HN_TRAINLOG_DEEPSPEED);
+    assert_true(fabs(rec.elapsed_ms - 9246.5) < 1e-6);
+    assert_int_equal(parse("[default0]:{'eval_wiki_loss': 2.1, 'eval_wiki_runtime': '60.5', "
+                           "'eval_code_runtime': 4, 'epoch': 1.0}",
+                           &rec),
+                     HN_TRAINLOG_EVAL_TIME);
+    assert_true(fabs(rec.elapsed_ms - 64500.0) < 1e-6);
+    static const char *const other[] = {
+        "{'loss': 0.3862, 'grad_norm': 0.1513, 'learning_rate': 7.6e-07, 'epoch': 0.9}",
+        "{'train_runtime': 1234.5, 'train_samples_per_second': 8.1, 'epoch': 3.0}",
+        "{'eval_runtime_total': 5.0}",
+        "'eval_runtime' is the time of one evaluation",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) != 0)
+            fail_msg("not an evaluation's metrics, parsed: %s", other[i]);
+    }
+    static const char *const bad[] = {
+        "{'eval_loss': 0.3, 'eval_runtime': nan, 'epoch': 1.0}",
+        "{'eval_runtime': -1.5}",
+        "{'eval_runtime': '9.5, 'epoch': 1.0}",
+        "{'eval_runtime': }",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(bad); i++) {
+        if (parse(bad[i], &rec) != -1)
+            fail_msg("garbled evaluation runtime not flagged: %s", bad[i]);
+    }
+}
+
 /* An evaluation's first line (Megatron-LM's, NeMo 2's): format and prefix; its later lines and
  * Megatron's count of samples are other lines. */
 static void test_eval(void **state)
@@ -737,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_not_iterations),  cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_every_prefix),    cmocka_unit_test(test_checkpoint_save),
         cmocka_unit_test(test_nemo_checkpoint), cmocka_unit_test(test_eval),
+        cmocka_unit_test(test_eval_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
