@@ -46,7 +46,8 @@
  * default) is retried this often, 1 ms apart (2 s in all): reading a long log from its start
  * sends faster than an agent drains, and an agent on a busy node may not read for a while. A
  * training rank never waits; this tool may, since the log keeps what it has not read yet. */
-#define FULL_RETRIES 2000
+#define FULL_RETRIES      2000
+#define FORMAT_HINT_LINES 10 /* another format's iteration lines before format_hint() speaks */
 
 struct tail_opts {
     enum hn_trainlog_format format;
@@ -98,6 +99,10 @@ struct tail {
     int ds_save_lost;      /* a save since the last step line has no known length */
     int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
     int64_t ds_batch;      /* the configuration's train_batch_size, -1 until it is seen */
+    /* Iteration lines of --format's kind, and of each other kind (by enum hn_trainlog_format),
+     * for the hint that the log is another framework's (format_hint). */
+    uint64_t own_iters, other_iters[4];
+    int hinted;
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -139,7 +144,8 @@ void hn_usage_tail(FILE *out)
             "later report carries ckpt=N. An evaluation's first line (Megatron's 'Evaluating\n"
             "iter 1/K', NeMo's 'Validation: iteration 1/K') is sent as a pause notice too.\n"
             "At the end a summary goes to stderr: lines read, iterations reported, malformed\n"
-            "lines skipped, reports dropped, checkpoint saves and evaluations announced.\n"
+            "lines skipped, reports dropped, checkpoint saves and evaluations announced. A\n"
+            "log whose iteration lines are all of another format gets a hint naming it.\n"
             "\n"
             "options:\n"
             "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
@@ -546,6 +552,36 @@ static void deepspeed_step(struct tail *t, struct hn_trainlog_rec *r)
     report(t, r);
 }
 
+/*
+ * A log of another framework read with the wrong --format reports nothing, silently. Once
+ * FORMAT_HINT_LINES iteration lines of another format came (or at the end of the input, any)
+ * and none of --format's, says so once. A Megatron-DeepSpeed log has both Megatron's lines
+ * and DeepSpeed's engine's: one of its own kind stops the hint for good.
+ */
+static void format_hint(struct tail *t, int at_end)
+{
+    if (t->hinted || t->own_iters > 0)
+        return;
+    /* The format to suggest: of those seen, Megatron's lines (step times of their own) before
+     * NeMo's, and DeepSpeed's (timed by their stamps) last. */
+    uint64_t most = 0;
+    enum hn_trainlog_format best = HN_TRAINLOG_MEGATRON;
+    for (int f = HN_TRAINLOG_DEEPSPEED; f >= HN_TRAINLOG_MEGATRON; f--) {
+        most = t->other_iters[f] > most ? t->other_iters[f] : most;
+        if (t->other_iters[f] > 0)
+            best = (enum hn_trainlog_format)f;
+    }
+    uint64_t n = t->other_iters[best];
+    if (most == 0 || (!at_end && most < FORMAT_HINT_LINES))
+        return;
+    t->hinted = 1;
+    fprintf(stderr,
+            "houston tail: %llu iteration lines read as %s's and none as %s's: is this log "
+            "--format %s?\n",
+            (unsigned long long)n, hn_trainlog_format_name(best),
+            hn_trainlog_format_name(t->o->format), hn_trainlog_format_name(best));
+}
+
 static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
 {
     struct hn_trainlog_rec r;
@@ -559,6 +595,13 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
     if (rc < 0) {
         t->st.malformed++;
         return;
+    }
+    if (rc == HN_TRAINLOG_ITERATION) {
+        if (r.format == t->o->format)
+            t->own_iters++;
+        else if (r.format >= HN_TRAINLOG_MEGATRON && r.format <= HN_TRAINLOG_DEEPSPEED)
+            t->other_iters[r.format]++;
+        format_hint(t, 0);
     }
     if (rc == HN_TRAINLOG_OTHER || r.format != t->o->format)
         return;
@@ -811,6 +854,7 @@ int hn_cmd_tail(int argc, char **argv)
     int rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd);
     if (!stop_requested)
         finish_input(t); /* after a stop, a last piece may be a line still being written */
+    format_hint(t, 1);
     if (rc != 0)
         fprintf(stderr, "houston tail: reading %s: %s\n", name, strerror(-rc));
     status = rc != 0 ? 2 : 0;

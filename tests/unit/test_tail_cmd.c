@@ -401,6 +401,47 @@ static void test_eval_notice(void **state)
     free(text);
 }
 
+/* A log read with the wrong --format reports nothing; a hint on stderr says which format its
+ * iteration lines are, once ten of them came (a file followed never ends) or at its end. A
+ * log with lines of both (Megatron-DeepSpeed's) gets none under either. */
+static void test_format_hint(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"n0", "n1", "n2", "n3", "n4",  "n5",
+                                         "n6", "n7", "n8", "n9", "n10", "n11"};
+    char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
+    char *out = TAIL(text, (const char *)NULL);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(last_err, "houston tail: 10 iteration lines read as nemo's and none as "
+                                     "megatron's: is this log --format nemo?\n"));
+    assert_int_equal(tu_count(last_err, "is this log"), 1);
+    free(out);
+    free(text);
+
+    out = TAIL("    Training epoch 0, iteration 0/9 | global_step: 0 | train_step_timing in s: 1\n",
+               "--format", "deepspeed");
+    assert_non_null(strstr(last_err, "1 iteration lines read as nemo's and none as deepspeed's"));
+    free(out);
+    out = TAIL("    Training epoch 0, iteration 0/9 | global_step: 0 | train_step_timing in s: 1\n",
+               "--format", "nemo");
+    assert_null(strstr(last_err, "is this log"));
+    free(out);
+
+    size_t len;
+    text = tu_slurp(fixture_path(), &len);
+    out = TAIL(text, (const char *)NULL);
+    assert_null(strstr(last_err, "is this log"));
+    free(out);
+    out = TAIL(text, "--format", "deepspeed");
+    assert_null(strstr(last_err, "is this log"));
+    free(out);
+    /* Both kinds, neither NeMo's: Megatron's lines, which carry their own step times. */
+    out = TAIL(text, "--format", "nemo");
+    assert_non_null(strstr(last_err, "5 iteration lines read as megatron's and none as nemo's"));
+    free(out);
+    free(text);
+}
+
 /* ---- tokens ---- */
 
 /* The log's tokens are the job's; with world=W > 1 a report carries one rank's share,
@@ -694,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
         cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
         cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
+        cmocka_unit_test(test_format_hint),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
