@@ -315,6 +315,14 @@ struct hn_job_ledger {
     unsigned restart_hangs;
     /* houston's requeue of it failed (requeue_failed): its run goes on where it was. */
     int requeue_failed;
+    /* Productive time since the last checkpoint, lost if the job is interrupted now, and the
+     * straggler's share of it already charged to straggler (an interruption takes that back:
+     * the whole of that time is then lost to the interruption's cause). Saved, so that an
+     * interruption after a controller restart charges the work it throws away. */
+    double since_ckpt_s, strag_ckpt_s;
+    /* A job that ended while waiting for its next run: when the scheduler last listed it; its
+     * outage, charged to pending_cause, and its wall time run to then. 0: none. */
+    double ended_at;
 };
 
 /* A point of a job's history, one per minute of brain time at most (older points thinned). */

@@ -104,7 +104,6 @@ struct job {
      * below the ledger's step. */
     uint64_t front;
     double last_progress; /* when the highest step last advanced */
-    double since_ckpt_s;  /* productive time since the last checkpoint */
     /* Interrupted, waiting for the next run's first step: l.pending, since l.interrupted_at
      * (its last progress), charged to l.pending_cause. */
     /* What the interruption charged as lost work (the time since the last checkpoint); the
@@ -113,6 +112,7 @@ struct job {
     double charged_s;
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     double pending_at;                /* its last report before it was interrupted */
+    double run_from;    /* when this run's first report came (resume); 0: the first run */
     double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
     double sched_seen;  /* time of the last scheduler poll that listed it, -1: never */
     int sched_waiting;  /* that poll listed it waiting (pending, suspended...), not running */
@@ -506,11 +506,13 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 {
     if (j->l.pending || j->l.ended)
         return;
-    j->l.lost_s[cause] += j->since_ckpt_s;
-    j->l.productive_s -= j->since_ckpt_s;
-    j->charged_s = j->since_ckpt_s;
+    /* The straggler's share of that time was charged to it as the steps came: the rest goes to
+     * the cause (no second lost twice; and lost time only grows, as a counter must). */
+    j->l.lost_s[cause] += fmax(0, j->l.since_ckpt_s - j->l.strag_ckpt_s);
+    j->l.productive_s -= j->l.since_ckpt_s;
+    j->charged_s = j->l.since_ckpt_s;
     j->charged_cause = cause;
-    j->since_ckpt_s = 0;
+    j->l.since_ckpt_s = j->l.strag_ckpt_s = 0;
     j->l.interruptions++;
     j->l.pending = 1;
     j->pending_at = j->l.last_report;
@@ -534,8 +536,12 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
      * up to where the last run stopped, at the job's typical step time. The interruption
      * charged the time since the last checkpoint the job reported, which is the same when it
      * restarts from that checkpoint, all of its work when it reported none (a job read by
-     * `houston tail`, say), or too little when it restarts from an older one. */
+     * `houston tail`, say), or too little when it restarts from an older one. Without a
+     * typical step (a ledger restored, and interrupted before it reported again), the new
+     * run's first step stands in for it. */
     double typ = typical_step(j);
+    if (isnan(typ))
+        typ = seconds;
     if (!isnan(j->charged_s) && !isnan(typ)) {
         uint64_t stopped = j->l.step; /* where the last run stopped: no progress since */
         uint64_t redo = stopped >= step ? stopped - step + 1 : 0;
@@ -548,6 +554,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
         j->l.productive_s -= lost - j->charged_s;
     }
     j->charged_s = NAN;
+    j->run_from = now;
     j->l.pending = 0;
     j->l.hung = 0;
     j->l.restart_hangs = 0;
@@ -563,10 +570,18 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->strag = NULL;
 }
 
+/* Where its wall time ends: now while it has not ended; else its last report, or, for a job
+ * that ended while waiting for its next run, the end of that wait. */
+static double job_end(const struct job *j, double now)
+{
+    if (!j->l.ended)
+        return now;
+    return j->l.ended_at > 0 ? j->l.ended_at : j->l.last_report;
+}
+
 static double ettr(const struct job *j, double now)
 {
-    double end = j->l.ended ? j->l.last_report : now;
-    double wall = end - j->l.first_seen;
+    double wall = job_end(j, now) - j->l.first_seen;
     return wall > 0 ? fmin(1.0, fmax(0.0, j->l.productive_s / wall)) : NAN;
 }
 
@@ -1089,11 +1104,13 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     if (ckpt < 0 || ckpt <= j->l.checkpoint)
         return;
     j->l.checkpoint = ckpt;
-    double typ = typical_step(j);
+    double typ = typical_step(j), before = j->l.since_ckpt_s;
     if (!isnan(typ) && (uint64_t)ckpt <= j->l.step)
-        j->since_ckpt_s = fmin(j->since_ckpt_s, (double)(j->l.step - (uint64_t)ckpt) * typ);
+        j->l.since_ckpt_s = fmin(before, (double)(j->l.step - (uint64_t)ckpt) * typ);
     else
-        j->since_ckpt_s = 0;
+        j->l.since_ckpt_s = 0;
+    /* The straggler's share, of the time that is left. */
+    j->l.strag_ckpt_s = before > 0 ? j->l.strag_ckpt_s * (j->l.since_ckpt_s / before) : 0;
     replace_flagged(b, now, j, ckpt);
     if (j->l.pending || !j->drain_planned || j->strag_rank < 0)
         return;
@@ -1180,10 +1197,13 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         }
         /* A straggler's share of each step is GPU time lost to it; the step still counts as
          * productive (Meta's ETTR), the slowdown shows in MFU instead. */
-        if (j->strag_rank >= 0)
-            j->l.lost_s[HN_LOSS_STRAGGLER] += add * j->strag_slow / (1 + j->strag_slow);
+        if (j->strag_rank >= 0) {
+            double share = add * j->strag_slow / (1 + j->strag_slow);
+            j->l.lost_s[HN_LOSS_STRAGGLER] += share;
+            j->l.strag_ckpt_s += share;
+        }
         j->l.productive_s += add;
-        j->since_ckpt_s += add;
+        j->l.since_ckpt_s += add;
         j->l.step = s->step;
     }
     j->front = s->step;
@@ -1429,9 +1449,15 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
             grow_ranks(j, to);
     }
     struct rank_st *r = &j->ranks[rank];
+    /* A rank of the run before this one that steps on from where it was, received before this
+     * run's first report: a report of that run a node's agent delivered late (it sends once
+     * per cycle), not of this one. */
+    if (r->node >= 0 && r->run != j->run && now < j->run_from && s->step > r->last_step)
+        return 0;
     if (j->l.ended)
         j->watched = 0; /* back after it ended (requeued by someone else, say) */
     j->l.ended = 0;
+    j->l.ended_at = 0;
     j->dirty = 1;
 
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
@@ -1526,6 +1552,7 @@ static void relisted(struct job *j)
 {
     if (j->l.ended && j->l.pending) {
         j->l.ended = 0;
+        j->l.ended_at = 0;
         j->dirty = 1;
     }
 }
@@ -1985,6 +2012,15 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             continue;
         if (j->sched_seen < js->sched_poll) {
             j->l.ended = 1;
+            j->l.ended_at = 0;
+            /* Waiting for its next run, it never got one: the wait, lost to its cause, ran to
+             * the last poll that listed it. (Should a later poll list it again, the wait goes
+             * on from there: relisted.) */
+            if (j->l.pending) {
+                j->l.ended_at = fmax(j->sched_seen, j->l.interrupted_at);
+                j->l.lost_s[j->l.pending_cause] += j->l.ended_at - j->l.interrupted_at;
+                j->l.interrupted_at = j->l.ended_at;
+            }
             j->pause = 0;
             j->dirty = 1;
             continue;
@@ -2058,7 +2094,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
                                     : "running";
     out->nodes = j->nodes;
     double now = js->now;
-    double end = j->l.ended ? j->l.last_report : now;
+    double end = job_end(j, now);
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = typical_step(j);
     /* Only a job the scheduler lists is checked for hangs. */

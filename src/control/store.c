@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      7
+#define SCHEMA_VERSION      8
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -85,6 +85,12 @@ static const char *const migrations[SCHEMA_VERSION] = {
      * per agent boot costs retention. */
     "ALTER TABLE frames ADD COLUMN time REAL NOT NULL DEFAULT 0;"
     "UPDATE frames SET time = CAST(strftime('%s', 'now') AS REAL);",
+    /* 7 -> 8: a job's work since its last checkpoint (and the straggler's share of it), so
+     * that an interruption after a restart charges it; when a job that ended while waiting
+     * for its next run was last listed. */
+    "ALTER TABLE jobs ADD COLUMN since_ckpt_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN strag_ckpt_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN ended_at REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -108,7 +114,8 @@ enum stmt_id {
 #define JOB_COLUMNS                                                                                \
     "id, ranks, first_seen, last_report, step, checkpoint, productive_s, lost_failure,"            \
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
-    " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed"
+    " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
+    " strag_ckpt_s, ended_at"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -142,8 +149,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
                " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
                " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
-               " restart_hangs, requeue_failed)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -740,6 +747,9 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_int(&b, l->hung != 0);
     bind_int(&b, l->restart_hangs);
     bind_int(&b, l->requeue_failed != 0);
+    bind_double(&b, l->since_ckpt_s);
+    bind_double(&b, l->strag_ckpt_s);
+    bind_double(&b, l->ended_at);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -840,6 +850,15 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     int64_t hangs = sqlite3_column_int64(st, 19);
     l.restart_hangs = hangs > 0 && hangs <= 1000 ? (unsigned)hangs : 0;
     l.requeue_failed = sqlite3_column_int(st, 20) != 0;
+    /* Times: not negative, and finite. */
+    double t[3];
+    for (int k = 0; k < 3; k++) {
+        t[k] = sqlite3_column_double(st, 21 + k);
+        t[k] = t[k] > 0 && isfinite(t[k]) ? t[k] : 0;
+    }
+    l.since_ckpt_s = t[0];
+    l.strag_ckpt_s = fmin(t[1], t[0]);
+    l.ended_at = t[2];
     *out = l;
 }
 

@@ -1318,7 +1318,8 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     assert_string_equal(v.state, "hung");
     assert_int_equal(v.l.interruptions, 2);
     /* Lost so far: the failure's from the last progress to the start (t + 10), 3,600 s and
-     * more; nothing yet charged to the hang (that comes with the next run's first step). */
+     * more; nothing yet charged to the hang (that comes with the next run's first step, or
+     * when the job ends). */
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
     assert_true(v.l.lost_s[HN_LOSS_HANG] == 0);
     /* The next run steps from 21 at t + 3000: the 2,990 s since that start are the hang's. */
@@ -1338,15 +1339,22 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     hn_brain_xid(b, t, 1, 0, 79);
     (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
     assert_int_equal(wait_listed_waiting(b, "cx", t, 600, HN_WAIT_QUEUED), 0);
+    job_view(b, "cx", &v);
+    double stopped = v.l.interrupted_at, failed = v.l.lost_s[HN_LOSS_FAILURE];
     for (int i = 0; i < 2; i++)
         hn_brain_node_job(b, t + 610, i, "");
     hn_brain_tick(b, t + 610);
     job_view(b, "cx", &v);
     assert_string_equal(v.state, "ended");
+    /* Its wait, from its last progress to the last poll that listed it (t + 600), is the
+     * failure's; so is its wall time up to then. */
     double wall = v.wall_s;
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (failed + t + 600 - stopped)) < 1e-6);
+    assert_true(fabs(wall - (t + 600 - v.l.first_seen)) < 1e-6);
     hn_brain_tick(b, t + 100000);
     job_view(b, "cx", &v);
     assert_true(v.wall_s == wall); /* it no longer grows */
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (failed + t + 600 - stopped)) < 1e-6);
     hn_brain_free(b);
 
     /* Suspended for an hour (listed, not running): no hang; running again, the clock starts
@@ -1896,6 +1904,181 @@ static void restored_job_restarted_from_an_earlier_checkpoint(void **state)
     assert_true(fabs(v.l.productive_s - 1010) < 1e-9);
     /* and a stop is a hang */
     assert_int_equal(wait_without_progress(b, "rs", t + 60, 130, 1), 1);
+    hn_brain_free(b);
+}
+
+/* A ledger restored after a controller restart (step 500, checkpoint 300), and the job hangs
+ * before it reports again; it comes back from checkpoint 300. Steps 301..500 are done again:
+ * their first time is lost to the hang, not productive twice. A ledger saved with its work
+ * since the checkpoint charges it at the hang; one from before that was saved (schema 7)
+ * charges it when the next run says where it started, at that run's step time. */
+static void restored_job_interrupted_before_it_reports_loses_its_redo(void **state)
+{
+    (void)state;
+    for (int saved = 0; saved < 2; saved++) {
+        struct hn_brain *b = fleet(2);
+        struct hn_job_ledger l = {.ranks = 8,
+                                  .first_seen = 10,
+                                  .last_report = 1000,
+                                  .step = 500,
+                                  .checkpoint = 300,
+                                  .productive_s = 990,
+                                  .since_ckpt_s = saved ? 400 : 0};
+        snprintf(l.id, sizeof(l.id), "rh");
+        assert_int_equal(hn_brain_restore_job(b, &l), 0);
+        assert_int_equal(wait_as(b, "rh", 1000, 3000, NULL, NULL), 1);
+        const struct hn_job_ledger *kept =
+            hn_brain_job_ledger(b, (size_t)hn_brain_find_job(b, "rh"));
+        assert_true(kept->lost_s[HN_LOSS_HANG] == (saved ? 400 : 0));
+        assert_true(kept->productive_s == (saved ? 590 : 990));
+        run_steps(b, "rh", 4100, 301, 500);
+        struct hn_job_view v;
+        job_view(b, "rh", &v);
+        assert_string_equal(v.state, "running");
+        assert_int_equal((int)v.l.step, 500);
+        /* 500 steps of kept progress: 990 s, and the hang has the redo and the wait. */
+        assert_true(fabs(v.l.productive_s - 990) < 1e-6);
+        assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (400 + 4100 - 2 - 1000)) < 1e-6);
+        hn_brain_free(b);
+    }
+}
+
+/* A straggler's share of the steps a failure then throws away was charged to the straggler as
+ * the steps came; the failure gets the rest of them, so that no second of the job is lost
+ * twice (before, 310.8 s were lost of the 253.7 s since the checkpoint) and lost time only
+ * grows. */
+static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "sf");
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "sf", 16, s, 1.0, NULL, s == 60 ? 60 : -1);
+    double at_ckpt = t - 1; /* the checkpoint step's progress */
+    slow[9] = 0.27;
+    for (; s <= 260; s++, t += 1.27)
+        step_all(b, t, "sf", 16, s, 1.0, slow, -1);
+    struct hn_job_view v;
+    job_view(b, "sf", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    double strag = v.l.lost_s[HN_LOSS_STRAGGLER];
+    assert_true(strag > 30);
+    double last = t - 1.27;
+    hn_brain_xid(b, t, 0, 0, 79); /* n1 fails: the work since checkpoint 60 is lost */
+    job_view(b, "sf", &v);
+    double lost = 0;
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        lost += v.l.lost_s[c];
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == strag);
+    assert_true(fabs(lost - (last - at_ckpt)) < 1e-6); /* every second since the checkpoint */
+    hn_brain_free(b);
+
+    /* A checkpoint at step 200, complete by step 211, keeps the steps up to it: the failure at
+     * 260 gets steps 201..260 less the straggler's 0.27 s of each, 1 s a step. (A restart
+     * costs more than the slowdown wastes here: the straggler stays.) */
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.restart_s = 1e9;
+    b = fleet_from(&cfg, 4, NULL);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "sk");
+    t = 0;
+    for (s = 1; s <= 60; s++, t += 1)
+        step_all(b, t, "sk", 16, s, 1.0, NULL, s == 60 ? 60 : -1);
+    double before = 0;
+    for (; s <= 260; s++, t += 1.27) {
+        step_all(b, t, "sk", 16, s, 1.0, slow, s > 210 ? 200 : 60); /* saved by 211 */
+        if (s == 200) {
+            job_view(b, "sk", &v);
+            before = v.l.lost_s[HN_LOSS_STRAGGLER];
+        }
+    }
+    job_view(b, "sk", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    /* What the straggler got for steps 201..260 is not the failure's. */
+    double share = v.l.lost_s[HN_LOSS_STRAGGLER] - before;
+    assert_true(before > 10 && share > 15 && share < 20);
+    hn_brain_xid(b, t, 0, 0, 79);
+    job_view(b, "sk", &v);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (60 * 1.27 - share)) < 0.5);
+    hn_brain_free(b);
+}
+
+/* A hung job whose requeue the scheduler refused stays hung an hour, then is cancelled: the
+ * hour is the hang's (docs/jobs.md: its time is charged to the hang until it steps again or
+ * ends), and its wall time and ETTR count it. Before, the hour vanished from both. */
+static void hung_job_that_ends_keeps_its_hang(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "hx", 0, 1, 20);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    assert_int_equal(wait_as(b, "hx", t, 200, NULL, NULL), 1);
+    struct hn_job_view v;
+    job_view(b, "hx", &v);
+    assert_string_equal(v.state, "hung");
+    double interrupted = v.l.interrupted_at, hang = v.l.lost_s[HN_LOSS_HANG];
+    assert_int_equal(wait_as(b, "hx", t + 200, 3600, NULL, NULL), 0);
+    job_view(b, "hx", &v);
+    assert_true(v.l.lost_s[HN_LOSS_HANG] == hang); /* charged when it steps again or ends */
+    double productive = v.l.productive_s;
+    /* Cancelled: the next poll lists it no more. */
+    hn_brain_node_job(b, t + 3900, 0, "");
+    hn_brain_node_job(b, t + 3900, 1, "");
+    hn_brain_tick(b, t + 3900);
+    job_view(b, "hx", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (hang + t + 3800 - interrupted)) < 1e-6);
+    assert_true(fabs(v.wall_s - (t + 3800 - v.l.first_seen)) < 1e-6);
+    assert_true(fabs(v.ettr - productive / v.wall_s) < 1e-9 && v.ettr < 0.02);
+    /* The same after a controller restart (the ledger saved and restored). */
+    struct hn_job_ledger l = *hn_brain_job_ledger(b, (size_t)hn_brain_find_job(b, "hx"));
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    hn_brain_tick(b, t + 9000);
+    struct hn_job_view r;
+    job_view(b, "hx", &r);
+    assert_string_equal(r.state, "ended");
+    assert_true(r.wall_s == v.wall_s && r.ettr == v.ettr);
+    assert_true(r.l.lost_s[HN_LOSS_HANG] == v.l.lost_s[HN_LOSS_HANG]);
+    hn_brain_free(b);
+}
+
+/* A job restarts itself (torchrun restarting its workers from checkpoint 20): n1's ranks
+ * report the new run's step 21 before n2's agent delivers its ranks' last report of the old
+ * run (step 31, received before the restart). That report is the old run's: it neither
+ * advances the job nor makes the next real one look like a second restart. */
+static void late_report_of_the_run_before_a_restart_is_dropped(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    for (uint64_t s = 1; s <= 30; s++)
+        step_all(b, (double)s, "q", 8, s, 1.0, NULL, s >= 20 ? 20 : -1);
+    for (int r = 0; r < 4; r++) { /* n1: the new run's first step */
+        struct hn_step_in in = report("q", r, 8, 21, 1.0);
+        in.checkpoint = 20;
+        assert_int_equal(hn_brain_step(b, 36, 0, &in), 0);
+    }
+    for (int r = 4; r < 8; r++) { /* n2: the old run's step 31, delivered late */
+        struct hn_step_in in = report("q", r, 8, 31, 1.0);
+        assert_int_equal(hn_brain_step(b, 31.5, 1, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "q", &v);
+    assert_int_equal((int)v.l.step, 21);
+    for (uint64_t s = 22; s <= 40; s++)
+        step_all(b, 37.0 + (double)(s - 21), "q", 8, s, 1.0, NULL, 20);
+    job_view(b, "q", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_int_equal((int)v.l.step, 40);
+    /* 40 steps of 1 s kept; the ten redone (21..30) and the restart's wait lost. */
+    assert_true(fabs(v.l.productive_s - 40) < 1e-6);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_OTHER] - (10 + 35 - 30)) < 1e-6);
     hn_brain_free(b);
 }
 
@@ -2804,6 +2987,10 @@ int main(void)
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
         cmocka_unit_test(sparse_reports_set_the_limit),
         cmocka_unit_test(restored_job_restarted_from_an_earlier_checkpoint),
+        cmocka_unit_test(restored_job_interrupted_before_it_reports_loses_its_redo),
+        cmocka_unit_test(straggler_share_of_lost_work_is_not_charged_twice),
+        cmocka_unit_test(hung_job_that_ends_keeps_its_hang),
+        cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(unwatched_waits_are_not_learned),

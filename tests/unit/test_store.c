@@ -134,7 +134,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -184,14 +184,25 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 7 back to 6 (when a boot's last frame came). */
+/* Takes a database of schema 8 back to 7 (a job's work since its checkpoint, the end of the
+ * wait of one that ended waiting). */
+static void drop_ckpt_columns(const char *path)
+{
+    char text[64];
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN since_ckpt_s", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN strag_ckpt_s", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN ended_at", text, sizeof(text));
+}
+
+/* Takes a database of schema 8 back to 6 (also when a boot's last frame came). */
 static void drop_frame_time(const char *path)
 {
     char text[64];
+    drop_ckpt_columns(path);
     raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
 }
 
-/* Takes a database of schema 7 back to 5 (also the columns of a hung job, and of a failed
+/* Takes a database of schema 8 back to 5 (also the columns of a hung job, and of a failed
  * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
@@ -203,7 +214,7 @@ static void drop_hung_columns(const char *path)
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
-/* Takes a database of schema 7 back to 4 (also the columns of a job waiting for its next run). */
+/* Takes a database of schema 8 back to 4 (also the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
@@ -242,6 +253,10 @@ static void test_jobs(void **state)
     a.hung = 1; /* a hang at start, the third that named no node: left alone */
     a.restart_hangs = 3;
     a.requeue_failed = 1;
+    b.since_ckpt_s = 120.25; /* it ended: what it did since its last checkpoint */
+    b.strag_ckpt_s = 10.5;
+    a.ended_at = 0;
+    b.ended_at = 940;
     assert_int_equal(hn_store_begin(s), 0);
     assert_int_equal(hn_store_put_job(s, &b), 0);
     assert_int_equal(hn_store_put_job(s, &a), 0);
@@ -278,14 +293,29 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 1 && got[0].restart_hangs == 3 && got[0].requeue_failed == 1);
     assert_int_equal(got[1].pending, 0);
     assert_true(got[1].hung == 0 && got[1].restart_hangs == 0 && got[1].requeue_failed == 0);
+    assert_true(got[1].since_ckpt_s == 120.25 && got[1].strag_ckpt_s == 10.5);
+    assert_true(got[1].ended_at == 940 && got[0].ended_at == 0 && got[0].since_ckpt_s == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
     assert_non_null(strstr(l->text, "job=4242"));
     hn_store_close(s);
 
-    /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
+    /* A database of schema 7 (before the work since a checkpoint was saved) keeps its jobs,
+     * with none. */
     char text[128];
+    drop_ckpt_columns(path);
+    raw_query(path, "PRAGMA user_version = 7", text, sizeof(text));
+    s = open_ok(path);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    assert_true(got[1].ended == 1 && got[1].since_ckpt_s == 0 && got[1].ended_at == 0);
+    assert_true(got[0].pending == 1 && got[0].hung == 1);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "8");
+
+    /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     drop_hung_columns(path);
     raw_query(path, "PRAGMA user_version = 5", text, sizeof(text));
     s = open_ok(path);
@@ -295,7 +325,7 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
@@ -311,7 +341,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     drop_frame_time(path);
@@ -326,7 +356,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
     hn_store_close(s);
 }
 
@@ -451,7 +481,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
     hn_store_close(s);
 }
 
@@ -740,7 +770,7 @@ static void test_frames_prune(void **state)
     double before = hn_wall_s();
     s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "7");
+    assert_string_equal(text, "8");
     raw_query(path, "SELECT time FROM frames", text, sizeof(text));
     double t = strtod(text, NULL);
     assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
