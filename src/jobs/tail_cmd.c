@@ -103,6 +103,8 @@ struct tail {
      * for the hint that the log is another framework's (format_hint). */
     uint64_t own_iters, other_iters[4];
     int hinted;
+    int nemo1;          /* the last NeMo iteration line was NeMo 1's progress bar */
+    int64_t eval_after; /* the step the last evaluation notice was sent after, -1: none */
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -614,11 +616,19 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
         t->st.evals_timed++;
         return;
     }
-    if (rc == HN_TRAINLOG_EVAL) { /* after the last step reported (none yet: nothing to hold) */
-        if (t->have_last)
+    /* After the last step reported (none yet: nothing to hold), once: more evaluation sets
+     * at the same step are the same pause. */
+    if (rc == HN_TRAINLOG_EVAL) {
+        if (t->have_last && t->last_iter <= INT64_MAX && (int64_t)t->last_iter != t->eval_after) {
+            t->eval_after = (int64_t)t->last_iter;
             send_one(t, NULL, t->last_iter, HN_STEP_PAUSE_EVAL, &t->st.evals);
+        }
         return;
     }
+    if (rc == HN_TRAINLOG_ITERATION && r.format == HN_TRAINLOG_NEMO)
+        t->nemo1 = r.progress_bar;
+    if (r.lightning && t->nemo1 && r.iteration > 0)
+        r.iteration--; /* NeMo 1: Lightning's step is steps done already */
     if (rc != HN_TRAINLOG_ITERATION) {
         /* A checkpoint save begins: the steps stop on purpose. One notice a save, however
          * many of its lines say it begins (Megatron-DeepSpeed's two, NeMo's two). */
@@ -830,7 +840,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->last_tokens = -1;
     t->ckpt = t->save_at = -1;
     t->ds_save_began = t->ds_save_ready = NAN;
-    t->ds_batch = t->ds_ready_step = -1;
+    t->ds_batch = t->ds_ready_step = t->eval_after = -1;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

@@ -614,6 +614,7 @@ static int read_nemo_save(const char *line, const char *end, struct hn_trainlog_
     if ((p = find(line, end, lightning)) != NULL && find(line, p, "Epoch ") &&
         (find(p, end, "saving model to") || find(p, end, "was not in top"))) {
         kind = HN_TRAINLOG_SAVE;
+        out->lightning = 1;
         if (number_after(p + sizeof(lightning) - 1, end, ':', &n) != 0)
             return -1;
     } else if ((p = find(line, end, global)) != NULL) {
@@ -645,10 +646,13 @@ static int read_nemo_save(const char *line, const char *end, struct hn_trainlog_
 }
 
 /*
- * The first line of an evaluation: Megatron-LM's "Evaluating iter 1/10" (printed by rank 0
- * before each evaluation step, after "Evaluating on N samples" in recent releases) and NeMo 2's
- * "Validation: iteration 1/20" (its progress bar). Only step 1 starts one; the rest of the
- * evaluation's lines, and one without numbers, are other lines.
+ * The first line of an evaluation: Megatron-LM's "Evaluating iter 1/10" (rank 0 prints it
+ * before each step of a verbose evaluation, after "Evaluating on N samples": those after
+ * training, not the periodic ones, which print nothing until "validation loss at iteration")
+ * and NeMo 2's "Validation: iteration 1/20" (its progress bar, when its progress interval is
+ * 1; not Lightning's sanity check before training, "Sanity checking Validation: ..."). Only
+ * step 1 starts one; the rest of the evaluation's lines, and one without numbers, are other
+ * lines.
  */
 static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
@@ -660,7 +664,8 @@ static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *
     for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
         const char *p = find(line, end, heads[i].head);
         uint64_t n;
-        if (!p || number_after(p + strlen(heads[i].head), end, '/', &n) != 0 || n != 1)
+        if (!p || number_after(p + strlen(heads[i].head), end, '/', &n) != 0 || n != 1 ||
+            find(line, p, "Sanity"))
             continue;
         out->format = heads[i].format;
         read_prefix(line, end, out->prefix);
@@ -729,6 +734,7 @@ int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out)
             if (read_eq_fields(line, end, &v) != 0 || isnan(v.step_s) || v.global_step < 0)
                 return -1;
             out->format = HN_TRAINLOG_NEMO;
+            out->progress_bar = 1;
             if (nemo_steps((uint64_t)v.global_step, &out->iteration) != 0)
                 return -1;
             out->elapsed_ms = v.step_s * 1000.0;

@@ -104,6 +104,11 @@ struct hn_trainlog_rec {
     int64_t consumed_samples;
     int64_t consumed_tokens;
     int64_t seq_len; /* Megatron-DeepSpeed's "actual seqlen" */
+    /* NeMo: an iteration line that is NeMo 1's progress bar; and Lightning's checkpoint line,
+     * whose iteration is its step + 1, right for NeMo 2 (which logs the 0-based iteration as
+     * the step Lightning prints), one too many for NeMo 1 (trainer.global_step: steps done).
+     * The reader, which knows which kind of iteration lines the log has, takes the 1 off. */
+    int progress_bar, lightning;
 };
 
 /*

@@ -40,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int r = hn_trainlog_parse((const char *)data, size, &rec);
     if (r < -1 || r > HN_TRAINLOG_EVAL_TIME)
         abort();
+    if (r >= 0 &&
+        ((rec.lightning && !(r == HN_TRAINLOG_SAVE && rec.format == HN_TRAINLOG_NEMO)) ||
+         (rec.progress_bar && !(r == HN_TRAINLOG_ITERATION && rec.format == HN_TRAINLOG_NEMO))))
+        abort(); /* NeMo's marks: Lightning's save line, NeMo 1's progress bar */
     if (r == HN_TRAINLOG_EVAL &&
         ((rec.format != HN_TRAINLOG_MEGATRON && rec.format != HN_TRAINLOG_NEMO) ||
          !prefix_ok(rec.prefix)))

@@ -144,6 +144,23 @@ static double dur_of(const char *out, unsigned step)
     return strtod(report_of(out, step), NULL);
 }
 
+/* The reports of out as "step dur ckpt" (dur to the ms, ckpt -1 when none), one a line. */
+static void reports_of(const char *out, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *p = out; (p = strstr(p, " step=")) != NULL; p++) {
+        unsigned long step = strtoul(p + 6, NULL, 10);
+        const char *d = strstr(p, " dur="), *eol = strchr(p, '\n');
+        if (!d || !eol || d > eol)
+            continue; /* a pause notice */
+        const char *c = strstr(p, " ckpt=");
+        long ckpt = c && c < eol ? strtol(c + 6, NULL, 10) : -1;
+        n += (size_t)snprintf(buf + n, size - n, "%lu %.3f %ld\n", step, strtod(d + 5, NULL), ckpt);
+        assert_true(n < size);
+    }
+}
+
 /* ---- ckpt= ---- */
 
 /* The real log: its one save (step 5, after the last iteration) is followed by neither a step
@@ -370,8 +387,10 @@ static void test_nemo_sync_save(void **state)
     free(text);
 }
 
-/* Megatron-LM's evaluation: a pause notice after the last step reported, one per evaluation;
- * an evaluation before any step (nothing to hold yet) sends none. */
+/* Megatron-LM's evaluations after training (the verbose ones, the only ones that print
+ * "Evaluating iter"): one pause notice after the last step reported, however many evaluation
+ * sets follow (validation, then test); an evaluation before any step (nothing to hold yet)
+ * sends none. */
 static void test_eval_notice(void **state)
 {
     (void)state;
@@ -380,17 +399,22 @@ static void test_eval_notice(void **state)
         "Evaluating iter 1/5",
         "Evaluating iter 2/5",
         "100",
+        "110",
+        "  successfully saved checkpoint from iteration     110 to /ckpt [ t 1/1, p 1/1 ]",
         "Evaluating on 80 samples",
         "Evaluating iter 1/5",
-        "Evaluating iter 2/5",
         "Evaluating iter 5/5",
-        "110",
+        " validation loss at the end of training for val data | lm loss value: 2.1 |",
+        "Evaluating on 80 samples",
+        "Evaluating iter 1/5",
+        "Evaluating iter 5/5",
+        " validation loss at the end of training for test data | lm loss value: 2.2 |",
     };
     char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
     char *out = TAIL(text, (const char *)NULL);
     assert_int_equal(tu_count(out, "pause=eval"), 1);
-    assert_non_null(strstr(out, "step=100 dur=75 tokens=4194304\nhs1 job=7 rank=0 step=100 "
-                                "pause=eval\nhs1 job=7 rank=0 step=110 dur="));
+    assert_non_null(strstr(out, "step=110 dur=75 tokens=4194304\nhs1 job=7 rank=0 step=110 "
+                                "pause=eval\n"));
     assert_non_null(strstr(last_err, ", 1 evaluations announced"));
     assert_null(strstr(last_err, "checkpoint saves"));
     free(out);
@@ -399,6 +423,33 @@ static void test_eval_notice(void **state)
     assert_string_equal(out, "");
     free(out);
     free(text);
+}
+
+/* NeMo 1 (progress bars, one redraw per '\r'): Lightning's checkpoint line prints the steps
+ * done (trainer.global_step), where NeMo 2's prints the 0-based iteration: the save after
+ * the bar of global_step=49 (step 50) is "global step 50", a pause after step 50 and then
+ * ckpt=50. Lightning's sanity check before training and a second validation set send no
+ * second evaluation notice. */
+static void test_nemo1_save(void **state)
+{
+    (void)state;
+#define BAR(n, gs)                                                                                 \
+    "Epoch 0: : " #n "%|#| " #n "/100 [01:00<01:00, reduced_train_loss=2.5, global_step=" #gs      \
+    ".000, consumed_samples=512.0, train_step_timing in s=1.5]\r"
+    static const char text[] = "Sanity checking Validation: iteration 1/2\n" BAR(49, 48) BAR(
+        50,
+        49) "\nEpoch 0, global step 50: 'val_loss' reached 1.61913 (best 1.61913), saving model to "
+            "'/r/ckpt/megatron_gpt--val_loss=1.62-step=50.ckpt' as top 5\n"
+            "Validation: iteration 1/20\nValidation: iteration 1/5\n" BAR(51, 50) BAR(52, 51);
+#undef BAR
+    char *out = TAIL(text, "--format", "nemo");
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "49 1.500 -1\n50 1.500 -1\n51 1.500 50\n52 1.500 50\n");
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=50 pause=checkpoint\n"));
+    assert_int_equal(tu_count(out, "pause=eval"), 1);
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=50 pause=eval\n"));
+    free(out);
 }
 
 /* A log read with the wrong --format reports nothing; a hint on stderr says which format its
@@ -554,23 +605,6 @@ static void test_deepspeed_real_log(void **state)
     free(megatron);
     free(out);
     free(text);
-}
-
-/* The reports of out as "step dur ckpt" (dur to the ms, ckpt -1 when none), one a line. */
-static void reports_of(const char *out, char *buf, size_t size)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (const char *p = out; (p = strstr(p, " step=")) != NULL; p++) {
-        unsigned long step = strtoul(p + 6, NULL, 10);
-        const char *d = strstr(p, " dur="), *eol = strchr(p, '\n');
-        if (!d || !eol || d > eol)
-            continue; /* a pause notice */
-        const char *c = strstr(p, " ckpt=");
-        long ckpt = c && c < eol ? strtol(c + 6, NULL, 10) : -1;
-        n += (size_t)snprintf(buf + n, size - n, "%lu %.3f %ld\n", step, strtod(d + 5, NULL), ckpt);
-        assert_true(n < size);
-    }
 }
 
 /* A log of DeepSpeed's engine (steps_per_print 10): step 0 when the engine is set up; a save
@@ -735,7 +769,7 @@ int main(void)
         cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
         cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
         cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
-        cmocka_unit_test(test_format_hint),
+        cmocka_unit_test(test_format_hint),     cmocka_unit_test(test_nemo1_save),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }

@@ -524,6 +524,7 @@ static void test_nemo_checkpoint(void **state)
             fail_msg("not read as checkpoint line %d: %s", saves[i].kind, saves[i].line);
         assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
         assert_int_equal(rec.iteration, saves[i].iteration);
+        assert_int_equal(rec.lightning, i < 2); /* Lightning's own line: the reader decides */
     }
     /* Without their number: garbled. */
     static const char *const bad[] = {
@@ -607,8 +608,13 @@ static void test_eval(void **state)
     assert_int_equal(parse("    Validation: iteration 1/20", &rec), HN_TRAINLOG_EVAL);
     assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
     static const char *const other[] = {
-        "Evaluating iter 2/10",        "Evaluating on 80 samples", "Evaluating iter /10",
-        "Validation: iteration 20/20", "Validation: iteration 1",  "Evaluating iter 10/10",
+        "Evaluating iter 2/10",
+        "Evaluating on 80 samples",
+        "Evaluating iter /10",
+        "Validation: iteration 20/20",
+        "Validation: iteration 1",
+        "Evaluating iter 10/10",
+        "Sanity checking Validation: iteration 1/2",
     };
     for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
         if (parse(other[i], &rec) != 0)
@@ -659,6 +665,7 @@ static void test_nemo1_progress_bar(void **state)
     assert_int_equal(rec.format, HN_TRAINLOG_NEMO);
     assert_int_equal(rec.iteration, 8);
     assert_int_equal(rec.train_iters, 0);
+    assert_true(rec.progress_bar && !rec.lightning);
     assert_true(rec.elapsed_ms == 37250.0);
     assert_int_equal(rec.consumed_samples, 4096);
 
