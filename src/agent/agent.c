@@ -512,6 +512,11 @@ int hn_cmd_agent(int argc, char **argv)
         }
         if (sig == SIGINT || sig == SIGTERM) {
             hn_info("agent: signal %d, exiting", sig);
+            /* What came since the last cycle (step reports and pause notices the clients were
+             * told went out, kernel-log lines) leaves with one last frame, which
+             * hn_push_stop() below flushes. */
+            if (a->push)
+                agent_cycle(a);
             break;
         }
         agent_cycle(a);

@@ -3,8 +3,9 @@
 # where nothing listens, keeps its frames for a few cycles, then a receiver (hn_frame_sink, a
 # stand-in for the controller's /v1/ingest that answers 503 to its first frame) starts:
 # every frame built arrives, in seq order, none twice, with GPU samples and the kernel-log Xid;
-# SIGTERM sends what is left and exits cleanly (ASan checks for leaks at exit). Also: a wrong
-# token is refused (401) and counted, and --controller without --token-file is refused.
+# SIGTERM sends what is left, step reports received since the last cycle included, and exits
+# cleanly (ASan checks for leaks at exit). Also: a wrong token is refused (401) and counted,
+# and --controller without --token-file is refused.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
@@ -96,6 +97,23 @@ check_eq "seqs are 1..N in order, none twice" "$n" \
     "$(awk -F'[= ]' -v bad=0 '{ if ($2 != NR) bad = 1 } END { print bad ? "gap or repeat" : NR }' "$work/frames")"
 check "every frame carries GPU samples" awk -F'[= ]' '$4 < 8 * 20 { exit 1 }' "$work/frames"
 check_eq "the kernel-log Xid arrived once" 1 "$(awk -F'[= ]' '{ s += $6 } END { print s }' "$work/frames")"
+
+say "2b. SIGTERM between two cycles: a step report received since the last one still goes out"
+: >"$work/frames"
+slow_args=()
+for a in "${agent_args[@]}"; do [ "$a" = 0.2 ] && slow_args+=(600) || slow_args+=("$a"); done
+HN_FAKENVML_STATE=$work/state spawn_bg "$work/agent3.log" "$HOUSTON" "${slow_args[@]}" \
+    --token-file "$work/token"
+agent3=$HN_LAST_PID
+check "its first frame arrives (the cycle at start)" wait_for 20 bash -c "[ -s '$work/frames' ]"
+printf ' iteration 7/ 10 | elapsed time per iteration (ms): 500.0 |\n' |
+    "$HOUSTON" tail --job pushjob --socket "$work/step.sock" 2>"$work/tail.err"
+check "houston tail sent the report" grep -q ' 1 iterations reported, 0 malformed skipped, 0 reports dropped' "$work/tail.err"
+kill -TERM "$agent3"
+wait "$agent3"
+check_eq "SIGTERM: clean exit" 0 $?
+check_eq "frames: the one at start, then the last one with the report" \
+    "seq=1 steps=0|seq=2 steps=1" "$(awk '{ print $1, $4 }' "$work/frames" | paste -sd'|')"
 
 say "3. a wrong token is refused and counted; the frames are not retried forever"
 : >"$work/frames"

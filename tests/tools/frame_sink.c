@@ -8,7 +8,8 @@
  * 401, another Content-Type than application/x-houston-frame 415, a frame that does not decode
  * (common/frame.h) 400, the first N well-formed requests 503 (--fail-first, to exercise the
  * agent's retries). Every other frame gets 200; the first time its (boot_id, seq) is seen it
- * is accepted and one line "seq=N samples=M xids=K" (M: GPU samples, K: XID records) is
+ * is accepted and one line "seq=N samples=M xids=K steps=S" (M: GPU samples, K: XID
+ * records, S: STEP and PAUSE records) is
  * appended to the --out file and flushed; a repeat is answered 200 as a duplicate and written
  * nowhere. Runs until SIGTERM or SIGINT; exit status 0, or 2 for a usage or start-up error.
  * Not installed; built by tests/CMakeLists.txt.
@@ -40,7 +41,7 @@ struct sink {
     size_t nseen;
     /* Filled while decoding one frame. */
     struct hn_frame_header h;
-    unsigned long samples, xids;
+    unsigned long samples, xids, steps;
 };
 
 static int on_header(void *ctx, const struct hn_frame_header *h)
@@ -64,10 +65,18 @@ static int on_xid(void *ctx, const struct hn_frame_xid *x)
     return 0;
 }
 
+static int on_step(void *ctx, const struct hn_frame_step *st)
+{
+    (void)st;
+    ((struct sink *)ctx)->steps++;
+    return 0;
+}
+
 static const struct hn_frame_sink counting = {
     .header = on_header,
     .samples = on_samples,
     .xid = on_xid,
+    .step = on_step,
 };
 
 static int already_seen(const struct sink *s, uint64_t boot_id, uint64_t seq)
@@ -101,6 +110,7 @@ static void serve_ingest(void *ctx, const char *url, struct hn_http_reply *reply
     }
     s->samples = 0;
     s->xids = 0;
+    s->steps = 0;
     char err[256];
     if (hn_frame_decode(reply->req->body, reply->req->body_len, HN_FRAME_MAX, &counting, s, err,
                         sizeof(err)) != 0) {
@@ -126,8 +136,8 @@ static void serve_ingest(void *ctx, const char *url, struct hn_http_reply *reply
         return;
     }
     s->seen[s->nseen++] = (struct seen){s->h.boot_id, s->h.seq};
-    fprintf(s->out, "seq=%llu samples=%lu xids=%lu\n", (unsigned long long)s->h.seq, s->samples,
-            s->xids);
+    fprintf(s->out, "seq=%llu samples=%lu xids=%lu steps=%lu\n", (unsigned long long)s->h.seq,
+            s->samples, s->xids, s->steps);
     fflush(s->out);
     hn_buf_puts(&reply->body, "{\"accepted\": true}\n");
 }
