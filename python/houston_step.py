@@ -29,8 +29,9 @@ Identity (the same rules as the C library):
     world size  WORLD_SIZE, else SLURM_NTASKS
     socket      HOUSTON_STEP_SOCKET, else /run/houston/step.sock
 An empty variable counts as unset; a rank, local rank or world size that is not plain decimal
-digits (at most 2**31 - 1) is skipped. In a job id, every byte that is not printable ASCII
-(0x21..0x7e), and every '=', becomes '_'; ids longer than 63 bytes are cut there.
+digits (at most 10**8, COUNT_MAX: the agent refuses more) is skipped. In a job id, every byte
+that is not printable ASCII (0x21..0x7e), and every '=', becomes '_'; ids longer than 63 bytes
+are cut there. A job id given as an int is its decimal digits.
 
 Threads: report() may be called from several threads at once; set_identity(), set_socket(),
 set_gpu() and close() should not race with it.
@@ -42,13 +43,14 @@ import socket
 import threading
 
 __all__ = ["Reporter", "open", "report", "pause", "PAUSE_KINDS", "SOCKET_DEFAULT", "DGRAM_MAX",
-           "JOB_MAX"]
+           "JOB_MAX", "COUNT_MAX"]
 
 SOCKET_DEFAULT = "/run/houston/step.sock"
 DGRAM_MAX = 512
 JOB_MAX = 63
 PAUSE_KINDS = ("checkpoint", "eval", "other")  # pause(kind=...): the words on the wire
-_INT_MAX = 2**31 - 1
+COUNT_MAX = 10**8  # HN_STEP_COUNT_MAX: the largest rank, world size and GPU index sent
+_INT_MAX = COUNT_MAX
 _DIGITS = frozenset(b"0123456789")
 
 # Optional reals in wire order: (keyword argument, key).
@@ -81,9 +83,14 @@ def _env_count(first, second):
 
 def _sanitise_job(job):
     """Bytes of the job id with every byte outside 0x21..0x7e and every '=' made '_', cut at
-    JOB_MAX bytes (as the C library does)."""
+    JOB_MAX bytes (as the C library does). An int (int(os.environ["SLURM_JOB_ID"]), say) is
+    its decimal digits; None for anything else that is not text or bytes."""
     if isinstance(job, str):
         job = job.encode("utf-8", "surrogateescape")
+    elif isinstance(job, int) and not isinstance(job, bool):
+        job = b"%d" % job
+    elif not isinstance(job, (bytes, bytearray, memoryview)):
+        return None
     job = bytes(job)[:JOB_MAX]
     return bytes(b if 0x20 < b < 0x7F and b != 0x3D else 0x5F for b in job).decode("ascii")
 
@@ -110,6 +117,8 @@ def _real(value, name):
     _check_number(value, name)
     try:
         v = float(value)
+    except OverflowError:  # an int beyond a double: not a usable value
+        return None
     except (TypeError, ValueError):
         raise _wrong(value, name) from None
     if v != v or v < 0 or v == float("inf"):
@@ -130,6 +139,8 @@ def _integer(value, limit, name):
     except TypeError:
         try:
             v = float(value)
+        except OverflowError:  # beyond a double (a huge Fraction): not a usable value
+            return None
         except (TypeError, ValueError):
             raise _wrong(value, name) from None
         if v != v or v in (float("inf"), float("-inf")) or v != int(v):
@@ -166,9 +177,10 @@ class Reporter:
 
     def set_identity(self, job=None, rank=-1, local_rank=-1, world=-1):
         """Overrides the environment; None / negative (or not a number: a str, a bool) keeps the
-        current value."""
+        current value, and so does a job that is not a str, bytes or int."""
+        job = _sanitise_job(job) if job is not None else None
         if job is not None:
-            self._job = _sanitise_job(job)
+            self._job = job
         for attr, value in (("_rank", rank), ("_local_rank", local_rank), ("_world", world)):
             n = _setting(value, _INT_MAX + 1, attr[1:])
             if n is not None:

@@ -15,10 +15,10 @@
  *   world size  WORLD_SIZE, else SLURM_NTASKS, else -1
  *   socket      HOUSTON_STEP_SOCKET, else HN_STEP_SOCKET_DEFAULT
  * An empty variable counts as unset; a rank, local rank or world size that is not a plain
- * decimal number (digits only, at most INT_MAX) is skipped as if unset. A job id is sanitised,
- * not rejected: every byte that is not printable ASCII (0x21..0x7e), and every '=', becomes '_',
- * and an id longer than HN_STEP_JOB_MAX bytes is cut there. Without a job id every report is
- * dropped (the agent cannot attribute it): outside Slurm, set HOUSTON_JOB_ID.
+ * decimal number (digits only, at most HN_STEP_COUNT_MAX) is skipped as if unset. A job id is
+ * sanitised, not rejected: every byte that is not printable ASCII (0x21..0x7e), and every '=',
+ * becomes '_', and an id longer than HN_STEP_JOB_MAX bytes is cut there. Without a job id every
+ * report is dropped (the agent cannot attribute it): outside Slurm, set HOUSTON_JOB_ID.
  *
  * The datagram (docs/steps.md gives the full contract; the Python module python/houston_step.py
  * writes the same bytes) is one line of ASCII text without a trailing newline, at most
@@ -54,6 +54,9 @@ extern "C" {
 #define HN_STEP_SOCKET_DEFAULT "/run/houston/step.sock"
 #define HN_STEP_DGRAM_MAX      512
 #define HN_STEP_JOB_MAX        63
+/* The largest rank, local rank, world size and GPU index: the agent refuses a report with a
+ * larger one, so the library never sends one. */
+#define HN_STEP_COUNT_MAX 100000000
 
 /* One step of one rank. Fields set to a negative value (or NaN for doubles) are not sent. */
 struct hn_step {
@@ -83,14 +86,15 @@ struct hn_step_client;
  * whose socket cannot be created retries at the next report, and one that could not even be
  * allocated is a shared stand-in that drops every report. */
 struct hn_step_client *hn_step_open(void);
-/* Overrides what hn_step_open() found; NULL / negative keeps the current value. The job is
- * sanitised as described above. */
+/* Overrides what hn_step_open() found; NULL / negative (or above HN_STEP_COUNT_MAX) keeps the
+ * current value. The job is sanitised as described above. */
 void hn_step_set_identity(struct hn_step_client *c, const char *job, int rank, int local_rank,
                           int world);
 /* Sends to path from now on (NULL keeps the current one). A path that does not fit a Unix
  * socket address (107 bytes) makes every report a drop (ENAMETOOLONG). */
 void hn_step_set_socket(struct hn_step_client *c, const char *path);
-/* The node-local GPU index (as nvidia-smi numbers them) sent as gpu=; negative: not sent (the
+/* The node-local GPU index (as nvidia-smi numbers them) sent as gpu=; negative (or above
+ * HN_STEP_COUNT_MAX): not sent (the
  * default: the library does not guess it from CUDA_VISIBLE_DEVICES, whose numbering depends on
  * the launcher and on CUDA_DEVICE_ORDER). */
 void hn_step_set_gpu(struct hn_step_client *c, int gpu);

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#define INT_MAX_V 100000000 /* ranks, world sizes and GPU indexes above this are nonsense */
+#define INT_MAX_V HN_STEP_COUNT_MAX /* ranks, world sizes and GPU indexes above are nonsense */
 
 enum key_kind { K_JOB, K_INT, K_STEP, K_REAL, K_CKPT, K_PAUSE };
 

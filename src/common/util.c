@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -116,7 +117,8 @@ int hn_parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno == ERANGE)
+    /* Too large is an error; too small (below DBL_MIN: a subnormal, or 0) is the value. */
+    if (errno == ERANGE && fabs(v) >= DBL_MIN)
         return -ERANGE;
     if (end == s || !only_blanks(end) || isnan(v))
         return -EINVAL;

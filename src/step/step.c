@@ -58,7 +58,7 @@ static void set_job(struct hn_step_client *c, const char *job)
 }
 
 /* A rank, local rank or world size from the environment: decimal digits only, at most
- * INT_MAX; anything else is -1. */
+ * HN_STEP_COUNT_MAX; anything else is -1. */
 static int parse_count(const char *s)
 {
     long long v = 0;
@@ -68,7 +68,7 @@ static int parse_count(const char *s)
         if (*s < '0' || *s > '9')
             return -1;
         v = v * 10 + (*s - '0');
-        if (v > INT_MAX)
+        if (v > HN_STEP_COUNT_MAX)
             return -1;
     }
     return (int)v;
@@ -126,11 +126,11 @@ void hn_step_set_identity(struct hn_step_client *c, const char *job, int rank, i
         return;
     if (job)
         set_job(c, job);
-    if (rank >= 0)
+    if (rank >= 0 && rank <= HN_STEP_COUNT_MAX)
         c->rank = rank;
-    if (local_rank >= 0)
+    if (local_rank >= 0 && local_rank <= HN_STEP_COUNT_MAX)
         c->local_rank = local_rank;
-    if (world >= 0)
+    if (world >= 0 && world <= HN_STEP_COUNT_MAX)
         c->world = world;
 }
 
@@ -159,7 +159,7 @@ void hn_step_set_gpu(struct hn_step_client *c, int gpu)
 {
     if (!c || is_dead(c))
         return;
-    c->gpu = gpu >= 0 ? gpu : -1;
+    c->gpu = gpu >= 0 && gpu <= HN_STEP_COUNT_MAX ? gpu : -1;
 }
 
 void hn_step_identity_get(const struct hn_step_client *c, const char **job, int *rank,

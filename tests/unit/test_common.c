@@ -138,6 +138,11 @@ static void test_parse_double(void **unused)
     assert_int_equal(hn_parse_double("1e999", &v), -ERANGE);
     assert_int_equal(hn_parse_double("-1e999", &v), -ERANGE);
     assert_true(v == 9.0);
+    /* Below the smallest normal double: the (subnormal, or zero) value, not an error. */
+    assert_int_equal(hn_parse_double("1e-310", &v), 0);
+    assert_true(v > 0 && v < 1e-300);
+    assert_int_equal(hn_parse_double("1e-400", &v), 0);
+    assert_true(v == 0);
 }
 
 /* ---- util.h: strings ---- */

@@ -139,6 +139,31 @@ class WrongArguments(unittest.TestCase):
         self.r.set_gpu(4)
         self.assertEqual(self.r.format(1, 1), (IDENTITY + " step=1 dur=1 gpu=4").encode())
 
+    def test_job_and_limits(self):
+        """A job id given as an int is its digits; one of another type, or a count above what
+        the agent takes (COUNT_MAX), keeps the current value; a value beyond a double leaves
+        its field out. Nothing raises."""
+        r = reporter()
+        r.set_identity(job=1234)
+        self.assertEqual(r.identity[0], "1234")
+        for wrong in (1.5, 2**40 + 0.5, None, object(), True):
+            r.set_identity(job=wrong)
+        self.assertEqual(r.identity[0], "1234")
+        r.set_identity(job=b"77")
+        self.assertEqual(r.identity[0], "77")
+        r.set_identity(rank=houston_step.COUNT_MAX + 1, world=2**31 - 1)
+        self.assertEqual(r.identity[1:], (3, 1, 16))
+        r.set_gpu(houston_step.COUNT_MAX + 1)
+        self.assertEqual(r.format(1, 1), b"hs1 job=77 rank=3 lrank=1 world=16 step=1 dur=1")
+        self.assertEqual(r.format(1, 1, tflops=10**400, tokens=10**400),
+                         b"hs1 job=77 rank=3 lrank=1 world=16 step=1 dur=1")
+        os.environ["RANK"] = str(houston_step.COUNT_MAX + 1)
+        os.environ["SLURM_PROCID"] = str(houston_step.COUNT_MAX)
+        try:
+            self.assertEqual(houston_step.open().identity[1], houston_step.COUNT_MAX)
+        finally:
+            del os.environ["RANK"], os.environ["SLURM_PROCID"]
+
 
 if __name__ == "__main__":
     unittest.main()

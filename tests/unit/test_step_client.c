@@ -117,6 +117,8 @@ static void test_format_optional_omitted(void **state)
     s.tflops = NAN;
     hn_step_set_gpu(c, -3);
     check_format(c, &s, "hs1 job=42 rank=3 lrank=1 world=16 step=7 dur=0.25");
+    hn_step_set_gpu(c, HN_STEP_COUNT_MAX + 1); /* the agent would refuse the report */
+    check_format(c, &s, "hs1 job=42 rank=3 lrank=1 world=16 step=7 dur=0.25");
 
     /* Zero is a value, -0 prints as 0. */
     s.tokens = 0;
@@ -229,7 +231,7 @@ static void test_identity_env(void **state)
     setenv("SLURM_JOB_ID", "", 1);
     setenv("RANK", "12", 1);
     setenv("LOCAL_RANK", "+4", 1);
-    setenv("WORLD_SIZE", "99999999999", 1);
+    setenv("WORLD_SIZE", "100000001", 1); /* above HN_STEP_COUNT_MAX: the agent would refuse it */
     c = hn_step_open();
     hn_step_identity_get(c, &job, &rank, &lrank, &world);
     assert_string_equal(job, "ignored");
@@ -237,12 +239,16 @@ static void test_identity_env(void **state)
     assert_int_equal(lrank, 2);
     assert_int_equal(world, 64);
 
-    /* Overrides: NULL and negative keep what is there. */
-    hn_step_set_identity(c, NULL, -1, 5, -1);
+    /* Overrides: NULL, negative and above HN_STEP_COUNT_MAX keep what is there. */
+    hn_step_set_identity(c, NULL, -1, 5, HN_STEP_COUNT_MAX + 1);
     hn_step_identity_get(c, &job, &rank, &lrank, &world);
     assert_string_equal(job, "ignored");
     assert_int_equal(rank, 12);
     assert_int_equal(lrank, 5);
+    assert_int_equal(world, 64);
+    hn_step_set_identity(c, NULL, HN_STEP_COUNT_MAX, -1, -1);
+    hn_step_identity_get(c, &job, &rank, &lrank, &world);
+    assert_int_equal(rank, HN_STEP_COUNT_MAX);
     hn_step_close(c);
 
     clear_env();

@@ -58,6 +58,14 @@ static void optional_and_unknown_keys(void **state)
     assert_true(isnan(m.tokens) && isnan(m.comm_s) && isnan(m.tflops) && isnan(m.flops_per_token));
     /* Several blanks between pairs are fine. */
     assert_int_equal(parse("hs1  job=1   step=2 dur=3", &m, err, sizeof(err)), 0);
+    /* A value too small for a normal double is that value (a client may print a subnormal);
+     * the largest rank and GPU index the clients send are taken. */
+    assert_int_equal(
+        parse("hs1 job=1 step=2 dur=3 fwd=1e-310 comm=1e-330 rank=100000000 gpu=100000000", &m, err,
+              sizeof(err)),
+        0);
+    assert_true(m.forward_s > 0 && m.forward_s < 1e-300 && m.comm_s == 0);
+    assert_int_equal(m.rank, HN_STEP_COUNT_MAX);
 }
 
 static void pause_notices(void **state)
