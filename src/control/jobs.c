@@ -1672,7 +1672,10 @@ static int idle_culprit(const struct hn_brain *b, const struct job *j)
             return -1;
         const struct gpu_st *g = &n->gpus[k->gpu];
         double util = g->v[HN_F_GPU_UTIL];
-        if (isnan(util) || g->t[HN_F_GPU_UTIL] <= j->last_progress)
+        /* A sample from the hang: of the node's latest frame (g->t and last_data are in the
+         * agent's clock), which it collected after the last progress in the controller's
+         * (heard). The agent's own clock may be minutes off. */
+        if (isnan(util) || g->t[HN_F_GPU_UTIL] < n->last_data || n->heard <= j->last_progress)
             return -1; /* no sample from the hang */
         if (util >= SPIN_UTIL)
             continue;
@@ -1801,9 +1804,17 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     if (!j->l.pending) {
         /* No culprit, or the guard holds it: the job still has to start again. */
         interrupt(j, now, HN_LOSS_HANG);
-        struct node *any = n ? n : rank_node(b, j, 0);
-        if (!any) /* a ledger restored after a controller restart: no rank reported yet */
-            any = sched_node(b, j);
+        /* The requeue goes by a node the job runs on (the executor requeues only a job the
+         * scheduler lists there): one the scheduler lists it on, else one a rank of this run
+         * reported from (no scheduler), else rank 0's (a ledger restored after a controller
+         * restart). Rank 0's own node may be one of the run before, the job gone from it. */
+        struct node *any = n ? n : sched_node(b, j);
+        for (unsigned r = 0; !any && r < j->l.ranks; r++) {
+            if (j->ranks[r].run == j->run)
+                any = rank_node(b, j, r);
+        }
+        if (!any)
+            any = rank_node(b, j, 0);
         if (any)
             hb_requeue(b, now, any, j->l.id);
     }
@@ -2027,7 +2038,10 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         }
         if (j->l.pending)
             restart_watch(b, now, j);
-        if (j->l.pending || j->sched_waiting) {
+        /* A job whose requeue failed goes on where it runs (hb_jobs_requeue_failed): it can
+         * hang there like any other, unless it is hung already. */
+        int stays = j->l.pending && j->l.requeue_failed && !j->l.hung;
+        if ((j->l.pending && !stays) || j->sched_waiting) {
             add_point(j, now);
             continue;
         }

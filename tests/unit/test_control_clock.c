@@ -67,14 +67,17 @@ static void fleet_close(struct fleet *f)
 
 /* Node n (0: n1, 1: n2) sends a frame that arrives at now, collected by an agent whose clock
  * is `behind` seconds slow; with step > 0, four ranks of job `job` (ranks 4n..4n+3 of 8)
- * report it, received half a second before collection. */
-static void frame_of(struct fleet *f, const char *job, int n, double now, double behind,
-                     uint64_t step)
+ * report it, received half a second before collection; with util >= 0, its four GPUs'
+ * utilisation is that. */
+static void frame_util(struct fleet *f, const char *job, int n, double now, double behind,
+                       uint64_t step, double util)
 {
     double collected = now - behind;
     struct hn_frame_writer w;
     hn_frame_begin(&w, &f->buf, 7, ++f->seq[n], (uint64_t)(collected * 1e9));
     hn_frame_node(&w, n ? "n2" : "n1", 4, "H100");
+    for (unsigned g = 0; util >= 0 && g < 4; g++)
+        hn_frame_sample(&w, g, HN_F_GPU_UTIL, util);
     for (unsigned r = 0; step && r < 4; r++) {
         struct hn_frame_step s = {
             .job = {job, strlen(job)},
@@ -100,6 +103,12 @@ static void frame_of(struct fleet *f, const char *job, int n, double now, double
     assert_int_equal(hn_frame_end(&w), 0);
     char err[256] = "";
     assert_int_equal(hn_control_ingest(&f->c, f->buf.data, f->buf.len, now, err, sizeof(err)), 200);
+}
+
+static void frame_of(struct fleet *f, const char *job, int n, double now, double behind,
+                     uint64_t step)
+{
+    frame_util(f, job, n, now, behind, step, -1);
 }
 
 static void frame(struct fleet *f, int n, double now, double behind, uint64_t step)
@@ -171,6 +180,48 @@ static void clocks_off_make_no_hang_and_hide_none(void **state)
  * the agents' queues hold everything and send it when the link is back. Frames collected more
  * than an hour before they arrive are put an hour back, which says nothing of the time before:
  * no hang while the backlog is read, and none after. */
+/* A collective hang in which n2's GPUs go idle while n1's spin in NCCL: n2 is the culprit
+ * (docs/jobs.md, "Hangs", by=idle_gpus), whatever the agents' clocks say. Before, an agent
+ * 300 s slow had its samples taken as older than the last progress, and no node was named. */
+static void idle_culprit_whatever_the_clocks(void **state)
+{
+    (void)state;
+    static const struct {
+        double b1, b2;
+    } skews[] = {{0, 0}, {0, 300}, {300, 0}, {-200, 300}};
+    for (size_t k = 0; k < HN_ARRAY_LEN(skews); k++) {
+        struct fleet f;
+        char name[32];
+        snprintf(name, sizeof(name), "idle%zu", k);
+        fleet_open(&f, name);
+        double t = 1.7e9;
+        uint64_t step = 0;
+        for (int i = 0; i < 300; i++, t += 2) { /* ten minutes of steps, every GPU busy */
+            for (int n = 0; n < 2; n++)
+                hn_brain_node_job(f.c.brain, t, n, "j");
+            ++step;
+            frame_util(&f, "j", 0, t, skews[k].b1, step, 100);
+            frame_util(&f, "j", 1, t + 0.01, skews[k].b2, step, 100);
+            hn_control_tick(&f.c, t + 0.02);
+        }
+        for (int i = 0; i < 75; i++, t += 2) { /* stuck: n1 spins, n2 idle */
+            for (int n = 0; n < 2; n++)
+                hn_brain_node_job(f.c.brain, t, n, "j");
+            frame_util(&f, "j", 0, t, skews[k].b1, 0, 100);
+            frame_util(&f, "j", 1, t + 0.01, skews[k].b2, 0, 0);
+            hn_control_tick(&f.c, t + 0.02);
+        }
+        struct hn_job_view v;
+        view(&f, &v);
+        struct hn_node_view nv;
+        assert_int_equal(hn_brain_node_view(f.c.brain, 1, &nv), 0);
+        if (strcmp(v.state, "hung") != 0 || nv.state != HN_NODE_DRAINING)
+            fail_msg("clocks %g / %g s behind: job %s, n2 not drained", skews[k].b1, skews[k].b2,
+                     v.state);
+        fleet_close(&f);
+    }
+}
+
 static void long_outage_backlog_is_no_hang(void **state)
 {
     (void)state;
@@ -440,6 +491,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clocks_off_make_no_hang_and_hide_none),
         cmocka_unit_test(long_outage_backlog_is_no_hang),
+        cmocka_unit_test(idle_culprit_whatever_the_clocks),
         cmocka_unit_test(forgotten_job_is_reloaded),
         cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
         cmocka_unit_test(failed_poll_keeps_the_lists),

@@ -1561,6 +1561,86 @@ static void hang_blames_the_node_gone_silent(void **state)
     hn_brain_free(b);
 }
 
+/* A job interrupted for its node (Xid 79 on n2) whose requeue the scheduler refuses goes on
+ * where it runs; listed running, its agents heard, and never stepping again, it is hung
+ * (docs/jobs.md, "Hangs"), once. Before, it stayed "restarting" for ever, unchecked. */
+static void refused_requeue_after_a_node_fault_can_hang(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "nf", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+    }
+    struct hn_job_view v;
+    job_view(b, "nf", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_int_equal(v.l.requeue_failed, 1);
+    /* Within its limit (120 s: steps of 2 s), no hang; past it, one. */
+    assert_int_equal(wait_as(b, "nf", t + 30, 60, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "nf", t + 90, 3600, NULL, NULL), 1);
+    job_view(b, "nf", &v);
+    assert_string_equal(v.state, "hung");
+    /* It steps again: it runs on. */
+    run_steps(b, "nf", t + 3700, 21, 25);
+    job_view(b, "nf", &v);
+    assert_string_equal(v.state, "running");
+    hn_brain_free(b);
+}
+
+/* A job on n1 (ranks 0-3) and n2 (4-7) is requeued after an Xid on n2 and runs again on n3
+ * (ranks 0-3) and n4 (4-7); n3's ranks' reports do not reach houston (its agent sends frames,
+ * not their steps), n4's do. The new run hangs with no culprit and is requeued alone, by a
+ * node the scheduler lists it on: the executor skips a requeue by a node the job left. Before,
+ * it went by rank 0's node of the old run, n1, and the job stayed hung where it ran. */
+static void hang_requeue_goes_by_a_node_of_the_job(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    double t = run_steps(b, "mv", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    for (int n = 0; n < 4; n++)
+        hn_brain_node_job(b, t + 10, n, "");
+    assert_int_equal(hn_brain_job_waiting(b, t + 10, "mv", HN_WAIT_QUEUED), 0);
+    hn_brain_tick(b, t + 10);
+    double u = t + 100; /* the new run on n3 and n4, from checkpoint 10 */
+    for (uint64_t s = 11; s <= 30; s++, u += 2) {
+        for (int n = 0; n < 4; n++)
+            hn_brain_node_job(b, u, n, n >= 2 ? "mv" : "");
+        for (int n = 2; n < 4; n++)
+            assert_int_equal(hn_brain_node_heard(b, u, n, u, 1), 0);
+        for (int r = 4; r < 8; r++) {
+            struct hn_step_in in = report("mv", r, 8, s, 2.0);
+            assert_int_equal(hn_brain_step(b, u, 3, &in), 0);
+        }
+        hn_brain_tick(b, u);
+    }
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    struct hn_out o;
+    int hangs = 0;
+    char by[HN_NAME_MAX] = "";
+    for (double k = 10; k <= 200; k += 10) {
+        for (int n = 0; n < 4; n++)
+            hn_brain_node_job(b, u + k, n, n >= 2 ? "mv" : "");
+        for (int n = 2; n < 4; n++)
+            assert_int_equal(hn_brain_node_heard(b, u + k, n, u + k, 1), 0);
+        hn_brain_tick(b, u + k);
+        while (hn_brain_poll(b, &o)) {
+            hangs += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "hang") == 0;
+            if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+                snprintf(by, sizeof(by), "%s", o.action.node);
+        }
+    }
+    assert_int_equal(hangs, 1);
+    if (strcmp(by, "n3") != 0 && strcmp(by, "n4") != 0)
+        fail_msg("the requeue went by '%s', not a node of the job (n3, n4)", by);
+    hn_brain_free(b);
+}
+
 /* The scheduler refuses to requeue a hung job (`sbatch --no-requeue`): houston says so once,
  * with the scheduler's words, and the job stays hung, its time the hang's, until it steps again
  * (then it runs on) or ends. A job interrupted for its node goes on where it runs. Before, a
@@ -2981,6 +3061,8 @@ int main(void)
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
+        cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
+        cmocka_unit_test(hang_requeue_goes_by_a_node_of_the_job),
         cmocka_unit_test(job_table_keeps_jobs_max),
         cmocka_unit_test(restored_restarting_job_stays_so),
         cmocka_unit_test(hang_unseen_once_per_outage),
