@@ -1326,7 +1326,9 @@ static void pause_notice(struct job *j, double now, unsigned rank, const struct 
     if (!j || j->l.ended || j->l.pending || s->step < waited_step(j) || rank >= j->l.ranks)
         return;
     const struct rank_st *r = &j->ranks[rank];
-    if (r->node >= 0 && r->run != j->run)
+    /* Of a rank last heard in the run before, or received before this run began (a notice of
+     * that run an agent delivered late): not this run's pause. */
+    if ((r->node >= 0 && r->run != j->run) || now < j->run_from)
         return;
     if (j->pause) { /* more ranks announce it: the pause began with the first notice */
         if (s->step > j->pause_step)

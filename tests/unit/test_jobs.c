@@ -2137,6 +2137,8 @@ static void late_report_of_the_run_before_a_restart_is_dropped(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
+    for (int n = 0; n < 2; n++) /* the scheduler runs it on both (so its pause shows) */
+        hn_brain_node_job(b, 0.5, n, "q");
     for (uint64_t s = 1; s <= 30; s++)
         step_all(b, (double)s, "q", 8, s, 1.0, NULL, s >= 20 ? 20 : -1);
     for (int r = 0; r < 4; r++) { /* n1: the new run's first step */
@@ -2148,9 +2150,15 @@ static void late_report_of_the_run_before_a_restart_is_dropped(void **state)
         struct hn_step_in in = report("q", r, 8, 31, 1.0);
         assert_int_equal(hn_brain_step(b, 31.5, 1, &in), 0);
     }
+    /* A pause notice of the old run, from a rank the new one has heard, delivered late: not
+     * this run's pause. */
+    struct hn_step_in notice = report("q", 0, 8, 30, 0);
+    notice.pause = HN_PAUSE_CHECKPOINT;
+    assert_int_equal(hn_brain_step(b, 35.5, 1, &notice), 0);
     struct hn_job_view v;
     job_view(b, "q", &v);
     assert_int_equal((int)v.l.step, 21);
+    assert_null(v.pause);
     for (uint64_t s = 22; s <= 40; s++)
         step_all(b, 37.0 + (double)(s - 21), "q", 8, s, 1.0, NULL, 20);
     job_view(b, "q", &v);
