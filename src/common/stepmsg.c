@@ -79,6 +79,20 @@ static int valid_job(const char *s)
     return 1;
 }
 
+/* Plain decimal digits (integers), or what "%.9g" writes for a value >= 0 (reals): a digit
+ * or '.' first, then digits, '.', 'e' and signs. No '+' in front, no hex, no "inf". */
+static int plain_number(const char *v, int real)
+{
+    if (!((*v >= '0' && *v <= '9') || (real && *v == '.')))
+        return 0;
+    for (; *v; v++) {
+        if (!(*v >= '0' && *v <= '9') &&
+            !(real && (*v == '.' || *v == 'e' || *v == 'E' || *v == '+' || *v == '-')))
+            return 0;
+    }
+    return 1;
+}
+
 static int set_value(struct hn_step_msg *m, size_t k, char *v)
 {
     char *base = (char *)m + keys[k].off;
@@ -90,7 +104,7 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
         return 0;
     case K_STEP: {
         uint64_t u;
-        if (hn_parse_u64(v, 10, &u) != 0)
+        if (!plain_number(v, 0) || hn_parse_u64(v, 10, &u) != 0)
             return -1;
         memcpy(base, &u, sizeof(u));
         return 0;
@@ -98,7 +112,8 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
     case K_INT:
     case K_CKPT: {
         int64_t i;
-        if (hn_parse_i64(v, 10, &i) != 0 || i < 0 || (keys[k].kind == K_INT && i > INT_MAX_V))
+        if (!plain_number(v, 0) || hn_parse_i64(v, 10, &i) != 0 ||
+            (keys[k].kind == K_INT && i > INT_MAX_V))
             return -1;
         memcpy(base, &i, sizeof(i));
         return 0;
@@ -106,7 +121,7 @@ static int set_value(struct hn_step_msg *m, size_t k, char *v)
     case K_REAL: {
         double d;
         /* Durations, token counts and TFLOP/s are finite and not negative. */
-        if (hn_parse_double(v, &d) != 0 || !isfinite(d) || d < 0)
+        if (!plain_number(v, 1) || hn_parse_double(v, &d) != 0 || !isfinite(d) || d < 0)
             return -1;
         memcpy(base, &d, sizeof(d));
         return 0;
