@@ -1472,7 +1472,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
          * interrupted run's stragglers have had a minute to arrive. */
         int next = (r->node >= 0 && s->step <= r->last_step) ||
                    (r->node < 0 && left_its_nodes(b, j)) ||
-                   now - j->pending_at > fmax(60, 2 * typical_step(j));
+                   now - j->pending_at > fmax(60, 2 * typical_step(j)) ||
+                   j->l.requeue_failed; /* it goes on where it runs: its steps are its run's */
         /* Whatever the rank, one received before the interruption is of the run it ended. */
         if (!next || now <= j->requeued_at)
             return 0;

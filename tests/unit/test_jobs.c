@@ -1741,6 +1741,20 @@ static void refused_requeue_is_reported(void **state)
     }
     assert_int_equal(found, 1);
     assert_int_equal(refused, 1);
+    /* Its next steps, right after the refusal, are its run going on: the work since the
+     * checkpoint was not lost after all, only the wait. Before, steps for a minute were
+     * dropped and their time charged to the failure. */
+    struct hn_job_view v2;
+    job_view(b, "nf", &v2);
+    double productive = v2.l.productive_s, failure = v2.l.lost_s[HN_LOSS_FAILURE];
+    run_steps(b, "nf", t + 32, 21, 30);
+    job_view(b, "nf", &v2);
+    assert_string_equal(v2.state, "running");
+    assert_int_equal((int)v2.l.step, 30);
+    assert_int_equal(v2.l.interruptions, 1);
+    /* Lost: from its last progress (t - 2) to its first step after the refusal (t + 30). */
+    assert_true(fabs(v2.l.lost_s[HN_LOSS_FAILURE] - 32) < 1e-6 && failure == 0);
+    assert_true(fabs(v2.l.productive_s - (productive + 20)) < 1e-6);
     hn_brain_free(b);
 }
 
