@@ -176,10 +176,6 @@ static void clocks_off_make_no_hang_and_hide_none(void **state)
     }
 }
 
-/* A controller cut off from both nodes for 90 minutes while the job runs, a step every 30 s:
- * the agents' queues hold everything and send it when the link is back. Frames collected more
- * than an hour before they arrive are put an hour back, which says nothing of the time before:
- * no hang while the backlog is read, and none after. */
 /* A collective hang in which n2's GPUs go idle while n1's spin in NCCL: n2 is the culprit
  * (docs/jobs.md, "Hangs", by=idle_gpus), whatever the agents' clocks say. Before, an agent
  * 300 s slow had its samples taken as older than the last progress, and no node was named. */
@@ -222,6 +218,10 @@ static void idle_culprit_whatever_the_clocks(void **state)
     }
 }
 
+/* A controller cut off from both nodes for 90 minutes while the job runs, a step every 30 s:
+ * the agents' queues hold everything and send it when the link is back. Frames collected more
+ * than an hour before they arrive are put an hour back, which says nothing of the time before:
+ * no hang while the backlog is read, and none after. */
 static void long_outage_backlog_is_no_hang(void **state)
 {
     (void)state;
