@@ -9,13 +9,14 @@
  * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'). A
  * line longer than LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it
  * looks like an iteration. A record whose step equals the last one reported is a redraw of the
- * same step and is skipped. Checkpoint lines give the reports' ckpt= (save_seen()), and a save's
- * first line and an evaluation's a pause notice after the last step. When the reports carry a world
- * size W > 1, their tokens are the job's divided by W (rank_share()). A report the agent's full
- * queue refuses is retried for a while (this is a tool, not a training rank: it may wait). With
- * --follow a regular file is read to its end, then polled every FOLLOW_POLL_MS for more, for
- * truncation (read again from the start) and for a new file at the same path (logrotate: the rest
- * of the old file, then the new one), as tail -F does.
+ * same step and is skipped. Checkpoint lines give the reports' ckpt= (save_seen()); a save's
+ * first line is a pause notice after the save's step, an evaluation's after the last step
+ * reported. When the reports carry a world size W > 1, their tokens are the job's divided by W
+ * (rank_share()). A report the agent's full queue refuses is retried for a while (this is a
+ * tool, not a training rank: it may wait). With --follow a regular file is read to its end,
+ * then polled every FOLLOW_POLL_MS for more, for truncation (read again from the start) and for
+ * a new file at the same path (logrotate: the rest of the old file, then the new one), as tail
+ * -F does.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"

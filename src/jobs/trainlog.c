@@ -588,10 +588,11 @@ static int read_save(const char *line, const char *end, struct hn_trainlog_rec *
 
 /*
  * NeMo 2's checkpoint lines (its MegatronCheckpointIO and async checkpoint IO, and Lightning's
- * ModelCheckpoint with verbose on, which NeMo's callback turns on). Lightning's line and the
- * "Global Checkpoint Save" line name the save by the last iteration done, counted from 0 as
- * in the iteration lines; "Successfully saved" does too; the async finalization line counts
- * steps done. All become steps completed:
+ * ModelCheckpoint when verbose, as in the NeMo logs we read). Lightning's line and the "Global
+ * Checkpoint Save" line name the save by the last iteration done, counted from 0 as in the
+ * iteration lines; "Successfully saved" does too; the async finalization line counts steps
+ * done. All become steps completed (out->lightning marks Lightning's line, whose number NeMo 1
+ * prints as steps done: the reader takes the 1 off there):
  *   Epoch 0, global step 49: 'val_loss' was not in top 5          (a save begins: save_last)
  *   Epoch 0, global step 99: 'val_loss' reached 1.61913 (best 1.61913), saving model to '...'
  *   Global Checkpoint Save : Rank: 0 : Iteration: 49 : Start time: ...s : Save duration: ...s
