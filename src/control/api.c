@@ -520,19 +520,19 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         hn_expo_sample(e, "houston_job_straggler_slowdown", labels, m->straggler_slowdown);
     }
     /* In GPU-seconds, Prometheus' base unit (promtool refuses hours); the API and `houston
-     * jobs` give GPU-hours. */
-    hn_expo_family(e, "houston_job_lost_gpu_seconds_total",
-                   "GPU-seconds the job lost, by cause (failure, straggler, hang, operator, "
-                   "other); / 3600 for GPU-hours.",
-                   HN_COUNTER);
+     * jobs` give GPU-hours. A gauge: houston revises a charge when the next run shows less
+     * work was lost than the interruption assumed (docs/jobs.md), so it can go down. */
+    hn_expo_family(e, "houston_job_lost_gpu_seconds",
+                   "GPU-seconds the job lost so far, by cause (failure, straggler, hang, "
+                   "operator, other), as houston's ledger has it now; / 3600 for GPU-hours.",
+                   HN_GAUGE);
     for (size_t i = 0; i < live; i++) {
         for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
             len = 0;
             labels[0] = '\0';
             hn_expo_label(labels, sizeof(labels), &len, "job", jobs[i].id);
             hn_expo_label(labels, sizeof(labels), &len, "cause", hn_loss_cause_name(k));
-            hn_expo_sample(e, "houston_job_lost_gpu_seconds_total", labels,
-                           jobs[i].lost_gpu_h[k] * 3600);
+            hn_expo_sample(e, "houston_job_lost_gpu_seconds", labels, jobs[i].lost_gpu_h[k] * 3600);
         }
     }
     free(jobs);

@@ -110,6 +110,7 @@ struct job {
      * next run's first step says where it really started again, against l.step, where the
      * last one stopped (resume). NaN: nothing to correct. */
     double charged_s;
+    double charged_strag_s;           /* of it, the straggler's share (not the cause's) */
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     double pending_at;                /* its last report before it was interrupted */
     double run_from;    /* when this run's first report came (resume); 0: the first run */
@@ -507,8 +508,9 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     if (j->l.pending || j->l.ended)
         return;
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
-     * the cause (no second lost twice; and lost time only grows, as a counter must). */
-    j->l.lost_s[cause] += fmax(0, j->l.since_ckpt_s - j->l.strag_ckpt_s);
+     * the cause, so that no second is lost twice. */
+    j->charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
+    j->l.lost_s[cause] += j->l.since_ckpt_s - j->charged_strag_s;
     j->l.productive_s -= j->l.since_ckpt_s;
     j->charged_s = j->l.since_ckpt_s;
     j->charged_cause = cause;
@@ -550,8 +552,16 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
          * counted as productive here (a job that restarted from a checkpoint houston did not
          * see, or a ledger restored from before it). */
         lost = fmin(lost, j->l.productive_s + j->charged_s);
-        j->l.lost_s[j->charged_cause] += lost - j->charged_s;
-        j->l.productive_s -= lost - j->charged_s;
+        double more = lost - j->charged_s;
+        /* Less lost than charged (it restarted from a later checkpoint than it reported, or
+         * reported none): the steps it kept are productive again, and the cause gives back
+         * their time less the straggler's share, which stays the straggler's as for any kept
+         * step; so the cause never goes below 0. */
+        if (more < 0 && j->charged_s > 0)
+            j->l.lost_s[j->charged_cause] += more * (1 - j->charged_strag_s / j->charged_s);
+        else
+            j->l.lost_s[j->charged_cause] += more;
+        j->l.productive_s -= more;
     }
     j->charged_s = NAN;
     j->run_from = now;

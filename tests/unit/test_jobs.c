@@ -2069,6 +2069,22 @@ static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
         lost += v.l.lost_s[c];
     assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == strag);
     assert_true(fabs(lost - (last - at_ckpt)) < 1e-6); /* every second since the checkpoint */
+    /* Its next run starts where it stopped (a checkpoint at 260 it had not reported): almost
+     * nothing was lost after all. The kept steps are productive again; their straggler share
+     * stays the straggler's, and the failure gives back the rest, never going below 0 (before,
+     * it went to -10.6 s). */
+    double productive = v.l.productive_s, failure = v.l.lost_s[HN_LOSS_FAILURE];
+    for (int r = 0; r < 16; r++) {
+        struct hn_step_in in = report("sf", r, 16, 260, 1.27);
+        assert_int_equal(hn_brain_step(b, t + 2, r / 4, &in), 0);
+    }
+    job_view(b, "sf", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == strag);
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] >= 0 && v.l.lost_s[HN_LOSS_FAILURE] < failure);
+    /* One step redone, at 1.27 s: its time less its straggler share is the failure's redo. */
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] - (t + 2 - 1.27 - last) < 1.27);
+    assert_true(v.l.productive_s > productive + 250);
     hn_brain_free(b);
 
     /* A checkpoint at step 200, complete by step 211, keeps the steps up to it: the failure at
