@@ -1197,7 +1197,10 @@ static void lost_text(const json_t *lost, char *out, size_t size)
 static void job_row(struct hn_cli_table *t, const json_t *j)
 {
     char ranks[24], step[24], st[24], mfu[16], ettr[16], emfu[16], lost[160], strag[128];
-    double v = jnum(j, "ranks");
+    /* One job's view (GET /v1/jobs/ID) has the ranks' array under "ranks" and their count
+     * under "rank_count"; the list has the count under "ranks". */
+    double v =
+        json_is_array(json_object_get(j, "ranks")) ? jnum(j, "rank_count") : jnum(j, "ranks");
     snprintf(ranks, sizeof(ranks), isfinite(v) ? "%.0f" : "-", v);
     v = jnum(j, "step");
     snprintf(step, sizeof(step), isfinite(v) ? "%.0f" : "-", v);
@@ -1375,7 +1378,7 @@ static int run_jobs(struct cli *c)
     }
     int rc = call(c, "GET", path, NULL, &r);
     if (rc == 0 && c->o.json) {
-        rc = print_json(c, &r, c->o.target ? "job" : "jobs");
+        rc = print_json(c, &r, c->o.target ? NULL : "jobs"); /* one job: {"job": {...}} */
     } else if (rc == 0) {
         char why[256];
         int bad = c->o.target ? hn_cli_job_render(r.body.data, c->out, why, sizeof(why))

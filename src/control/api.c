@@ -672,11 +672,12 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
         json_object_set_new(lost_s, hn_loss_cause_name(k), json_real(v->l.lost_s[k]));
     }
     json_t *o = json_pack(
-        "{s:o, s:s, s:i, s:i, s:f, s:f, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:o, "
+        "{s:o, s:s, s:i, s:i, s:f, s:f, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:o, "
         "s:o, s:i}",
         "id", jstr(v->l.id), "state", v->state, "ranks", (int)v->l.ranks, "nodes", (int)v->nodes,
         "first_seen", v->l.first_seen, "last_report", v->l.last_report, "step",
-        (json_int_t)v->l.step, "checkpoint", (json_int_t)v->l.checkpoint, "step_seconds",
+        (json_int_t)v->l.step, "checkpoint",
+        v->l.checkpoint >= 0 ? json_integer(v->l.checkpoint) : json_null(), "step_seconds",
         jnum(v->step_seconds), "tokens_per_s", jnum(v->tokens_per_s), "tflops_per_gpu",
         jnum(v->tflops_per_gpu), "mfu", jnum(v->mfu), "ettr", jnum(v->ettr), "effective_mfu",
         jnum(v->effective_mfu), "productive_s", v->l.productive_s, "wall_s", v->wall_s,
@@ -787,8 +788,10 @@ static void api_job(void *ctx, const char *url, struct hn_http_reply *r)
     int i = hn_brain_find_job(c->brain, id);
     struct hn_job_view v;
     json_t *o = i >= 0 && hn_brain_job_view(c->brain, (size_t)i, &v) == 0 ? job_json(&v, 1) : NULL;
-    if (o)
+    if (o) {
+        json_object_set_new(o, "rank_count", json_integer(v.l.ranks));
         json_object_set_new(o, "ranks", ranks_json(c, (size_t)i, v.l.ranks));
+    }
     pthread_mutex_unlock(&c->lock);
     if (!o) {
         reply_error(r, 404, "no such job: %s", id);

@@ -524,6 +524,8 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
+    j->plan[0] = '\0'; /* nothing is planned for the next run (a planned drain was done, or
+                        * the run it was for is over) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
 }

@@ -483,6 +483,17 @@ static void map_ranks(struct rows *rs, uint64_t **ids, size_t *nranks)
 
 /* ---- running the detector ---- */
 
+/* ,"key":V with V printed by fmt, or null when V is not finite (JSON has no inf or nan: times
+ * hundreds of orders of magnitude apart overflow a ratio). */
+static void json_real(const char *key, const char *fmt, double v)
+{
+    printf(",\"%s\":", key);
+    if (isfinite(v))
+        printf(fmt, v);
+    else
+        fputs("null", stdout);
+}
+
 static void print_detection(const struct hn_strag_detection *d, const uint64_t *ids)
 {
     if (d->rank == HN_STRAG_ALL_RANKS)
@@ -493,9 +504,13 @@ static void print_detection(const struct hn_strag_detection *d, const uint64_t *
            (unsigned long long)d->detect_step);
     if (d->kind == HN_STRAG_TRANSIENT || d->kind == HN_STRAG_RECOVERED)
         printf(",\"end_step\":%llu", (unsigned long long)d->end_step);
-    printf(",\"slowdown\":%.4f,\"kind\":\"%s\",\"vs_peers\":%.4f,\"peak\":%.4f,\"noise\":%.4f,"
-           "\"score\":%.2f}\n",
-           d->slowdown, hn_strag_kind_name(d->kind), d->vs_peers, d->peak, d->noise, d->score);
+    json_real("slowdown", "%.4f", d->slowdown);
+    printf(",\"kind\":\"%s\"", hn_strag_kind_name(d->kind));
+    json_real("vs_peers", "%.4f", d->vs_peers);
+    json_real("peak", "%.4f", d->peak);
+    json_real("noise", "%.4f", d->noise);
+    json_real("score", "%.2f", d->score);
+    fputs("}\n", stdout);
 }
 
 /* Feeds the sorted rows to a detector step by step and prints what it finds. */

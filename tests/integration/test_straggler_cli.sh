@@ -123,6 +123,22 @@ expect_2 "baseline-alpha out of range" --csv "$work/job.csv" --baseline-alpha 0.
 expect_2 "unknown option" --csv "$work/job.csv" --frobnicate
 : >"$work/empty.csv"
 expect_2 "empty input" --csv "$work/empty.csv"
+# Times that are each valid but 600 orders of magnitude apart: the ratios overflow, and the
+# line says null where it printed inf (not JSON).
+{
+    echo step,rank,seconds
+    for s in $(seq 80); do
+        for r in 0 1 2 3 4 5; do
+            v=1e-300
+            [ "$r" = 5 ] && [ "$s" -gt 40 ] && v=1e300
+            echo "$s,$r,$v"
+        done
+    done
+} >"$work/huge.csv"
+out=$("$HOUSTON" straggler --csv "$work/huge.csv" 2>"$work/err")
+check_eq "ratios beyond a double: exit 0" 0 $?
+check "ratios beyond a double: rank 5 found, every line JSON (null, not inf)" \
+    python3 -c 'import json,sys; d=[json.loads(l) for l in sys.stdin]; assert d and d[0]["rank"] == 5 and d[0]["slowdown"] is None' <<<"$out"
 "$HOUSTON" straggler --help >"$work/out"
 check_eq "--help: exit 0" 0 $?
 check "--help: usage line" grep -q '^usage: houston straggler --csv' "$work/out"

@@ -766,6 +766,19 @@ static void h_gateway(void *ctx, const char *url, struct hn_http_reply *reply)
     (void)hn_buf_puts(&reply->body, "Bad Gateway \x1b[2J from the proxy\nsecond line\n");
 }
 
+/* One job as GET /v1/jobs/ID gives it: the ranks' array, their count, no checkpoint yet. */
+static const char job9_json[] =
+    "{\"job\": {\"id\": \"9\", \"state\": \"running\", \"rank_count\": 128, \"step\": 40,"
+    " \"checkpoint\": null, \"ranks\": [{\"rank\": 0, \"node\": \"n1\", \"gpu\": 0,"
+    " \"seconds\": 1.1, \"ratio\": 1.0}]}}";
+
+static void h_job9(void *ctx, const char *url, struct hn_http_reply *reply)
+{
+    (void)ctx;
+    (void)url;
+    reply_json(reply, 200, job9_json);
+}
+
 /* Answers once the test has seen the client give up (slow_release), or after 10 s. */
 static atomic_int slow_release;
 
@@ -790,6 +803,7 @@ static const struct hn_http_route routes[] = {
     {"GET", "/huge/v1/nodes", h_huge, 0},
     {"GET", "/gateway/v1/nodes", h_gateway, 0},
     {"GET", "/slow/v1/nodes", h_slow, 0},
+    {"GET", "/v1/jobs/9", h_job9, 0},
 };
 
 static void test_live(void **unused)
@@ -826,6 +840,18 @@ static void test_live(void **unused)
     assert_null(strstr(r.out, "\"n10\""));
     result_free(&r);
     assert_int_equal(unsetenv("HOUSTON_SERVER"), 0);
+
+    /* One job: --json prints the server's document (before, it asked for a "job" array and
+     * failed); the table counts its ranks from rank_count, not the ranks' array. */
+    r = run_verb("jobs", "9", "--server", url, "--json", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\"rank_count\": 128"));
+    result_free(&r);
+    r = run_verb("jobs", "9", "--server", url, NULL);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\n9    running  128    40 "));
+    assert_non_null(strstr(r.out, "; no checkpoint reported\n"));
+    result_free(&r);
 
     /* events: the query as sent, the table as printed. */
     double before = hn_wall_s();

@@ -2118,6 +2118,39 @@ static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
     hn_brain_free(b);
 }
 
+/* After houston drains the straggler's node at a checkpoint and the job runs again, the plan
+ * no longer says it will drain that node (nothing is planned). Before, the old plan stayed. */
+static void plan_is_cleared_by_a_restart(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "pl", 16, s, 1.0, NULL, 0);
+    slow[9] = 0.27;
+    for (; s <= 80; s++, t += 1.3)
+        step_all(b, t, "pl", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "pl", &v);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    step_all(b, t, "pl", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: n3 drained */
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
+    t += 100;
+    for (uint64_t k = s + 1; k < s + 20; k++, t += 1) /* the next run, n3's ranks on n5 */
+        for (int r = 0; r < 16; r++) {
+            struct hn_step_in in = report("pl", r, 16, k, 1.0);
+            in.comm_s = 0.1;
+            assert_int_equal(hn_brain_step(b, t, r / 4 == 2 ? 4 : r / 4, &in), 0);
+        }
+    job_view(b, "pl", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.straggler_rank, -1);
+    assert_string_equal(v.plan, "");
+    hn_brain_free(b);
+}
+
 /* A hung job whose requeue the scheduler refused stays hung an hour, then is cancelled: the
  * hour is the hang's (docs/jobs.md: its time is charged to the hang until it steps again or
  * ends), and its wall time and ETTR count it. Before, the hour vanished from both. */
@@ -3110,6 +3143,7 @@ int main(void)
         cmocka_unit_test(restored_job_interrupted_before_it_reports_loses_its_redo),
         cmocka_unit_test(straggler_share_of_lost_work_is_not_charged_twice),
         cmocka_unit_test(hung_job_that_ends_keeps_its_hang),
+        cmocka_unit_test(plan_is_cleared_by_a_restart),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
