@@ -137,6 +137,8 @@ struct job {
     double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
     int strag_rank;                   /* -1: none */
     int strag_shared;                 /* it shares its GPU (straggler_shared_gpu) */
+    int strag_from_start;             /* it was slow from the start (no episode: strag_watch) */
+    int strag_next;                   /* its straggler recovered: look for another (strag_watch) */
     uint32_t drift[DRIFT_MAX];        /* ranks in an episode that were no straggler (drift) */
     unsigned ndrift;
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
@@ -858,6 +860,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     j->strag_shared = mates > 0;
     j->strag_slow = d->vs_peers;
     j->strag_onset = d->onset_step;
+    j->strag_from_start = d->kind == HN_STRAG_FROM_START;
     j->strag_phase = phase;
     j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
 
@@ -918,6 +921,7 @@ static void detection(struct hn_brain *b, double now, struct job *j,
         j->strag_rank = -1;
         j->drain_planned = 0;
         snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered", d->rank);
+        j->strag_next = 1; /* another may still be slow: strag_watch */
     } else if (d->kind == HN_STRAG_JOB_SLOWDOWN) {
         hb_finding_set(&f, "job_slowdown", HN_SEV_INFO, -1, ev,
                        "job %s slowed down as a whole by %.0f%% (not one rank)", j->l.id,
@@ -968,6 +972,64 @@ static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
     }
 }
 
+/*
+ * The job's straggler after each row. One slow from the start is in no episode (its baseline
+ * is its slow speed), so the detector says nothing when it catches up with its peers: its
+ * learned baseline over the step's reference, back under STRAGGLER_MIN_VS_PEERS, says so, and
+ * it recovers as an episode's straggler does (its planned drain cancelled, its share no
+ * longer charged). Once the job's straggler recovered, the slowest other rank still in an
+ * episode (the detector reported it once, and straggler_found kept the costlier) becomes the
+ * job's straggler, planned for anew.
+ */
+static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t step)
+{
+    struct hn_strag_rank_info in;
+    if (j->strag_rank >= 0 && j->strag_from_start &&
+        hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) == 0 && in.warm && !in.slow &&
+        in.baseline < 1 + STRAGGLER_MIN_VS_PEERS) {
+        unsigned rank = (unsigned)j->strag_rank;
+        struct node *n = rank_node(b, j, rank);
+        struct hn_finding f;
+        char ev[160];
+        snprintf(ev, sizeof(ev), "job=%s rank=%u step=%llu baseline=%.3f from_start=1", j->l.id,
+                 rank, (unsigned long long)step, in.baseline);
+        hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev,
+                       "job %s rank %u is back in line with its peers", j->l.id, rank);
+        size_t from = b->qlen;
+        hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+        tag_job(b, from, j->l.id);
+        j->strag_rank = -1;
+        j->drain_planned = 0;
+        snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered", rank);
+        j->strag_next = 1;
+    }
+    if (!j->strag_next || j->strag_rank >= 0)
+        return;
+    j->strag_next = 0;
+    int best = -1;
+    struct hn_strag_rank_info bi = {0};
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        if (j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
+            hn_strag_rank_get(j->strag, r, &in) != 0 || !in.slow ||
+            in.vs_peers_now < STRAGGLER_MIN_VS_PEERS ||
+            (best >= 0 && in.vs_peers_now <= bi.vs_peers_now))
+            continue;
+        best = (int)r;
+        bi = in;
+    }
+    if (best < 0)
+        return;
+    struct hn_strag_detection d = {.kind = HN_STRAG_PERSISTENT,
+                                   .rank = (unsigned)best,
+                                   .onset_step = bi.onset_step,
+                                   .detect_step = step,
+                                   .slowdown = bi.slowdown_now,
+                                   .vs_peers = bi.vs_peers_now,
+                                   .peak = bi.slowdown_now,
+                                   .noise = bi.noise};
+    straggler_found(b, now, j, &d);
+}
+
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
 {
     if (r->have && j->l.ranks >= 2) {
@@ -982,6 +1044,8 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
         }
         if (j->strag && j->ndrift)
             drift_watch(b, now, j, r->step);
+        if (j->strag && (j->strag_next || (j->strag_rank >= 0 && j->strag_from_start)))
+            strag_watch(b, now, j, r->step);
     }
     for (unsigned k = 0; k < j->l.ranks && r->have; k++)
         r->secs[k] = NAN;

@@ -2118,6 +2118,79 @@ static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
     hn_brain_free(b);
 }
 
+/* A rank 30% slower from its first step (from_start) that later keeps up with its peers: the
+ * detector reports no recovery for it (no episode: its baseline was its slow speed), so the
+ * controller watches its baseline; once back in line its drain is cancelled and its share no
+ * longer charged. Before, its healthy node was drained at the next checkpoint. */
+static void from_start_straggler_that_catches_up_is_kept(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    slow[9] = 0.27;
+    for (; s <= 80; s++, t += 1.27)
+        step_all(b, t, "fs", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "fs", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0;
+    for (; s <= 400; s++, t += 1)
+        step_all(b, t, "fs", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", NULL), 1);
+    job_view(b, "fs", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    for (int k = 0; k < 100; k++, s++, t += 1)
+        step_all(b, t, "fs", 16, s, 1.0, slow, 0);
+    step_all(b, t, "fs", 16, s, 1.0, slow, (int64_t)s); /* a checkpoint */
+    job_view(b, "fs", &v);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == lost);
+    assert_int_not_equal(node_state(b, 2), HN_NODE_DRAINING);
+    hn_brain_free(b);
+}
+
+/* Two stragglers: rank 9 30% slow, then rank 2 10%; the job's straggler is rank 9. When it
+ * recovers while rank 2 is still slow, rank 2 becomes the job's straggler, planned for anew
+ * (its waste, 3,600 s x 0.1 / 1.1, is more than a 60 s restart: drained at the checkpoint).
+ * Before, rank 2 was forgotten: no plan, no charge, no drain. */
+static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "ss", 16, s, 1.0, NULL, 0);
+    slow[9] = 0.27;
+    for (; s <= 80; s++, t += 1.3)
+        step_all(b, t, "ss", 16, s, 1.0, slow, 0);
+    slow[2] = 0.09;
+    for (; s <= 110; s++, t += 1.3)
+        step_all(b, t, "ss", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "ss", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    slow[9] = 0;
+    for (; s <= 300; s++, t += 1.1)
+        step_all(b, t, "ss", 16, s, 1.0, slow, 0);
+    job_view(b, "ss", &v);
+    assert_int_equal(v.straggler_rank, 2);
+    assert_non_null(strstr(v.plan, "drain n1 at the next checkpoint"));
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    for (int k = 0; k < 100; k++, s++, t += 1.1)
+        step_all(b, t, "ss", 16, s, 1.0, slow, 0);
+    job_view(b, "ss", &v);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > lost + 5); /* 100 x 1.1 x 0.1 / 1.1 = 10 s */
+    step_all(b, t, "ss", 16, s, 1.0, slow, (int64_t)s);    /* a checkpoint */
+    assert_int_equal(node_state(b, 0), HN_NODE_DRAINING);
+    hn_brain_free(b);
+}
+
 /* After houston drains the straggler's node at a checkpoint and the job runs again, the plan
  * no longer says it will drain that node (nothing is planned). Before, the old plan stayed. */
 static void plan_is_cleared_by_a_restart(void **state)
@@ -3144,6 +3217,8 @@ int main(void)
         cmocka_unit_test(straggler_share_of_lost_work_is_not_charged_twice),
         cmocka_unit_test(hung_job_that_ends_keeps_its_hang),
         cmocka_unit_test(plan_is_cleared_by_a_restart),
+        cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
+        cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
