@@ -942,6 +942,22 @@ static void detection(struct hn_brain *b, double now, struct job *j,
  * stood 2.8% behind its peers by that figure). */
 #define DRIFT_PROMOTE_VS_PEERS (2 * STRAGGLER_MIN_VS_PEERS)
 
+/* A rank in an episode, as the detector sees it now at `step`, taken as a persistent
+ * detection (the detector reports an episode once; drift_watch and strag_watch look again). */
+static void found_now(struct hn_brain *b, double now, struct job *j, unsigned rank,
+                      const struct hn_strag_rank_info *in, uint64_t step)
+{
+    struct hn_strag_detection d = {.kind = HN_STRAG_PERSISTENT,
+                                   .rank = rank,
+                                   .onset_step = in->onset_step,
+                                   .detect_step = step,
+                                   .slowdown = in->slowdown_now,
+                                   .vs_peers = in->vs_peers_now,
+                                   .peak = in->slowdown_now,
+                                   .noise = in->noise};
+    straggler_found(b, now, j, &d);
+}
+
 /* The drifting ranks again, after each row: the detector reports an episode once, so a drift
  * that goes on growing until the rank is slower than its peers after all (a GPU that ran
  * faster than the others and keeps slowing down) becomes a straggler here. A rank whose
@@ -960,15 +976,7 @@ static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
             continue;
         }
         j->drift[k] = j->drift[--j->ndrift];
-        struct hn_strag_detection d = {.kind = HN_STRAG_PERSISTENT,
-                                       .rank = rank,
-                                       .onset_step = in.onset_step,
-                                       .detect_step = step,
-                                       .slowdown = in.slowdown_now,
-                                       .vs_peers = in.vs_peers_now,
-                                       .peak = in.slowdown_now,
-                                       .noise = in.noise};
-        straggler_found(b, now, j, &d);
+        found_now(b, now, j, rank, &in, step);
     }
 }
 
@@ -1017,17 +1025,8 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
         best = (int)r;
         bi = in;
     }
-    if (best < 0)
-        return;
-    struct hn_strag_detection d = {.kind = HN_STRAG_PERSISTENT,
-                                   .rank = (unsigned)best,
-                                   .onset_step = bi.onset_step,
-                                   .detect_step = step,
-                                   .slowdown = bi.slowdown_now,
-                                   .vs_peers = bi.vs_peers_now,
-                                   .peak = bi.slowdown_now,
-                                   .noise = bi.noise};
-    straggler_found(b, now, j, &d);
+    if (best >= 0)
+        found_now(b, now, j, (unsigned)best, &bi, step);
 }
 
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)

@@ -2153,6 +2153,20 @@ static void from_start_straggler_that_catches_up_is_kept(void **state)
     hn_brain_free(b);
 }
 
+/* A 16-rank job (4 per node): steps 1..60 of 1 s, then rank 9 (n3) 27% slower for steps
+ * 61..80 (slow[9] set), enough for it to be the job's straggler. *s is the next step; returns
+ * the time of the next one. */
+static double rank9_slow(struct hn_brain *b, const char *job, double slow[16], uint64_t *s)
+{
+    double t = 0;
+    for (*s = 1; *s <= 60; (*s)++, t += 1)
+        step_all(b, t, job, 16, *s, 1.0, NULL, 0);
+    slow[9] = 0.27;
+    for (; *s <= 80; (*s)++, t += 1.3)
+        step_all(b, t, job, 16, *s, 1.0, slow, 0);
+    return t;
+}
+
 /* Two stragglers: rank 9 30% slow, then rank 2 10%; the job's straggler is rank 9. When it
  * recovers while rank 2 is still slow, rank 2 becomes the job's straggler, planned for anew
  * (its waste, 3,600 s x 0.1 / 1.1, is more than a 60 s restart: drained at the checkpoint).
@@ -2162,13 +2176,8 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
     (void)state;
     struct hn_brain *b = fleet(4);
     double slow[16] = {0};
-    double t = 0;
-    uint64_t s = 1;
-    for (; s <= 60; s++, t += 1)
-        step_all(b, t, "ss", 16, s, 1.0, NULL, 0);
-    slow[9] = 0.27;
-    for (; s <= 80; s++, t += 1.3)
-        step_all(b, t, "ss", 16, s, 1.0, slow, 0);
+    uint64_t s;
+    double t = rank9_slow(b, "ss", slow, &s);
     slow[2] = 0.09;
     for (; s <= 110; s++, t += 1.3)
         step_all(b, t, "ss", 16, s, 1.0, slow, 0);
@@ -2198,13 +2207,8 @@ static void plan_is_cleared_by_a_restart(void **state)
     (void)state;
     struct hn_brain *b = fleet(5);
     double slow[16] = {0};
-    double t = 0;
-    uint64_t s = 1;
-    for (; s <= 60; s++, t += 1)
-        step_all(b, t, "pl", 16, s, 1.0, NULL, 0);
-    slow[9] = 0.27;
-    for (; s <= 80; s++, t += 1.3)
-        step_all(b, t, "pl", 16, s, 1.0, slow, 0);
+    uint64_t s;
+    double t = rank9_slow(b, "pl", slow, &s);
     struct hn_job_view v;
     job_view(b, "pl", &v);
     assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
