@@ -526,8 +526,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
-    j->plan[0] = '\0'; /* nothing is planned for the next run (a planned drain was done, or
-                        * the run it was for is over) */
+    j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
 }
@@ -1219,9 +1218,21 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     hb_finding_set(&f, "straggler", HN_SEV_FATAL, j->ranks[j->strag_rank].gpu, ev,
                    "straggler: job %s rank %d %.0f%% slower; replaced at checkpoint %lld", j->l.id,
                    j->strag_rank, j->strag_slow * 100, (long long)ckpt);
+    int rank = j->strag_rank;
+    double slow = j->strag_slow;
     size_t from = b->qlen;
-    hb_found(b, now, n, &f);
+    hb_found(b, now, n, &f); /* the drain interrupts the job, which clears the plan */
     tag_job(b, from, j->l.id);
+    /* The plan now says what was done, until the next decision or restart. */
+    if (n->held)
+        snprintf(j->plan, sizeof(j->plan),
+                 "drain %s at checkpoint %lld held for an operator (blast-radius guard): rank %d "
+                 "is %.0f%% slower than its peers",
+                 n->name, (long long)ckpt, rank, slow * 100);
+    else
+        snprintf(j->plan, sizeof(j->plan),
+                 "drained %s at checkpoint %lld: rank %d was %.0f%% slower than its peers", n->name,
+                 (long long)ckpt, rank, slow * 100);
 }
 
 /* The rank's compute time when it reported the time spent waiting in collectives; NaN (not

@@ -133,7 +133,7 @@ echo stop >"$work/ctlA"
 check "the ledger charges GPU time to the straggler" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.lost_gpu_hours.straggler > 0 and .job.interruptions == 1'"
 houston_cli jobs "$jobA" >"$work/jobA.txt"
-check "houston jobs JOB shows the policy" grep -q 'straggler policy: drain n2' "$work/jobA.txt"
+check "houston jobs JOB shows what the policy did" grep -q 'straggler policy: drained n2 at checkpoint' "$work/jobA.txt"
 check "houston jobs JOB lists the job's straggler event on n2" bash -c \
     "sed -n '/^events:\$/,\$p' $work/jobA.txt | grep -Eq '\<n2\>.*\<straggler\>'"
 

@@ -2201,8 +2201,8 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
 }
 
 /* After houston drains the straggler's node at a checkpoint and the job runs again, the plan
- * no longer says it will drain that node (nothing is planned). Before, the old plan stayed. */
-static void plan_is_cleared_by_a_restart(void **state)
+ * says what was done, not that it will drain that node. Before, the old plan stayed. */
+static void plan_says_what_was_done_after_a_restart(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(5);
@@ -2224,6 +2224,19 @@ static void plan_is_cleared_by_a_restart(void **state)
     job_view(b, "pl", &v);
     assert_string_equal(v.state, "running");
     assert_int_equal(v.straggler_rank, -1);
+    if (strncmp(v.plan, "drained n3 at checkpoint 81: rank 9 was ", 40) != 0)
+        fail_msg("plan: %s", v.plan);
+    hn_brain_free(b);
+
+    /* A restart houston did not cause before the planned drain: nothing is planned any more. */
+    b = fleet(5);
+    memset(slow, 0, sizeof(slow));
+    t = rank9_slow(b, "pr", slow, &s);
+    job_view(b, "pr", &v);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    step_all(b, t, "pr", 16, 70, 1.0, NULL, 0); /* back to step 70: restarted */
+    job_view(b, "pr", &v);
+    assert_int_equal(v.l.interruptions, 1);
     assert_string_equal(v.plan, "");
     hn_brain_free(b);
 }
@@ -3220,7 +3233,7 @@ int main(void)
         cmocka_unit_test(restored_job_interrupted_before_it_reports_loses_its_redo),
         cmocka_unit_test(straggler_share_of_lost_work_is_not_charged_twice),
         cmocka_unit_test(hung_job_that_ends_keeps_its_hang),
-        cmocka_unit_test(plan_is_cleared_by_a_restart),
+        cmocka_unit_test(plan_says_what_was_done_after_a_restart),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
