@@ -45,6 +45,8 @@ python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock"
 HN_PIDS+=($!)
 check "houston sees job A with 8 ranks on 2 nodes" wait_for 20 bash -c \
     "curl -fsS $CTL/v1/jobs | jqe '.jobs[] | select(.id==\"$jobA\" and .ranks==8 and .nodes==2)'"
+check "before its first checkpoint (every 100 steps) the job's checkpoint is null, not -1" \
+    jqe '.job.step >= 100 or .job.checkpoint == null' <<<"$(curl -fsS "$CTL/v1/jobs/$jobA")"
 check "job A is running and making progress" wait_for 30 bash -c \
     "[ \$(curl -fsS $CTL/v1/jobs/$jobA | jq '.job.step') -gt 40 ]"
 mfu=$(job_field "$jobA" mfu)
@@ -55,6 +57,9 @@ houston_cli jobs >"$work/jobs.txt"
 check "houston jobs lists it" grep -qE "^$jobA +running +8 " "$work/jobs.txt"
 check "houston jobs --json is the API's list" jqe ".jobs[0].id == \"$jobA\"" \
     <<<"$(houston_cli jobs --json)"
+check "houston jobs JOB --json is the API's job: 8 ranks counted and listed" \
+    jqe ".job.id == \"$jobA\" and .job.rank_count == 8 and (.job.ranks | length) == 8" \
+    <<<"$(houston_cli jobs "$jobA" --json)"
 
 say "another user (nobody) reports a slow rank 5 and a made-up rank 8 for job A, which root owns: refused"
 chmod o+x "$work" "$work/n2" # the socket is 0666; let nobody reach it
