@@ -574,6 +574,9 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
+    /* Its rates and peak are the new run's: it may run on another SKU (rates() sets the
+     * peak from the node of its first report). */
+    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
     j->last_progress = now - seconds;

@@ -236,6 +236,38 @@ static void restart_loses_what_the_next_run_redoes(void **state)
     assert_true(fabs(v.l.productive_s - 1) < 1e-6);
 }
 
+/* A job requeued onto another SKU: its MFU is against the new GPUs' peak, from the new run's
+ * rates alone. */
+static void requeued_job_on_another_sku_takes_its_peak(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    struct hn_brain *b = hn_brain_new(&cfg);
+    assert_int_equal(hn_brain_add_node(b, "h1", "r1", "H100", 4, HN_NODE_READY), 0);
+    assert_int_equal(hn_brain_add_node(b, "b1", "r1", "B200", 4, HN_NODE_READY), 1);
+    double now = 10;
+    for (uint64_t s = 1; s <= 50; s++, now += 2) {
+        struct hn_step_in in = report("j1", 0, 1, s, 2.0);
+        in.tflops = 494.7; /* half of the H100's 989.4 dense BF16 TFLOP/s */
+        assert_int_equal(hn_brain_step(b, now, 0, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "j1", &v);
+    assert_true(fabs(v.mfu - 0.5) < 1e-6);
+    /* Restarted from step 1 on the B200 node: 562.5 TFLOP/s is a quarter of its 2250. */
+    now += 120;
+    for (uint64_t s = 1; s <= 50; s++, now += 1) {
+        struct hn_step_in in = report("j1", 0, 1, s, 1.0);
+        in.tflops = 562.5;
+        assert_int_equal(hn_brain_step(b, now, 1, &in), 0);
+    }
+    job_view(b, "j1", &v);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(fabs(v.mfu - 0.25) < 1e-6);
+    hn_brain_free(b);
+}
+
 static void mfu_from_reported_tflops_and_from_flops_per_token(void **state)
 {
     (void)state;
@@ -3203,6 +3235,7 @@ int main(void)
         cmocka_unit_test(unheard_ranks_of_a_drained_job_wait_for_the_scheduler),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
+        cmocka_unit_test(requeued_job_on_another_sku_takes_its_peak),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_phase_from_phase_times),
