@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define INJECT_RANK 37 /* the laggard's rank: a node in the middle of rack 3 */
+#define INJECT_NODE 37 /* the laggard: the job's 38th node, in the middle of rack 3 */
 
 void hn_usage_demo(FILE *out)
 {
@@ -202,6 +202,7 @@ int hn_cmd_demo(int argc, char **argv)
     sc.tick_s = 30;
     sc.seed = seed;
     sc.gpu_samples = 1;
+    sc.ranks_per_node = sc.gpus_per_node; /* one rank per GPU: the API's GPU-hours are GPUs' */
     sc.timeline_max = 1000;
     sc.epoch_s = hn_wall_s();
 
@@ -280,7 +281,7 @@ int hn_cmd_demo(int argc, char **argv)
             d->store_failed = 1;
         if (!injected && el >= inject_after) {
             d->mfu_before = job_mfu(d);
-            int node = hn_sim_inject_slowdown(d->sim, INJECT_RANK, 0.3);
+            int node = hn_sim_inject_slowdown(d->sim, INJECT_NODE, 0.3);
             struct hn_node_view v;
             if (node >= 0 && hn_brain_node_view(c->brain, node, &v) == 0)
                 hn_strlcpy(d->laggard, v.name, sizeof(d->laggard));

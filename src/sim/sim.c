@@ -535,28 +535,40 @@ static void set_state(struct hn_sim *s, enum job_state js)
     s->state_since = s->now;
 }
 
-/* Every rank (but those on `skip`) reports the step that just ended. */
+/* The job's ranks on each node: ranks_per_node, one per GPU from GPU 0, at most the node's
+ * GPUs; 0 (the default) is 1. Rank r*per+g runs on GPU g of the job's r-th node. */
+static unsigned ranks_per_node(const struct hn_sim *s)
+{
+    unsigned per = s->cfg.ranks_per_node ? s->cfg.ranks_per_node : 1;
+    return per < s->cfg.gpus_per_node ? per : s->cfg.gpus_per_node;
+}
+
+/* Every rank (but those on node `skip`) reports the step that just ended. */
 static void report_step(struct hn_sim *s, int skip)
 {
     double smax = job_slowdown(s);
     double wall = s->cfg.report_s * (1 + smax);
     const struct hn_sku *sku = s->skus ? hn_sku_find(s->skus, s->cfg.sku) : NULL;
     double peak = sku ? hn_sku_peak_flops(sku, "bf16") : NAN;
+    unsigned per = ranks_per_node(s);
     for (unsigned r = 0; r < s->job_n; r++) {
         int node = s->ranks[r];
         if (node == skip)
             continue;
-        double compute = s->cfg.report_s * 0.9 * (1 + s->nodes[node].slow);
-        struct hn_step_in in;
-        hn_step_in_init(&in, s->job_id, r, s->step, wall);
-        in.local_rank = 0;
-        in.world = s->job_n;
-        in.gpu = 0;
-        in.comm_s = wall - compute;
-        in.tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax);
-        in.checkpoint = (int64_t)s->ckpt_step;
-        hn_brain_step(s->brain, bnow(s), node, &in);
-        s->r.step_reports++;
+        for (unsigned g = 0; g < per; g++) { /* a slowed node's GPU 0 is throttled */
+            double slow = g == 0 ? s->nodes[node].slow : 0;
+            double compute = s->cfg.report_s * 0.9 * (1 + slow);
+            struct hn_step_in in;
+            hn_step_in_init(&in, s->job_id, r * per + g, s->step, wall);
+            in.local_rank = g;
+            in.world = s->job_n * per;
+            in.gpu = g;
+            in.comm_s = wall - compute;
+            in.tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax);
+            in.checkpoint = (int64_t)s->ckpt_step;
+            hn_brain_step(s->brain, bnow(s), node, &in);
+            s->r.step_reports++;
+        }
     }
 }
 
@@ -655,7 +667,7 @@ static void report_rank0(struct hn_sim *s, int pause)
     struct hn_step_in in;
     hn_step_in_init(&in, s->job_id, 0, s->step, s->step_wall);
     in.local_rank = 0;
-    in.world = s->job_n;
+    in.world = s->job_n * ranks_per_node(s);
     in.gpu = 0;
     in.checkpoint = (int64_t)s->ckpt_step;
     in.pause = pause;
@@ -1116,19 +1128,19 @@ struct hn_sku_table *hn_sim_skus(struct hn_sim *s)
     return s->skus;
 }
 
-int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown)
+int hn_sim_inject_slowdown(struct hn_sim *s, unsigned slot, double slowdown)
 {
-    if (rank >= s->job_n || !(slowdown > 0))
+    if (slot >= s->job_n || !(slowdown > 0))
         return -1;
-    int node = s->ranks[rank];
+    int node = s->ranks[slot];
     struct snode *n = &s->nodes[node];
     n->slow = slowdown;
     n->fault_t = s->now;
     n->detected = 0;
     snprintf(n->fault_kind, sizeof(n->fault_kind), "slowdown (injected)");
     s->r.stragglers++;
-    timeline(s, "injected: node %d (rank %u) GPU 0 throttled, %.0f%% slower", node, rank,
-             slowdown * 100);
+    timeline(s, "injected: node %d (rank %u) GPU 0 throttled, %.0f%% slower", node,
+             slot * ranks_per_node(s), slowdown * 100);
     return node;
 }
 

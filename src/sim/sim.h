@@ -65,6 +65,9 @@ struct hn_sim_config {
     char failures_file[4096];  /* [data/failures.csv] */
     unsigned timeline_max;     /* events kept for the timeline [200] */
     int gpu_samples;           /* also send each job GPU's telemetry every tick [0] */
+    /* The job's ranks per node, one per GPU (the ledger's GPU-hours count ranks) [0: 1, one
+     * report per node, so that 100,000 GPUs simulate in minutes] */
+    unsigned ranks_per_node;
     double epoch_s;            /* added to every time the brain sees [0] */
 };
 
@@ -135,8 +138,9 @@ struct hn_brain *hn_sim_brain(struct hn_sim *s);
 struct hn_sku_table;
 /* The SKU table the simulator loaded (data/skus.csv), borrowed: it lives as long as s. */
 struct hn_sku_table *hn_sim_skus(struct hn_sim *s);
-/* Slows the node of rank down by slowdown (0.3: 30%) now; returns the node or -1. */
-int hn_sim_inject_slowdown(struct hn_sim *s, unsigned rank, double slowdown);
+/* Throttles GPU 0 of the job's slot-th node (0-based: the node of rank slot x
+ * ranks_per_node) by slowdown (0.3: 30%) now; returns the node or -1. */
+int hn_sim_inject_slowdown(struct hn_sim *s, unsigned slot, double slowdown);
 const char *hn_sim_job_id(const struct hn_sim *s);
 void hn_sim_result(const struct hn_sim *s, struct hn_sim_result *out);
 /* Each fault, precursor or slowdown the brain found: when it began, what it was, on which

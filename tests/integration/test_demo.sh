@@ -22,9 +22,9 @@ check "the API answers" wait_for 10 curl -fsS "$CTL/healthz"
 check_eq "144 nodes" 144 "$(curl -fsS "$CTL/v1/nodes" | jq '.nodes | length')"
 check_eq "8 racks of 18" "8 18" "$(curl -fsS "$CTL/v1/racks" | jq -r '"\(.racks | length) \(.racks[0].nodes)"')"
 check "the dashboard is served" bash -c "curl -fsS $CTL/ | grep -qi '<!doctype html'"
-# The simulator reports one rank per node: the 512-GPU job is 128 ranks on nodes of 4 GPUs.
-check "one job reporting 128 ranks (one per node, 512 GPUs), MFU above 35%" wait_for 10 bash -c \
-    "curl -fsS $CTL/v1/jobs | jqe '.jobs[0].ranks == 128 and .jobs[0].mfu > 0.35'"
+# The demo's job reports one rank per GPU: 512 ranks on 128 nodes of 4 GPUs.
+check "one job reporting 512 ranks (one per GPU) from 128 nodes, MFU above 35%" wait_for 10 bash -c \
+    "curl -fsS $CTL/v1/jobs | jqe '.jobs[0].ranks == 512 and .jobs[0].nodes == 128 and .jobs[0].mfu > 0.35'"
 check "the laggard's node becomes suspect" wait_for 60 bash -c \
     "curl -fsS $CTL/v1/nodes/n00037 | jqe '.state == \"suspect\" or .state == \"draining\" or .state == \"quarantined\"'"
 check "then it is drained" wait_for 30 bash -c \

@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include "control/brain.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -187,6 +188,46 @@ static void straggler_policy_pays(void **state)
     assert_true(st.lost_gpu_h[HN_SIM_LOST_STRAGGLER] < re.lost_gpu_h[HN_SIM_LOST_STRAGGLER]);
 }
 
+/* The job's ranks one per GPU (as `houston demo` runs it): the brain's ledger counts its GPUs,
+ * so its GPU-hours lost to a throttled GPU are the simulator's, not a quarter of them; the
+ * detector still finds that GPU's rank among the node's four and drains the node. */
+static void one_rank_per_gpu_counts_gpu_hours(void **state)
+{
+    (void)state;
+    struct hn_sim_config cfg;
+    configure(&cfg, (const char *const[]){"gpus", "72", "gpus-per-node", "4", "days", "1",
+                                          "node-failure-rate", "0", "straggler-rate", "0",
+                                          "ckpt-interval", "5m", "ckpt-write", "10s",
+                                          "restart-overhead", "2m", "report", "10s", "tick",
+                                          "30s", NULL});
+    cfg.ranks_per_node = 4;
+    char err[512];
+    struct hn_sim *s = hn_sim_new(&cfg, err, sizeof(err));
+    if (!s)
+        fail_msg("hn_sim_new: %s", err);
+    hn_sim_run_until(s, 3600);
+    assert_true(hn_sim_inject_slowdown(s, 5, 0.3) >= 0);
+    hn_sim_run_until(s, 2 * 3600);
+    struct hn_sim_result r;
+    hn_sim_result(s, &r);
+    struct hn_brain *b = hn_sim_brain(s);
+    int ji = hn_brain_find_job(b, hn_sim_job_id(s));
+    struct hn_job_view v;
+    assert_true(ji >= 0 && hn_brain_job_view(b, (size_t)ji, &v) == 0);
+    double job_gpus = r.job_gpu_h * 3600 / r.wall_s;
+    printf("ranks %u of %.0f GPUs; detected %u, drains %u (false %u); straggler GPU-hours: "
+           "brain %.2f, simulator %.2f\n",
+           v.l.ranks, job_gpus, r.detected, r.drains, r.false_drains,
+           v.lost_gpu_h[HN_LOSS_STRAGGLER], r.lost_gpu_h[HN_SIM_LOST_STRAGGLER]);
+    assert_int_equal(v.l.ranks, (unsigned)job_gpus);
+    assert_int_equal(r.detected, 1);
+    assert_int_equal(r.drains, 1);
+    assert_int_equal(r.false_drains, 0);
+    double ratio = v.lost_gpu_h[HN_LOSS_STRAGGLER] / r.lost_gpu_h[HN_SIM_LOST_STRAGGLER];
+    assert_true(ratio > 0.6 && ratio < 1.5);
+    hn_sim_free(s);
+}
+
 /* With precursors, the predictive policy replaces failing nodes before they fail. */
 static void predictive_policy_avoids_failures(void **state)
 {
@@ -239,6 +280,7 @@ int main(void)
         cmocka_unit_test(ettr_matches_theory),
         cmocka_unit_test(books_balance_and_runs_repeat),
         cmocka_unit_test(straggler_policy_pays),
+        cmocka_unit_test(one_rank_per_gpu_counts_gpu_hours),
         cmocka_unit_test(predictive_policy_avoids_failures),
         cmocka_unit_test(bad_settings),
         cmocka_unit_test(long_checkpoint_writes_are_no_hang),
