@@ -359,6 +359,9 @@ struct hn_job_view {
     const struct hn_job_point *series; /* borrowed until the next call into the brain */
     size_t nseries;
 };
+/* The heap job i holds in the brain, its detector left out (hn_strag_new says what that
+ * takes): its state, history, ranks, rows and node table. 0 for no such index. */
+size_t hn_brain_job_bytes(const struct hn_brain *b, size_t i);
 /* Rank r of job i: the node it reports from (NULL: none yet), its GPU (-1: unknown) and its
  * last compute time (NaN: none). Returns 0 or -EINVAL. */
 int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char **node, int *gpu,

@@ -153,14 +153,16 @@ struct job {
     size_t saved_points; /* series[0..saved_points) are in the store */
     int points_rewrite;  /* the series was thinned: the store's are replaced at the next save */
     double series_dt, next_point;
-    unsigned *node_ranks; /* by brain node index: ranks that last reported from it */
-    size_t cap_node_ranks;
-    unsigned nodes; /* nodes with node_ranks > 0 */
+    /* The nodes its ranks last reported from and those that sent a report for it in this
+     * run: a table sized by the job's nodes, not the fleet's (job_node). */
+    struct job_node *jn;
+    uint32_t jn_cap, jn_used; /* jn_cap: a power of 2, or 0 */
+    unsigned nodes;           /* nodes with ranks > 0 */
+    unsigned run_claim;       /* the most ranks this run's accepted reports claimed (resize) */
+    unsigned sized_run;       /* the run whose rank count was last set by resize() */
     /* The rank cap (hn_brain_step): nodes that ever sent a report for the job, accepted or
      * refused, and the cap last computed with the scheduler poll and count it was based on. */
-    unsigned char *reporters; /* by brain node index: 1 once it reported */
-    size_t cap_reporters;
-    unsigned nreporters;
+    unsigned nreporters; /* nodes that sent a report in this run */
     unsigned cap, cap_sched, cap_nreporters;
     uint64_t cap_gen;
     int cap_warned; /* a step_rank_cap finding was issued */
@@ -216,8 +218,7 @@ static void job_free(struct job *j)
     for (size_t r = 0; r < ROWS; r++)
         free(j->rows[r].secs);
     free(j->ranks);
-    free(j->node_ranks);
-    free(j->reporters);
+    free(j->jn);
     hn_strag_free(j->strag);
     free(j);
 }
@@ -439,21 +440,89 @@ static void clear_rows(struct job *j)
     j->top_at = 0;
 }
 
-/* Rank r now reports from node (the job's node count follows, without a scan of its ranks). */
+/* One of the nodes of a job (struct job's jn): an open-addressing table by brain node index,
+ * at most half full, so memory follows the nodes the job runs on (a job on node 99,999 of a
+ * 100,000-node fleet costs a few entries, not 100,000). */
+struct job_node {
+    int32_t node;      /* brain node index; -1: a free slot */
+    uint32_t ranks;    /* the job's ranks that last reported from it */
+    uint32_t reported; /* it sent a report for the job in this run, accepted or refused */
+};
+
+static uint32_t jn_hash(int node, uint32_t cap)
+{
+    return ((uint32_t)node * 2654435761u) & (cap - 1); /* Knuth's multiplicative hash */
+}
+
+static struct job_node *jn_slot(struct job_node *t, uint32_t cap, int node)
+{
+    uint32_t i = jn_hash(node, cap);
+    while (t[i].node >= 0 && t[i].node != node)
+        i = (i + 1) & (cap - 1);
+    return &t[i];
+}
+
+/* Rebuilds j's table at least cap entries, keeping the entries that still count for
+ * something (a rank there, or a report in this run), at most half full. */
+static void jn_rebuild(struct job *j, uint32_t cap)
+{
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < j->jn_cap; i++)
+        keep += j->jn[i].node >= 0 && (j->jn[i].ranks || j->jn[i].reported);
+    while (cap < 2 * (keep + 1))
+        cap *= 2;
+    struct job_node *t = xmalloc((size_t)cap * sizeof(*t));
+    for (uint32_t i = 0; i < cap; i++)
+        t[i] = (struct job_node){-1, 0, 0};
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < j->jn_cap; i++) {
+        if (j->jn[i].node >= 0 && (j->jn[i].ranks || j->jn[i].reported)) {
+            *jn_slot(t, cap, j->jn[i].node) = j->jn[i];
+            used++;
+        }
+    }
+    free(j->jn);
+    j->jn = t;
+    j->jn_cap = cap;
+    j->jn_used = used;
+}
+
+/* j's entry for node: NULL when it has none, unless add (then a new one). */
+static struct job_node *jn_get(struct job *j, int node, int add)
+{
+    if (j->jn_cap) {
+        struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
+        if (e->node == node || !add)
+            return e->node == node ? e : NULL;
+    } else if (!add) {
+        return NULL;
+    }
+    if (2 * (j->jn_used + 1) > j->jn_cap)
+        jn_rebuild(j, j->jn_cap ? 2 * j->jn_cap : 8);
+    struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
+    *e = (struct job_node){node, 0, 0};
+    j->jn_used++;
+    return e;
+}
+
+static unsigned ranks_on(const struct job *j, int node)
+{
+    const struct job_node *e = jn_get((struct job *)j, node, 0);
+    return e ? e->ranks : 0;
+}
+
+/* Rank r now reports from node (the job's node count follows, without a scan of its ranks);
+ * -1: from none. */
 static void set_rank_node(struct job *j, struct rank_st *r, int node)
 {
     if (r->node == node)
         return;
-    if (r->node >= 0 && --j->node_ranks[r->node] == 0)
-        j->nodes--;
-    if ((size_t)node >= j->cap_node_ranks) {
-        size_t cap = (size_t)node + 64;
-        j->node_ranks = xrealloc(j->node_ranks, cap * sizeof(*j->node_ranks));
-        memset(j->node_ranks + j->cap_node_ranks, 0,
-               (cap - j->cap_node_ranks) * sizeof(*j->node_ranks));
-        j->cap_node_ranks = cap;
+    if (r->node >= 0) {
+        struct job_node *e = jn_get(j, r->node, 0);
+        if (e && e->ranks > 0 && --e->ranks == 0)
+            j->nodes--;
     }
-    if (j->node_ranks[node]++ == 0)
+    if (node >= 0 && jn_get(j, node, 1)->ranks++ == 0)
         j->nodes++;
     r->node = node;
 }
@@ -461,16 +530,40 @@ static void set_rank_node(struct job *j, struct rank_st *r, int node)
 /* Node (a brain node index) sent a report for j, accepted or not. */
 static void add_reporter(struct job *j, int node)
 {
-    if ((size_t)node >= j->cap_reporters) {
-        size_t cap = (size_t)node + 64;
-        j->reporters = xrealloc(j->reporters, cap);
-        memset(j->reporters + j->cap_reporters, 0, cap - j->cap_reporters);
-        j->cap_reporters = cap;
-    }
-    if (!j->reporters[node]) {
-        j->reporters[node] = 1;
+    struct job_node *e = jn_get(j, node, 1);
+    if (!e->reported) {
+        e->reported = 1;
         j->nreporters++;
     }
+}
+
+/* A new run: only its own reporting nodes count for its rank cap (rank_cap), and the table
+ * drops the nodes nothing points at any more, so neither grows over requeues. */
+static void new_run_nodes(struct job *j, int node)
+{
+    for (uint32_t i = 0; i < j->jn_cap; i++)
+        j->jn[i].reported = 0;
+    j->nreporters = 0;
+    jn_rebuild(j, 8);
+    add_reporter(j, node);
+}
+
+/* The job's ranks as its run claims them (world sizes and rank numbers of the run's reports):
+ * a run with fewer ranks than the one before (requeued smaller) sheds the ones it does not
+ * have, which the detector's quorum and the GPU-hours would otherwise count. Once a run, when
+ * its first row is ready: every rank of its first step has reported by then. */
+static void resize(struct job *j)
+{
+    if (j->sized_run == j->run + 1u)
+        return;
+    j->sized_run = j->run + 1u;
+    if (!j->run_claim || j->run_claim >= j->l.ranks)
+        return;
+    for (unsigned r = j->run_claim; r < j->l.ranks; r++)
+        set_rank_node(j, &j->ranks[r], -1);
+    j->l.ranks = j->run_claim;
+    hn_strag_free(j->strag);
+    j->strag = NULL;
 }
 
 static unsigned ranks_per_node(const struct hn_brain *b)
@@ -574,6 +667,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
+    j->run_claim = 0;
     /* Its rates and peak are the new run's: it may run on another SKU (rates() sets the
      * peak from the node of its first report). */
     j->tflops = j->tokens_per_s_rank = j->peak = NAN;
@@ -719,8 +813,8 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
         return 0;
     const struct node *nd = &b->nodes[me->node];
     unsigned gpus = nd->gpus_seen > nd->gpus_expected ? nd->gpus_seen : nd->gpus_expected;
-    if ((size_t)me->node >= j->cap_node_ranks || j->node_ranks[me->node] <= gpus)
-        return 0; /* node_ranks may count a rank of an earlier run, never one too few */
+    if (ranks_on(j, me->node) <= gpus)
+        return 0; /* it may count a rank of an earlier run, never one too few */
     uint64_t seen[1024 / 64] = {0};
     unsigned on_node = 0, distinct = 0, n = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
@@ -1033,6 +1127,8 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
 
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
 {
+    if (r->have)
+        resize(j);
     if (r->have && j->l.ranks >= 2) {
         if (!j->strag) {
             j->strag = hn_strag_new(&b->cfg.straggler, j->l.ranks);
@@ -1567,10 +1663,14 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         if (!next || now <= j->requeued_at)
             return 0;
         resume(j, now, s->seconds, s->step);
+        new_run_nodes(j, node);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
         interrupt(j, now, HN_LOSS_OTHER);
         resume(j, now, s->seconds, s->step);
+        new_run_nodes(j, node);
     }
+    if (claim > j->run_claim)
+        j->run_claim = claim;
     set_rank_node(j, r, node);
     j->sched_waiting = 0; /* it steps: it runs, whatever the last poll said */
     r->uid = s->uid;
@@ -2158,6 +2258,15 @@ void hb_jobs_tick(struct hn_brain *b, double now)
 }
 
 /* ---- views and persistence ---- */
+
+size_t hn_brain_job_bytes(const struct hn_brain *b, size_t i)
+{
+    if (i >= b->jobs->n)
+        return 0;
+    const struct job *j = b->jobs->v[i];
+    return sizeof(*j) + (size_t)j->l.ranks * (sizeof(*j->ranks) + ROWS * sizeof(double)) +
+           (size_t)j->jn_cap * sizeof(*j->jn);
+}
 
 int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char **node, int *gpu,
                       double *seconds)

@@ -3220,6 +3220,77 @@ static void normal_jobs_are_unaffected(void **state)
     hn_control_config_fini(&c);
 }
 
+/* Job ids made up on the last node of a large fleet: each job's node table follows its own
+ * nodes, not the fleet's; so does a job requeued onto a new node every run, whose rank cap
+ * counts only its run's reporting nodes. */
+static void job_memory_follows_its_nodes_not_the_fleet(void **state)
+{
+    (void)state;
+    const int nodes = 20000;
+    struct hn_brain *b = fleet(nodes);
+    struct hn_step_in in = report("m", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, nodes - 1, &in), 0);
+    int i = hn_brain_find_job(b, "m");
+    size_t one = hn_brain_job_bytes(b, (size_t)i);
+    print_message("a one-rank job on node %d of %d: %zu bytes\n", nodes - 1, nodes, one);
+    assert_true(one < 24 * 1024);
+    /* 500 runs, each restarted from step 1 on the next node, reporting 64 ranks. */
+    double t = 20;
+    for (int run = 0; run < 500; run++) {
+        for (uint64_t st = 1; st <= 2; st++, t += 1) {
+            for (int r = 0; r < 64; r++) {
+                in = report("m", r, 64, st, 1.0);
+                assert_int_equal(hn_brain_step(b, t, nodes - 1 - run, &in), 0);
+            }
+        }
+    }
+    size_t after = hn_brain_job_bytes(b, (size_t)i);
+    struct hn_job_view v;
+    job_view(b, "m", &v);
+    print_message("after %u restarts on new nodes: %zu bytes, %u nodes\n", v.l.interruptions,
+                  after, v.nodes);
+    assert_int_equal(v.l.interruptions, 499);
+    assert_int_equal(v.nodes, 1);
+    assert_true(after < one + 64 * (sizeof(double) * 8 + 64) + 1024);
+    /* Its cap is its run's one node's 64 ranks, not 64 for each of the 500 nodes it touched. */
+    in = report("m", 64, 65, 3, 1.0);
+    assert_int_equal(hn_brain_step(b, t, nodes - 500, &in), -ERANGE);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    hn_brain_free(b);
+}
+
+/* A job requeued with fewer ranks than its last run (16, then 4) sheds the ranks it no longer
+ * has: the detector's quorum is the new run's, so it finds the new run's straggler, and the
+ * GPU-hours count 4 GPUs. */
+static void requeued_smaller_job_finds_its_straggler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (uint64_t s = 1; s <= 60; s++)
+        step_all(b, (double)s, "w", 16, s, 1.0, NULL, -1);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    assert_int_equal(job_ranks(b, "w"), 16);
+    double slow[4] = {0};
+    int found = 0;
+    double t = 100;
+    for (uint64_t s = 1; s <= 200; s++, t += 1) { /* restarted from step 1 with world 4 */
+        if (s > 100)
+            slow[2] = 0.27;
+        step_all(b, t, "w", 4, s, 1.0, slow, -1);
+        found += find_output(b, HN_OUT_FINDING, "straggler", NULL);
+    }
+    struct hn_job_view v;
+    job_view(b, "w", &v);
+    print_message("after the restart: ranks=%u nodes=%u interruptions=%u straggler findings=%d\n",
+                  v.l.ranks, v.nodes, v.l.interruptions, found);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_int_equal(v.l.ranks, 4);
+    assert_int_equal(v.nodes, 1);
+    assert_true(found > 0);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] - v.l.lost_s[HN_LOSS_OTHER] * 4 / 3600) < 1e-9);
+    hn_brain_free(b);
+}
+
 int main(void)
 {
     char err[256];
@@ -3278,6 +3349,8 @@ int main(void)
         cmocka_unit_test(job_that_ends_is_not_a_hang),
         cmocka_unit_test(restart_without_houston_is_other),
         cmocka_unit_test(memory_stays_flat_over_a_long_job),
+        cmocka_unit_test(job_memory_follows_its_nodes_not_the_fleet),
+        cmocka_unit_test(requeued_smaller_job_finds_its_straggler),
         cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
