@@ -561,7 +561,7 @@ static void report_step(struct hn_sim *s, int skip)
             struct hn_step_in in;
             hn_step_in_init(&in, s->job_id, r * per + g, s->step, wall);
             in.local_rank = g;
-            in.world = s->job_n * per;
+            in.world = (int64_t)s->job_n * per;
             in.gpu = g;
             in.comm_s = wall - compute;
             in.tflops = s->cfg.base_mfu * peak / 1e12 / (1 + smax);
@@ -667,7 +667,7 @@ static void report_rank0(struct hn_sim *s, int pause)
     struct hn_step_in in;
     hn_step_in_init(&in, s->job_id, 0, s->step, s->step_wall);
     in.local_rank = 0;
-    in.world = s->job_n * ranks_per_node(s);
+    in.world = (int64_t)s->job_n * ranks_per_node(s);
     in.gpu = 0;
     in.checkpoint = (int64_t)s->ckpt_step;
     in.pause = pause;

@@ -68,7 +68,7 @@ struct hn_sim_config {
     /* The job's ranks per node, one per GPU (the ledger's GPU-hours count ranks) [0: 1, one
      * report per node, so that 100,000 GPUs simulate in minutes] */
     unsigned ranks_per_node;
-    double epoch_s;            /* added to every time the brain sees [0] */
+    double epoch_s; /* added to every time the brain sees [0] */
 };
 
 void hn_sim_config_default(struct hn_sim_config *cfg);

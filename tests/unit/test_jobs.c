@@ -3247,8 +3247,8 @@ static void job_memory_follows_its_nodes_not_the_fleet(void **state)
     size_t after = hn_brain_job_bytes(b, (size_t)i);
     struct hn_job_view v;
     job_view(b, "m", &v);
-    print_message("after %u restarts on new nodes: %zu bytes, %u nodes\n", v.l.interruptions,
-                  after, v.nodes);
+    print_message("after %u restarts on new nodes: %zu bytes, %u nodes\n", v.l.interruptions, after,
+                  v.nodes);
     assert_int_equal(v.l.interruptions, 499);
     assert_int_equal(v.nodes, 1);
     assert_true(after < one + 64 * (sizeof(double) * 8 + 64) + 1024);

@@ -195,11 +195,27 @@ static void one_rank_per_gpu_counts_gpu_hours(void **state)
 {
     (void)state;
     struct hn_sim_config cfg;
-    configure(&cfg, (const char *const[]){"gpus", "72", "gpus-per-node", "4", "days", "1",
-                                          "node-failure-rate", "0", "straggler-rate", "0",
-                                          "ckpt-interval", "5m", "ckpt-write", "10s",
-                                          "restart-overhead", "2m", "report", "10s", "tick",
-                                          "30s", NULL});
+    configure(&cfg, (const char *const[]){"gpus",
+                                          "72",
+                                          "gpus-per-node",
+                                          "4",
+                                          "days",
+                                          "1",
+                                          "node-failure-rate",
+                                          "0",
+                                          "straggler-rate",
+                                          "0",
+                                          "ckpt-interval",
+                                          "5m",
+                                          "ckpt-write",
+                                          "10s",
+                                          "restart-overhead",
+                                          "2m",
+                                          "report",
+                                          "10s",
+                                          "tick",
+                                          "30s",
+                                          NULL});
     cfg.ranks_per_node = 4;
     char err[512];
     struct hn_sim *s = hn_sim_new(&cfg, err, sizeof(err));
