@@ -951,9 +951,9 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
     s->known = zalloc(ranks, sizeof(*s->known));
     for (unsigned r = 0; r < ranks; r++)
         s->known[r] = 1;
-    s->qcap = 2 * (size_t)ranks + 64;
-    if (s->qcap > HN_STRAG_MAX_QUEUE)
-        s->qcap = HN_STRAG_MAX_QUEUE;
+    /* A step gives at most one detection a rank and one for the job: polled after every step,
+     * the queue never drops one, however many ranks change at once. */
+    s->qcap = (size_t)ranks + 2;
     s->queue = zalloc(s->qcap, sizeof(*s->queue));
     return s;
 }
@@ -979,6 +979,11 @@ void hn_strag_free(struct hn_strag *s)
 unsigned hn_strag_ranks(const struct hn_strag *s)
 {
     return s->ranks;
+}
+
+unsigned hn_strag_quorum(const struct hn_strag *s)
+{
+    return s->need;
 }
 
 /* A rank's excess over the step's reference, the typical rank, from its excess over its own

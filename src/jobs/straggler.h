@@ -60,7 +60,7 @@
  *
  * Contract. Deterministic (the same rows give the same detections, on any machine), no clock,
  * no I/O, no allocation after hn_strag_new(): the state is sized by the rank count at creation
- * (about 370 bytes a rank, written once there so that no page fault comes later) and stays
+ * (about 410 bytes a rank, written once there so that no page fault comes later) and stays
  * flat however long the job runs (smoothed estimates and 16-entry rings, no growing arrays).
  * One step costs O(ranks): one selection over the ranks and a constant amount of work per
  * rank, most of it in one loop that runs on vectors of ranks (the quick path; reports that
@@ -75,10 +75,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HN_STRAG_ALL_RANKS UINT_MAX       /* rank of a job-level detection */
-#define HN_STRAG_MAX_RANKS (1u << 22)     /* hn_strag_new refuses more */
-#define HN_STRAG_RING      16             /* per-rank history kept, in reports */
-#define HN_STRAG_MAX_QUEUE ((size_t)4096) /* detections queued between polls, at most */
+#define HN_STRAG_ALL_RANKS UINT_MAX   /* rank of a job-level detection */
+#define HN_STRAG_MAX_RANKS (1u << 22) /* hn_strag_new refuses more */
+#define HN_STRAG_RING      16         /* per-rank history kept, in reports */
 
 enum hn_strag_kind {
     HN_STRAG_PERSISTENT,   /* rank r slowed down at onset_step and stays slow */
@@ -148,7 +147,7 @@ struct hn_strag_rank_info {
 struct hn_strag_stats {
     uint64_t steps;      /* steps that counted */
     uint64_t skipped;    /* steps without a quorum of reporting ranks */
-    uint64_t dropped;    /* detections lost because the queue was full */
+    uint64_t dropped;    /* detections lost: the queue (ranks + 2) was full, not polled for steps */
     uint64_t rejected;   /* calls with a step number not above the previous one */
     unsigned slow_ranks; /* ranks inside a persistent episode now */
 };
@@ -178,6 +177,9 @@ struct hn_strag *hn_strag_new(const struct hn_strag_config *cfg, unsigned ranks)
 void hn_strag_free(struct hn_strag *s);
 
 unsigned hn_strag_ranks(const struct hn_strag *s);
+/* The reports a step needs to count (ceil(quorum x ranks), at least 1): a step with fewer is
+ * skipped. */
+unsigned hn_strag_quorum(const struct hn_strag *s);
 
 /*
  * Feeds one complete step: seconds[r] for r in 0..ranks-1 (NaN or <= 0: no report). Step

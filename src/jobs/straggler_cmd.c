@@ -24,9 +24,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define LINE_MAX_BYTES ((size_t)64 * 1024) /* longer lines are malformed rows */
-#define MAX_ROWS       ((size_t)1 << 25)   /* 32 Mi rows, 768 MiB of them in memory */
-#define MAX_FIELDS     256
+#define LINE_MAX_BYTES ((size_t)64 * 1024)  /* longer lines are malformed rows */
+#define MAX_ROWS       ((size_t)1 << 25)    /* 32 Mi rows, 1 GiB of them in memory */
+#define MAX_FIELDS     (LINE_MAX_BYTES + 1) /* a line of commas: every field of it fits */
 
 struct strag_opts {
     const char *csv;
@@ -350,7 +350,7 @@ static int find_col(char **field, int n, const char *name)
 static int read_rows(FILE *in, const char *name, const struct strag_opts *o, struct rows *rs)
 {
     char *buf = xmalloc(LINE_MAX_BYTES);
-    char *field[MAX_FIELDS];
+    char **field = xmalloc(MAX_FIELDS * sizeof(*field));
     unsigned line = 0;
     int rc, col_step = -1, col_rank = -1, col_sec = -1, col_comm = -1, ret = -1;
 
@@ -440,6 +440,7 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
     }
     ret = 0;
 out_free:
+    free(field);
     free(buf);
     return ret;
 }
@@ -513,40 +514,59 @@ static void print_detection(const struct hn_strag_detection *d, const uint64_t *
     fputs("}\n", stdout);
 }
 
-/* Feeds the sorted rows to a detector step by step and prints what it finds. */
-static int run_detector(const struct strag_opts *o, const struct rows *rs, const uint64_t *ids,
-                        size_t nranks, uint64_t *dup)
+/* Feeds the sorted rows to a detector step by step and prints what it finds. A step with
+ * fewer ranks than the quorum is counted and left out without a pass over every rank (rank
+ * ids spread over many steps, a wrong --rank-col say, would make that quadratic). */
+static int run_detector(const struct strag_opts *o, const char *name, const struct rows *rs,
+                        const uint64_t *ids, size_t nranks, uint64_t *dup)
 {
     struct hn_strag *s = hn_strag_new(&o->cfg, (unsigned)nranks);
     if (!s)
         return -1;
+    unsigned need = hn_strag_quorum(s);
+    uint64_t steps = 0, short_steps = 0;
     double *row = xmalloc(nranks * sizeof(*row));
+    for (size_t r = 0; r < nranks; r++)
+        row[r] = NAN;
     for (size_t i = 0; i < rs->n;) {
-        uint64_t step = rs->v[i].step;
-        for (size_t r = 0; r < nranks; r++)
-            row[r] = NAN;
+        uint64_t step = rs->v[i].step, dups = *dup;
+        size_t from = i;
         for (; i < rs->n && rs->v[i].step == step; i++) {
             if (!isnan(row[rs->v[i].rank]))
                 (*dup)++;
             else
                 row[rs->v[i].rank] = rs->v[i].seconds;
         }
-        if (hn_strag_step(s, step, row) <= 0)
-            continue;
-        struct hn_strag_detection d;
-        while (hn_strag_poll(s, &d)) {
-            if (!(o->no_transients && d.kind == HN_STRAG_TRANSIENT))
-                print_detection(&d, ids);
+        steps++;
+        if (i - from - (*dup - dups) < need) {
+            short_steps++;
+        } else if (hn_strag_step(s, step, row) > 0) {
+            struct hn_strag_detection d;
+            while (hn_strag_poll(s, &d)) {
+                if (!(o->no_transients && d.kind == HN_STRAG_TRANSIENT))
+                    print_detection(&d, ids);
+            }
         }
+        for (size_t k = from; k < i; k++)
+            row[rs->v[k].rank] = NAN;
     }
-    if (o->verbose) {
-        struct hn_strag_stats st;
-        hn_strag_stats_get(s, &st);
+    struct hn_strag_stats st;
+    hn_strag_stats_get(s, &st);
+    if (o->verbose)
         fprintf(stderr,
                 "houston straggler: %zu rows, %zu ranks, %llu steps used, %llu without a "
                 "quorum of ranks\n",
-                rs->n, nranks, (unsigned long long)st.steps, (unsigned long long)st.skipped);
-    }
+                rs->n, nranks, (unsigned long long)st.steps,
+                (unsigned long long)(st.skipped + short_steps));
+    else if (st.skipped + short_steps)
+        fprintf(stderr,
+                "houston straggler: %s: %llu of %llu steps had fewer than %u of the %zu ranks "
+                "(--quorum %g) and were not used\n",
+                name, (unsigned long long)(st.skipped + short_steps), (unsigned long long)steps,
+                need, nranks, o->cfg.quorum);
+    if (st.dropped) /* cannot happen: polled after every step */
+        fprintf(stderr, "houston straggler: %llu detections lost\n",
+                (unsigned long long)st.dropped);
     free(row);
     hn_strag_free(s);
     return 0;
@@ -583,7 +603,9 @@ int hn_cmd_straggler(int argc, char **argv)
     if (rs.n)
         qsort(rs.v, rs.n, sizeof(*rs.v), cmp_row);
     uint64_t dup = 0;
-    if (nranks > 0 && run_detector(&o, &rs, ids, nranks, &dup) != 0) {
+    if (nranks == 0)
+        fprintf(stderr, "houston straggler: %s: no data rows\n", name);
+    if (nranks > 0 && run_detector(&o, name, &rs, ids, nranks, &dup) != 0) {
         fprintf(stderr, "houston straggler: cannot start the detector\n");
         goto out_ids;
     }

@@ -1177,6 +1177,89 @@ static void test_cmd_nul_bytes(void **state)
     cmd_run_free(&r);
 }
 
+/* Extra columns are ignored, however many: 303 columns with the three used first. */
+static void test_cmd_wide_csv(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    fputs("step,rank,seconds", f);
+    for (int k = 0; k < 300; k++)
+        fprintf(f, ",x%d", k);
+    fputc('\n', f);
+    for (unsigned t = 0; t < 40; t++)
+        for (unsigned r = 0; r < 4; r++) {
+            fprintf(f, "%u,%u,1.0", t, r);
+            for (int k = 0; k < 300; k++)
+                fputs(",0", f);
+            fputc('\n', f);
+        }
+    fclose(f);
+    struct cmd_run r = run_cmd(text, len);
+    free(text);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    cmd_run_free(&r);
+}
+
+/* 10,000 ranks, 45% of them 40% slower from the start: one from_start line each, although
+ * they all come from one step (the detector's queue holds a step's worth). */
+static void test_cmd_many_detections_in_one_step(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    fputs("step,rank,seconds\n", f);
+    struct gen g = {.x = 5};
+    unsigned slow = 0;
+    for (unsigned t = 0; t < 20; t++)
+        for (unsigned r = 0; r < 10000; r++) {
+            int is_slow = (r * 7919u) % 100 < 45;
+            slow += t == 0 && is_slow;
+            fprintf(f, "%u,%u,%.5f\n", t, r, (1 + 0.005 * gen_gauss(&g)) * (is_slow ? 1.4 : 1));
+        }
+    fclose(f);
+    struct cmd_run r = run_cmd(text, len);
+    free(text);
+    size_t lines = 0;
+    for (const char *p = r.out; (p = strstr(p, "\"from_start\"")); p++)
+        lines++;
+    print_message("slow ranks %u, from_start lines %zu\n", slow, lines);
+    assert_true(slow > 4096);
+    assert_int_equal(lines, slow);
+    assert_string_equal(r.err, "");
+    cmd_run_free(&r);
+}
+
+/* A header and no rows is no healthy job: stderr says so. Steps without a quorum of the file's
+ * ranks (a job that shrank from 16 ranks to 4) are counted on stderr, not left out silently. */
+static void test_cmd_says_what_it_left_out(void **state)
+{
+    (void)state;
+    static const char csv[] = "step,rank,seconds\n";
+    struct cmd_run r = run_cmd(csv, sizeof(csv) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "no data rows"));
+    cmd_run_free(&r);
+    size_t len;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    fputs("step,rank,seconds\n", f);
+    for (unsigned t = 0; t < 100; t++)
+        for (unsigned k = 0; k < (t < 40 ? 16u : 4u); k++)
+            fprintf(f, "%u,%u,1.0\n", t, k);
+    fclose(f);
+    r = run_cmd(text, len);
+    free(text);
+    print_message("stderr: %s", r.err);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.err, "60 of 100 steps had fewer than 8 of the 16 ranks"));
+    cmd_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1203,6 +1286,9 @@ int main(void)
         cmocka_unit_test(test_cmd_bom),
         cmocka_unit_test(test_cmd_float_steps),
         cmocka_unit_test(test_cmd_nul_bytes),
+        cmocka_unit_test(test_cmd_wide_csv),
+        cmocka_unit_test(test_cmd_many_detections_in_one_step),
+        cmocka_unit_test(test_cmd_says_what_it_left_out),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
