@@ -552,18 +552,17 @@ static int run_detector(const struct strag_opts *o, const char *name, const stru
     }
     struct hn_strag_stats st;
     hn_strag_stats_get(s, &st);
+    unsigned long long unused = (unsigned long long)st.skipped + short_steps;
     if (o->verbose)
         fprintf(stderr,
                 "houston straggler: %zu rows, %zu ranks, %llu steps used, %llu without a "
                 "quorum of ranks\n",
-                rs->n, nranks, (unsigned long long)st.steps,
-                (unsigned long long)(st.skipped + short_steps));
-    else if (st.skipped + short_steps)
+                rs->n, nranks, (unsigned long long)st.steps, unused);
+    else if (unused)
         fprintf(stderr,
                 "houston straggler: %s: %llu of %llu steps had fewer than %u of the %zu ranks "
                 "(--quorum %g) and were not used\n",
-                name, (unsigned long long)(st.skipped + short_steps), (unsigned long long)steps,
-                need, nranks, o->cfg.quorum);
+                name, unused, (unsigned long long)steps, need, nranks, o->cfg.quorum);
     if (st.dropped) /* cannot happen: polled after every step */
         fprintf(stderr, "houston straggler: %llu detections lost\n",
                 (unsigned long long)st.dropped);
