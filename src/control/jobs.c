@@ -711,7 +711,10 @@ static void add_point(struct job *j, double now)
         j->series_dt *= 2;
         j->points_rewrite = 1;
     }
-    j->series[j->nseries++] = (struct hn_job_point){now, job_mfu(j), ettr(j, now), typical_step(j)};
+    /* A job waiting for its next run, or hung, does no model FLOPs: no MFU for that time (the
+     * view keeps the last run's figure). */
+    double mfu = j->l.pending || j->l.hung || j->sched_waiting ? NAN : job_mfu(j);
+    j->series[j->nseries++] = (struct hn_job_point){now, mfu, ettr(j, now), typical_step(j)};
     j->next_point = now + j->series_dt;
     j->dirty = 1;
 }

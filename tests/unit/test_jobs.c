@@ -236,6 +236,44 @@ static void restart_loses_what_the_next_run_redoes(void **state)
     assert_true(fabs(v.l.productive_s - 1) < 1e-6);
 }
 
+/* While a job is down (requeued, waiting for its next run) it does no model FLOPs: its MFU
+ * history has no figure for that time, where it repeated the last run's 50%. */
+static void mfu_history_while_down_is_not_the_last_runs(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_node_job(b, 0, 0, "m2");
+    double t = 1000;
+    for (uint64_t s = 1; s <= 120; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("m2", r, 4, s, 1.0);
+            in.tflops = 494.7;
+            assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+        }
+    hn_brain_xid(b, t, 0, 0, 79);
+    double down = t;
+    for (int k = 0; k < 60; k++) {
+        t += 60;
+        hn_brain_tick(b, t);
+    }
+    struct hn_job_view v;
+    job_view(b, "m2", &v);
+    assert_string_equal(v.state, "restarting");
+    assert_true(fabs(v.mfu - 0.5) < 1e-3); /* the view keeps the last run's */
+    size_t before = 0, during = 0;
+    for (size_t i = 0; i < v.nseries; i++) {
+        if (v.series[i].time <= down)
+            before += fabs(v.series[i].mfu - 0.5) < 1e-3;
+        else if (!isnan(v.series[i].mfu))
+            fail_msg("point at t=%.0f, %.0f s into the outage: mfu %.3f", v.series[i].time,
+                     v.series[i].time - down, v.series[i].mfu);
+        else
+            during++;
+    }
+    assert_true(before >= 1 && during >= 50);
+    hn_brain_free(b);
+}
+
 /* A job requeued onto another SKU: its MFU is against the new GPUs' peak, from the new run's
  * rates alone. */
 static void requeued_job_on_another_sku_takes_its_peak(void **state)
@@ -3307,6 +3345,7 @@ int main(void)
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
         cmocka_unit_test(requeued_job_on_another_sku_takes_its_peak),
+        cmocka_unit_test(mfu_history_while_down_is_not_the_last_runs),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_phase_from_phase_times),
