@@ -240,6 +240,54 @@ static int restore_points(struct hn_control *c)
     return rc;
 }
 
+/* Whether sku (of node, or of the nodes that join when node is NULL) says nothing of the MFU
+ * of the jobs on it: not in the SKU table, or no dense peak there for `mfu-dtype`. Says so. */
+static void warn_sku(const struct hn_control *c, const char *node, const char *name)
+{
+    const struct hn_sku *sku = hn_sku_find(c->skus, name);
+    const char *dtype = c->cfg.brain.mfu_dtype;
+    char who[96];
+    if (node)
+        snprintf(who, sizeof(who), "node %s", node);
+    else
+        snprintf(who, sizeof(who), "default-sku (nodes that join)");
+    if (!sku)
+        hn_warn("control: %s: SKU '%s' is not in the SKU table (docs/skus.md): the MFU of jobs "
+                "on its nodes is unknown",
+                who, name);
+    else if (isnan(hn_sku_peak_flops(sku, dtype)))
+        hn_warn("control: %s: SKU '%s' has no dense %s peak in the SKU table: the MFU of jobs "
+                "on its nodes is unknown (mfu-dtype, docs/jobs.md)",
+                who, name, dtype);
+}
+
+/* warn_sku once for each SKU of the nodes, and for default-sku. A fleet has few SKUs: a short
+ * list of those seen, searched linearly. */
+static void warn_skus(const struct hn_control *c)
+{
+    enum { SEEN_MAX = 64 };
+    char seen[SEEN_MAX][sizeof(c->cfg.default_sku)];
+    size_t nseen = 0;
+    for (size_t i = 0; i < hn_brain_node_count(c->brain); i++) {
+        struct hn_node_view v;
+        if (hn_brain_node_view(c->brain, (int)i, &v) != 0)
+            continue;
+        size_t k = 0;
+        while (k < nseen && strcmp(seen[k], v.sku) != 0)
+            k++;
+        if (k < nseen)
+            continue;
+        if (nseen < SEEN_MAX)
+            hn_strlcpy(seen[nseen++], v.sku, sizeof(seen[0]));
+        warn_sku(c, v.name, v.sku);
+    }
+    size_t k = 0;
+    while (k < nseen && strcmp(seen[k], c->cfg.default_sku) != 0)
+        k++;
+    if (k == nseen && c->cfg.accept_unknown)
+        warn_sku(c, NULL, c->cfg.default_sku);
+}
+
 /* A job the brain does not have, in a step report or the scheduler's poll: one it forgot
  * (more jobs than jobs-max ran since, or not loaded at start) gets its saved ledger and
  * history back first, so that its report does not start a new ledger over the saved one and
@@ -323,12 +371,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
         return -1;
     }
     hn_brain_set_next_action_id(c->brain, hn_store_max_action_id(c->store) + 1);
-    for (size_t i = 0; i < hn_brain_node_count(c->brain); i++) {
-        struct hn_node_view v;
-        if (hn_brain_node_view(c->brain, (int)i, &v) == 0 && !hn_sku_find(c->skus, v.sku))
-            hn_warn("control: node %s: SKU '%s' is not in the SKU table (docs/skus.md)", v.name,
-                    v.sku);
-    }
+    warn_skus(c);
     ensure_node_slots(c);
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);

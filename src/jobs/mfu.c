@@ -113,6 +113,10 @@ int hn_mfu_parse_number(const char *s, double *out)
     v *= scale;
     if (!isfinite(v))
         return -ERANGE;
+    /* 0 from digits that are not all zeros: too small for a double (1e-400), not "not
+     * positive". */
+    if (v == 0 && strcspn(num, "123456789") < strcspn(num, "eE"))
+        return -ERANGE;
     if (!(v > 0))
         return -EINVAL;
     *out = v;

@@ -486,12 +486,44 @@ static void retention_runs_in_the_tick(void **state)
     fleet_close(&f);
 }
 
+/* A fleet whose GPUs have no dense peak for mfu-dtype (fp4 on H100s): the controller says at
+ * start, once for the SKU, that the MFU of jobs on them is unknown. */
+static void sku_without_a_peak_is_warned(void **state)
+{
+    (void)state;
+    struct fleet f;
+    memset(&f, 0, sizeof(f));
+    const char *dir = tu_tmpdir();
+    hn_control_config_defaults(&f.c.cfg);
+    snprintf(f.c.cfg.token_file, sizeof(f.c.cfg.token_file), "%s/token", dir);
+    tu_write_file(f.c.cfg.token_file, "agent-secret\n");
+    snprintf(f.c.cfg.operator_token_file, sizeof(f.c.cfg.operator_token_file), "%s/op", dir);
+    tu_write_file(f.c.cfg.operator_token_file, "operator-secret\n");
+    snprintf(f.c.cfg.store, sizeof(f.c.cfg.store), "%s/fp4.db", dir);
+    hn_strlcpy(f.c.cfg.brain.mfu_dtype, "fp4", sizeof(f.c.cfg.brain.mfu_dtype));
+    char err[256] = "";
+    struct tu_capture cap;
+    tu_capture_begin(&cap);
+    int rc = hn_control_init(&f.c, err, sizeof(err));
+    tu_capture_end(&cap);
+    char *text = tu_slurp(cap.err, NULL);
+    print_message("stderr: %s", text ? text : "");
+    assert_int_equal(rc, 0);
+    assert_non_null(text);
+    assert_non_null(
+        strstr(text, "default-sku (nodes that join): SKU 'H100' has no dense fp4 peak"));
+    free(text);
+    hn_buf_init(&f.buf, 1 << 16);
+    fleet_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clocks_off_make_no_hang_and_hide_none),
         cmocka_unit_test(long_outage_backlog_is_no_hang),
         cmocka_unit_test(idle_culprit_whatever_the_clocks),
+        cmocka_unit_test(sku_without_a_peak_is_warned),
         cmocka_unit_test(forgotten_job_is_reloaded),
         cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
         cmocka_unit_test(failed_poll_keeps_the_lists),

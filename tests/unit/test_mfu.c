@@ -257,6 +257,9 @@ static void test_parse_number_refuses(void **state)
     double v = 42;
     assert_int_equal(hn_mfu_parse_number("1e400", &v), -ERANGE);
     assert_int_equal(hn_mfu_parse_number("1e308T", &v), -ERANGE);
+    assert_int_equal(hn_mfu_parse_number("1e-400", &v), -ERANGE); /* underflows: no 0 */
+    assert_int_equal(hn_mfu_parse_number("0e5", &v), -EINVAL);    /* zero: not positive */
+    assert_int_equal(hn_mfu_parse_number("0.000", &v), -EINVAL);
     assert_int_equal(hn_mfu_parse_number("-5", &v), -EINVAL);
     assert_true(v == 42);
     assert_int_equal(hn_mfu_parse_number(NULL, &v), -EINVAL);
