@@ -627,9 +627,20 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 /* The first step of a new run arrived at now and took `seconds`. */
 static void resume(struct job *j, double now, double seconds, uint64_t step)
 {
+    double typ = typical_step(j);
+    if (isnan(typ))
+        typ = seconds;
     double gap = now - seconds - j->l.interrupted_at;
-    if (gap > 0)
-        j->l.lost_s[j->l.pending_cause] += gap;
+    if (gap > 0) {
+        /* A new run that starts past the step after the last one houston saw: the steps
+         * between were done in the gap (their reports lost with the node, or left out of a
+         * log's interval) and kept by the checkpoint it restarts from. */
+        double unseen = 0;
+        if (step > j->l.step + 1 && !isnan(typ))
+            unseen = fmin(gap, (double)(step - 1 - j->l.step) * typ);
+        j->l.lost_s[j->l.pending_cause] += gap - unseen;
+        j->l.productive_s += unseen;
+    }
     /* The work lost is what the new run does again: the steps after the one before its first,
      * up to where the last run stopped, at the job's typical step time. The interruption
      * charged the time since the last checkpoint the job reported, which is the same when it
@@ -637,9 +648,6 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
      * `houston tail`, say), or too little when it restarts from an older one. Without a
      * typical step (a ledger restored, and interrupted before it reported again), the new
      * run's first step stands in for it. */
-    double typ = typical_step(j);
-    if (isnan(typ))
-        typ = seconds;
     if (!isnan(j->charged_s) && !isnan(typ)) {
         uint64_t stopped = j->l.step; /* where the last run stopped: no progress since */
         uint64_t redo = stopped >= step ? stopped - step + 1 : 0;

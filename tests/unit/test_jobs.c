@@ -234,6 +234,11 @@ static void restart_loses_what_the_next_run_redoes(void **state)
     v = restart_from("d", -1, 1);
     assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (300 + wait)) < 1e-6);
     assert_true(fabs(v.l.productive_s - 1) < 1e-6);
+    /* Back from step 311: steps 301-310 were done after the last report houston saw (lost
+     * with the node) and kept; 10 s of the wait were theirs, and nothing is redone. */
+    v = restart_from("e", 250, 311);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (wait - 10)) < 1e-6);
+    assert_true(fabs(v.l.productive_s - 311) < 1e-6);
 }
 
 /* While a job is down (requeued, waiting for its next run) it does no model FLOPs: its MFU
