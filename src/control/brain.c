@@ -3,6 +3,7 @@
 #include "control/brain_int.h"
 
 #include "common/log.h"
+#include "common/sku.h"
 #include "common/stats.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -340,6 +341,8 @@ int hn_brain_add_node(struct hn_brain *b, const char *name, const char *rack, co
     hn_strlcpy(n->name, name, sizeof(n->name));
     hn_strlcpy(n->rack, rack && rack[0] ? rack : name, sizeof(n->rack));
     hn_strlcpy(n->sku, sku ? sku : "", sizeof(n->sku));
+    const struct hn_sku *row = b->cfg.skus ? hn_sku_find(b->cfg.skus, n->sku) : NULL;
+    n->peak = row ? hn_sku_peak_flops(row, b->cfg.mfu_dtype) : NAN;
     n->state = state;
     n->gpus_expected = gpus;
     n->gpus = xcalloc(gpus ? gpus : 1, sizeof(*n->gpus));

@@ -54,6 +54,7 @@ struct node {
     char name[HN_NAME_MAX];
     char rack[HN_NAME_MAX];
     char sku[32];
+    double peak; /* dense peak FLOP/s of one of its GPUs for mfu-dtype (SKU table); NaN: none */
     enum hn_node_state state;
     unsigned gpus_expected, gpus_seen;
     int drained_by_houston;

@@ -24,7 +24,6 @@
  */
 #include "control/brain_int.h"
 
-#include "common/sku.h"
 #include "common/stats.h"
 #include "common/stepmsg.h"
 #include "common/util.h"
@@ -134,7 +133,7 @@ struct job {
     double pause_at;
     unsigned pause_adv;
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
-    double peak;                      /* dense peak FLOP/s of its GPUs, NaN unknown */
+    double mfu;                       /* EWMA of each report's MFU on its node's GPU, NaN unknown */
     int strag_rank;                   /* -1: none */
     int strag_shared;                 /* it shares its GPU (straggler_shared_gpu) */
     int strag_from_start;             /* it was slow from the start (no episode: strag_watch) */
@@ -367,7 +366,7 @@ static struct job *job_alloc(const char *id, double now)
     hn_strlcpy(j->l.id, id, sizeof(j->l.id));
     j->l.checkpoint = -1;
     j->l.first_seen = now;
-    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
+    j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->strag_rank = -1;
     j->sched_seen = -1;
     j->run_listed = -1;
@@ -676,9 +675,8 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->dirty = 1;
     j->run++;
     j->run_claim = 0;
-    /* Its rates and peak are the new run's: it may run on another SKU (rates() sets the
-     * peak from the node of its first report). */
-    j->tflops = j->tokens_per_s_rank = j->peak = NAN;
+    /* Its rates are the new run's (on other GPUs, say). */
+    j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
     j->last_progress = now - seconds;
@@ -705,7 +703,7 @@ static double ettr(const struct job *j, double now)
 
 static double job_mfu(const struct job *j)
 {
-    return !isnan(j->peak) && j->peak > 0 ? j->tflops * 1e12 / j->peak : NAN;
+    return j->mfu;
 }
 
 static void add_point(struct job *j, double now)
@@ -1418,19 +1416,17 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
 
 static void rates(const struct hn_brain *b, struct job *j, int node, const struct hn_step_in *s)
 {
-    if (isnan(j->peak) && b->cfg.skus) {
-        const struct hn_sku *sku = hn_sku_find(b->cfg.skus, b->nodes[node].sku);
-        if (sku)
-            j->peak = hn_sku_peak_flops(sku, b->cfg.mfu_dtype);
-    }
     if (!(s->seconds > 0))
         return;
     double tps = s->tokens / s->seconds; /* NaN when tokens are not reported */
     ewma(&j->tokens_per_s_rank, tps);
-    if (!isnan(s->tflops))
-        ewma(&j->tflops, s->tflops);
-    else if (!isnan(s->flops_per_token))
-        ewma(&j->tflops, tps * s->flops_per_token / 1e12);
+    double tf = !isnan(s->tflops) ? s->tflops : tps * s->flops_per_token / 1e12;
+    ewma(&j->tflops, tf);
+    /* Each report against the peak of the GPU it ran on: a job across two SKUs is measured
+     * against each one's. */
+    double peak = b->nodes[node].peak;
+    if (peak > 0)
+        ewma(&j->mfu, tf * 1e12 / peak);
 }
 
 /* A report sent by a user who may not report for the job (may_report): a step_owner finding about

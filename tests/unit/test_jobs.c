@@ -280,7 +280,7 @@ static void mfu_history_while_down_is_not_the_last_runs(void **state)
 }
 
 /* A job requeued onto another SKU: its MFU is against the new GPUs' peak, from the new run's
- * rates alone. */
+ * rates alone; a job across two SKUs is measured against each one's. */
 static void requeued_job_on_another_sku_takes_its_peak(void **state)
 {
     (void)state;
@@ -308,6 +308,17 @@ static void requeued_job_on_another_sku_takes_its_peak(void **state)
     job_view(b, "j1", &v);
     assert_int_equal(v.l.interruptions, 1);
     assert_true(fabs(v.mfu - 0.25) < 1e-6);
+    /* A job across both: each rank at half its own GPU's peak is MFU 0.5 (against the first
+     * report's H100 alone, the B200 ranks' 1125 TFLOP/s would make it 0.82). */
+    for (uint64_t s = 1; s <= 50; s++, now += 1) {
+        for (int r = 0; r < 8; r++) {
+            struct hn_step_in in = report("j2", r, 8, s, 1.0);
+            in.tflops = r < 4 ? 494.7 : 1125;
+            assert_int_equal(hn_brain_step(b, now, r / 4, &in), 0);
+        }
+    }
+    job_view(b, "j2", &v);
+    assert_true(fabs(v.mfu - 0.5) < 1e-6);
     hn_brain_free(b);
 }
 
