@@ -1,6 +1,7 @@
 #include "common/opts.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void hn_opts_begin(struct hn_opts *g, const char *verb, const struct option *opts, FILE *err)
 {
@@ -14,8 +15,46 @@ void hn_opts_begin(struct hn_opts *g, const char *verb, const struct option *opt
     optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
 }
 
+/* The long option named by the first len bytes of name exactly; -1 when none. */
+static int exact_opt(const struct option *opts, const char *name, size_t len)
+{
+    for (int i = 0; opts[i].name; i++) {
+        if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+            return i;
+    }
+    return -1;
+}
+
 void hn_opts_unknown(struct hn_opts *g)
 {
+    const char *a = g->name;
+    if (strncmp(a, "--", 2) == 0 && a[2]) {
+        const char *n = a + 2;
+        size_t len = strcspn(n, "=");
+        int i = exact_opt(g->opts, n, len);
+        if (i >= 0 && n[len] == '=' && g->opts[i].has_arg == no_argument) {
+            fprintf(g->err, "houston %s: --%s takes no value\n", g->verb, g->opts[i].name);
+            return;
+        }
+        /* getopt_long takes a unique prefix of a long option; one of several is refused. */
+        char some[256] = "";
+        size_t used = 0;
+        int matches = 0;
+        for (int k = 0; i < 0 && g->opts[k].name; k++) {
+            if (strncmp(g->opts[k].name, n, len) != 0)
+                continue;
+            matches++;
+            int w = snprintf(some + used, sizeof(some) - used, "%s--%s", used ? ", " : "",
+                             g->opts[k].name);
+            if (w > 0 && (size_t)w < sizeof(some) - used)
+                used += (size_t)w;
+        }
+        if (matches >= 2) {
+            fprintf(g->err, "houston %s: ambiguous option '--%.*s' (%s)\n", g->verb, (int)len, n,
+                    some);
+            return;
+        }
+    }
     fprintf(g->err, "houston %s: unknown option '%s' (try `houston %s --help`)\n", g->verb, g->name,
             g->verb);
 }
@@ -39,6 +78,14 @@ int hn_opts_next(struct hn_opts *g, int argc, char **argv)
     }
     if (ch == '?') {
         hn_opts_unknown(g);
+        return '?';
+    }
+    /* A value left out takes the next flag as the value: "--gpu --json". */
+    if (g->idx >= 0 && g->opts[g->idx].has_arg == required_argument && optarg &&
+        strncmp(optarg, "--", 2) == 0 && optarg[2] &&
+        exact_opt(g->opts, optarg + 2, strcspn(optarg + 2, "=")) >= 0) {
+        fprintf(g->err, "houston %s: %s needs a value (the next argument is the option %s)\n",
+                g->verb, g->name, optarg);
         return '?';
     }
     return ch;

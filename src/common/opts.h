@@ -9,8 +9,11 @@
  *   }
  *   hn_opts_end(&g);                       // restores opterr; optind is left for the caller
  *
- * Messages: "houston VERB: --x needs a value", "houston VERB: unknown option '--y' (try
- * `houston VERB --help`)". -h and --help come back as 'h' (the option string is ":h").
+ * Messages: "houston VERB: --x needs a value" (also when the next argument, taken as its value,
+ * is one of the verb's options: "--gpu --json"), "houston VERB: unknown option '--y' (try
+ * `houston VERB --help`)", "houston VERB: ambiguous option '--he' (--heads, --head-dim)" (a
+ * unique prefix is taken, as getopt_long does), "houston VERB: --json takes no value". -h and
+ * --help come back as 'h' (the option string is ":h").
  */
 #ifndef HN_OPTS_H
 #define HN_OPTS_H

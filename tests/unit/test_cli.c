@@ -616,6 +616,10 @@ static void test_args(void **unused)
     expect_usage("unexpected argument 'extra'", "status", "extra", NULL);
     expect_usage("unexpected argument 'n2'", "drain", "n1", "n2", "--reason", "r", NULL);
     expect_usage("--state needs a value", "nodes", "--state", NULL);
+    expect_usage("--state needs a value (the next argument is the option --json)", "nodes",
+                 "--state", "--json", NULL);
+    expect_usage("--json takes no value", "nodes", "--json=1", NULL);
+    expect_usage("ambiguous option '--s' (--s", "nodes", "--s", "x", NULL);
     expect_usage("--state: 'redy' is not one of", "nodes", "--state", "redy", NULL);
     expect_usage("unknown option '--state'", "events", "--state", "ready", NULL);
     expect_usage("unknown option '--reason'", "nodes", "--reason", "x", NULL);
