@@ -296,7 +296,10 @@ struct hn_job_ledger {
     uint64_t step;                  /* highest step reported */
     int64_t checkpoint;             /* last checkpoint step, -1: none reported */
     double productive_s;            /* wall time that turned into kept training progress */
-    double lost_s[HN_LOSS_NCAUSES]; /* wall time lost, by cause (x ranks = GPU time) */
+    double lost_s[HN_LOSS_NCAUSES]; /* wall time lost, by cause */
+    /* GPU time lost, by cause: each charge times the job's ranks when it was made (a job that
+     * changed size between runs keeps what each size lost). */
+    double lost_gpu_s[HN_LOSS_NCAUSES];
     unsigned interruptions;
     int ended;
     double pause_s; /* longest wait between two advances of the step that ended in progress

@@ -158,6 +158,8 @@ struct job {
     uint32_t jn_cap, jn_used; /* jn_cap: a power of 2, or 0 */
     unsigned nodes;           /* nodes with ranks > 0 */
     unsigned run_claim;       /* the most ranks this run's accepted reports claimed (resize) */
+    unsigned run_world;       /* the largest world size they reported; 0: none */
+    unsigned ranks_high;      /* the most ranks it ever had (its rank cap's floor) */
     unsigned sized_run;       /* the run whose rank count was last set by resize() */
     /* The rank cap (hn_brain_step): nodes that ever sent a report for the job, accepted or
      * refused, and the cap last computed with the scheduler poll and count it was based on. */
@@ -418,6 +420,8 @@ static void grow_ranks(struct job *j, unsigned n)
             j->rows[k].secs[r] = NAN;
     }
     j->l.ranks = n;
+    if (n > j->ranks_high)
+        j->ranks_high = n;
     hn_strag_free(j->strag);
     j->strag = NULL;
 }
@@ -547,16 +551,18 @@ static void new_run_nodes(struct job *j, int node)
     add_reporter(j, node);
 }
 
-/* The job's ranks as its run claims them (world sizes and rank numbers of the run's reports):
- * a run with fewer ranks than the one before (requeued smaller) sheds the ones it does not
- * have, which the detector's quorum and the GPU-hours would otherwise count. Once a run, when
- * its first row is ready: every rank of its first step has reported by then. */
+/* The job's ranks as its run claims them: a run whose reports say its world size, smaller
+ * than the job's rank count (requeued smaller), sheds the ranks it does not have, which the
+ * detector's quorum and the GPU time would otherwise count. Once a run, when its first row is
+ * ready. Without a world size the rank numbers seen by then are no measure of the run (an
+ * agent's frame may push the first row out before other nodes' reports come): nothing is
+ * shed. */
 static void resize(struct job *j)
 {
     if (j->sized_run == j->run + 1u)
         return;
     j->sized_run = j->run + 1u;
-    if (!j->run_claim || j->run_claim >= j->l.ranks)
+    if (!j->run_world || j->run_claim >= j->l.ranks)
         return;
     for (unsigned r = j->run_claim; r < j->l.ranks; r++)
         set_rank_node(j, &j->ranks[r], -1);
@@ -595,6 +601,14 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
 
 /* ---- accounting ---- */
 
+/* Charges seconds of the job's wall time to cause (a negative amount gives time back), and
+ * the GPU time of its ranks now. */
+static void lose(struct job *j, enum hn_loss_cause cause, double seconds)
+{
+    j->l.lost_s[cause] += seconds;
+    j->l.lost_gpu_s[cause] += seconds * j->l.ranks;
+}
+
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
@@ -604,7 +618,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
      * the cause, so that no second is lost twice. */
     j->charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
-    j->l.lost_s[cause] += j->l.since_ckpt_s - j->charged_strag_s;
+    lose(j, cause, j->l.since_ckpt_s - j->charged_strag_s);
     j->l.productive_s -= j->l.since_ckpt_s;
     j->charged_s = j->l.since_ckpt_s;
     j->charged_cause = cause;
@@ -637,7 +651,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
         double unseen = 0;
         if (step > j->l.step + 1 && !isnan(typ))
             unseen = fmin(gap, (double)(step - 1 - j->l.step) * typ);
-        j->l.lost_s[j->l.pending_cause] += gap - unseen;
+        lose(j, j->l.pending_cause, gap - unseen);
         j->l.productive_s += unseen;
     }
     /* The work lost is what the new run does again: the steps after the one before its first,
@@ -661,9 +675,9 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
          * their time less the straggler's share, which stays the straggler's as for any kept
          * step; so the cause never goes below 0. */
         if (more < 0 && j->charged_s > 0)
-            j->l.lost_s[j->charged_cause] += more * (1 - j->charged_strag_s / j->charged_s);
+            lose(j, j->charged_cause, more * (1 - j->charged_strag_s / j->charged_s));
         else
-            j->l.lost_s[j->charged_cause] += more;
+            lose(j, j->charged_cause, more);
         j->l.productive_s -= more;
     }
     j->charged_s = NAN;
@@ -674,7 +688,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
-    j->run_claim = 0;
+    j->run_claim = j->run_world = 0;
     /* Its rates are the new run's (on other GPUs, say). */
     j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
@@ -1393,7 +1407,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
          * productive (Meta's ETTR), the slowdown shows in MFU instead. */
         if (j->strag_rank >= 0) {
             double share = add * j->strag_slow / (1 + j->strag_slow);
-            j->l.lost_s[HN_LOSS_STRAGGLER] += share;
+            lose(j, HN_LOSS_STRAGGLER, share);
             j->l.strag_ckpt_s += share;
         }
         j->l.productive_s += add;
@@ -1628,10 +1642,18 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->owner = listed;
     }
     add_reporter(j, node);
+    /* A rank beyond a shed run's ranks, received before its first report: a report of the
+     * run before that its node delivered late (the run_from check below needs the rank's
+     * state, which the shed dropped). */
+    if (j->sized_run == j->run + 1u && !j->l.pending && now < j->run_from && rank >= j->l.ranks)
+        return 0;
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;
     if (claim > j->l.ranks) {
+        /* The ranks it had in an earlier run are its own, whatever this run's nodes so far. */
         unsigned cap = rank_cap(b, j);
+        if (cap < j->ranks_high)
+            cap = j->ranks_high;
         if (want > cap && want > j->l.ranks) {
             cap_refused(b, now, j, node, s);
             return -ERANGE;
@@ -1678,6 +1700,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     }
     if (claim > j->run_claim)
         j->run_claim = claim;
+    if (s->world > 0 && (unsigned)s->world > j->run_world)
+        j->run_world = (unsigned)s->world;
     set_rank_node(j, r, node);
     j->sched_waiting = 0; /* it steps: it runs, whatever the last poll said */
     r->uid = s->uid;
@@ -2194,7 +2218,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         return;
     }
     if (since > j->l.interrupted_at) {
-        j->l.lost_s[j->l.pending_cause] += since - j->l.interrupted_at;
+        lose(j, j->l.pending_cause, since - j->l.interrupted_at);
         j->l.interrupted_at = since;
     }
     j->l.pending_cause = HN_LOSS_HANG;
@@ -2228,7 +2252,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
              * on from there: relisted.) */
             if (j->l.pending) {
                 j->l.ended_at = fmax(j->sched_seen, j->l.interrupted_at);
-                j->l.lost_s[j->l.pending_cause] += j->l.ended_at - j->l.interrupted_at;
+                lose(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at);
                 j->l.interrupted_at = j->l.ended_at;
             }
             j->pause = 0;
@@ -2337,7 +2361,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->ettr = ettr(j, now);
     out->effective_mfu = out->mfu * out->ettr;
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
-        out->lost_gpu_h[c] = j->l.lost_s[c] * j->l.ranks / 3600.0;
+        out->lost_gpu_h[c] = j->l.lost_gpu_s[c] / 3600.0;
     out->straggler_rank = j->strag_rank;
     if (j->strag_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
         hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,
@@ -2427,6 +2451,11 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         grow_ranks(j, ranks);
     j->l = *l;
     j->l.ranks = ranks;
+    /* A ledger of before GPU time was kept by charge: its time at its rank count. */
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++) {
+        if (j->l.lost_gpu_s[c] == 0 && j->l.lost_s[c] != 0)
+            j->l.lost_gpu_s[c] = j->l.lost_s[c] * ranks;
+    }
     j->last_progress = l->last_report;
     /* Waiting for its next run when the controller stopped: it still is (the time since its
      * last progress goes to the same cause; nothing to correct, the charge is not known). */

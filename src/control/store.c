@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      8
+#define SCHEMA_VERSION      9
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -91,6 +91,16 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN since_ckpt_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN strag_ckpt_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN ended_at REAL NOT NULL DEFAULT 0;",
+    /* 8 -> 9: GPU time lost by cause, charged at the job's rank count of the time (a job that
+     * changed size between runs); before, wall time times the ranks now. */
+    "ALTER TABLE jobs ADD COLUMN gpu_failure REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN gpu_straggler REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN gpu_hang REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN gpu_operator REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN gpu_other REAL NOT NULL DEFAULT 0;"
+    "UPDATE jobs SET gpu_failure = lost_failure * ranks, gpu_straggler = lost_straggler * ranks,"
+    " gpu_hang = lost_hang * ranks, gpu_operator = lost_operator * ranks,"
+    " gpu_other = lost_other * ranks;",
 };
 
 enum stmt_id {
@@ -115,7 +125,7 @@ enum stmt_id {
     "id, ranks, first_seen, last_report, step, checkpoint, productive_s, lost_failure,"            \
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
-    " strag_ckpt_s, ended_at"
+    " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -146,11 +156,14 @@ static const char *const stmt_sql[ST_COUNT] = {
                      " WHERE CASE WHEN (excluded.seq < 0) = (frames.seq < 0)"
                      " THEN excluded.seq > frames.seq ELSE excluded.seq < 0 END",
     [ST_ACTION_DONE] = "UPDATE actions SET done = ?, result = ? WHERE id = ?",
-    [ST_JOB] = "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
-               " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
-               " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
-               " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [ST_JOB] =
+        "INSERT OR REPLACE INTO jobs (id, ranks, first_seen, last_report, step, checkpoint,"
+        " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
+        " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
+        " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
+        " gpu_straggler, gpu_hang, gpu_operator, gpu_other)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        " ?, ?, ?)",
 };
 
 struct hn_store {
@@ -750,6 +763,8 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_double(&b, l->since_ckpt_s);
     bind_double(&b, l->strag_ckpt_s);
     bind_double(&b, l->ended_at);
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        bind_double(&b, l->lost_gpu_s[c]);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -859,6 +874,10 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     l.since_ckpt_s = t[0];
     l.strag_ckpt_s = fmin(t[1], t[0]);
     l.ended_at = t[2];
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++) {
+        double g = sqlite3_column_double(st, 24 + c);
+        l.lost_gpu_s[c] = isfinite(g) ? g : 0;
+    }
     *out = l;
 }
 

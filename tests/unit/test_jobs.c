@@ -3313,9 +3313,9 @@ static void job_memory_follows_its_nodes_not_the_fleet(void **state)
     hn_brain_free(b);
 }
 
-/* A job requeued with fewer ranks than its last run (16, then 4) sheds the ranks it no longer
- * has: the detector's quorum is the new run's, so it finds the new run's straggler, and the
- * GPU-hours count 4 GPUs. */
+/* A job requeued with fewer ranks than its last run (16, then 4, its reports saying so) sheds
+ * the ranks it no longer has: the detector's quorum is the new run's, so it finds the new
+ * run's straggler, and the new run's GPU time counts 4 GPUs. */
 static void requeued_smaller_job_finds_its_straggler(void **state)
 {
     (void)state;
@@ -3341,7 +3341,174 @@ static void requeued_smaller_job_finds_its_straggler(void **state)
     assert_int_equal(v.l.ranks, 4);
     assert_int_equal(v.nodes, 1);
     assert_true(found > 0);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] - v.l.lost_s[HN_LOSS_OTHER] * 4 / 3600) < 1e-9);
+    /* The restart's loss was the 16-rank run's: charged at 16 GPUs. */
+    assert_true(v.l.lost_s[HN_LOSS_OTHER] > 0);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] - v.l.lost_s[HN_LOSS_OTHER] * 16 / 3600) < 1e-9);
+    hn_brain_free(b);
+}
+
+/* lost GPU-hours already lost by a 16-GPU run must not shrink when the next run is smaller. */
+static void lost_gpu_hours_of_a_bigger_run_stay(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (int n = 0; n < 4; n++)
+        hn_brain_node_job(b, 0, n, "g");
+    double t = 1000;
+    for (uint64_t s = 1; s <= 300; s++, t += 1)
+        step_all(b, t, "g", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
+    hn_brain_xid(b, t, 3, 0, 79); /* n4 fails: 100 s of 16 GPUs' work lost */
+    struct hn_job_view v;
+    job_view(b, "g", &v);
+    double at_failure = v.lost_gpu_h[HN_LOSS_FAILURE];
+    print_message("at the failure: lost_s=%.0f ranks=%u lost_gpu_h=%.3f\n",
+                  v.l.lost_s[HN_LOSS_FAILURE], v.l.ranks, at_failure);
+    t += 60;
+    for (uint64_t s = 201; s <= 230; s++, t += 1) /* back from ckpt 200 with 4 ranks on n1 */
+        step_all(b, t, "g", 4, s, 1.0, NULL, -1);
+    job_view(b, "g", &v);
+    print_message("after the 4-rank run began: lost_s=%.0f ranks=%u lost_gpu_h=%.3f\n",
+                  v.l.lost_s[HN_LOSS_FAILURE], v.l.ranks, v.lost_gpu_h[HN_LOSS_FAILURE]);
+    assert_int_equal(v.l.interruptions, 1);
+    /* 100 s x 16 GPUs were lost, plus the 60 s wait: never less than at the failure. */
+    assert_true(v.lost_gpu_h[HN_LOSS_FAILURE] >= at_failure - 1e-9);
+    hn_brain_free(b);
+}
+
+/* a restored running 8-rank job whose reports carry no world: n1's agent frame (ranks
+ * 0-3, 20 steps) arrives before n2's. The job still has 8 ranks; resize() sheds 4. */
+static void restored_job_without_world_keeps_its_ranks(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    restore_running(b, "rr", 1000, 500, -1);
+    assert_int_equal(job_ranks(b, "rr"), 8);
+    double t = 1010;
+    for (uint64_t s = 501; s <= 520; s++)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("rr", r, -1, s, 0.5);
+            assert_int_equal(hn_brain_step(b, t + 0.5 * (double)(s - 501), 0, &in), 0);
+        }
+    struct hn_job_view v;
+    job_view(b, "rr", &v);
+    print_message("after n1's frame: ranks=%u nodes=%u\n", v.l.ranks, v.nodes);
+    assert_int_equal(v.l.ranks, 8);
+    hn_brain_free(b);
+}
+
+/* same with a requeue of the same size (8 ranks, no world), restarted from step 1. */
+static void requeued_same_size_without_world_keeps_its_ranks(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 10;
+    for (uint64_t s = 1; s <= 100; s++, t += 0.5)
+        for (int r = 0; r < 8; r++) {
+            struct hn_step_in in = report("q", r, -1, s, 0.5);
+            assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, "q"), 8);
+    t += 60; /* restarted from step 1 (no houston): n1's frame first, n2's 10 s later */
+    for (uint64_t s = 1; s <= 20; s++)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("q", r, -1, s, 0.5);
+            assert_int_equal(hn_brain_step(b, t + 0.5 * (double)s, 0, &in), 0);
+        }
+    struct hn_job_view v;
+    job_view(b, "q", &v);
+    print_message("after n1's frame of the new run: ranks=%u interruptions=%u\n", v.l.ranks,
+                  v.l.interruptions);
+    assert_int_equal(v.l.ranks, 8);
+    hn_brain_free(b);
+}
+
+/* 16 ranks (4 a node, cap 4 a node, no scheduler), requeued with 4, then with 16 again:
+ * the third run's reports from n4 are refused until n2 and n3 report. */
+static void regrown_job_reports_are_not_refused(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet_cap(4, 4);
+    double t = 10;
+    for (uint64_t s = 1; s <= 50; s++, t += 1)
+        step_all(b, t, "c", 16, s, 1.0, NULL, -1);
+    t += 100;
+    for (uint64_t s = 1; s <= 50; s++, t += 1)
+        step_all(b, t, "c", 4, s, 1.0, NULL, -1);
+    assert_int_equal(job_ranks(b, "c"), 4);
+    t += 100;
+    struct hn_step_in in = report("c", 0, 16, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    int refused = 0;
+    for (int r = 12; r < 16; r++) {
+        in = report("c", r, 16, 1, 1.0);
+        refused += hn_brain_step(b, t, 3, &in) == -ERANGE;
+    }
+    int warned = find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL);
+    print_message("run 3: n4's ranks refused: %d of 4, step_rank_cap findings %d\n", refused,
+                  warned);
+    assert_int_equal(refused, 0);
+    hn_brain_free(b);
+}
+
+/* a 16-rank job (4 nodes) restarted smaller, from checkpoint 200 with 4 ranks on n1; n4's
+ * agent then delivers the old run's step 301 (stamped before the restart). Before resize()
+ * the old-run filter dropped it; after the shed rank 12 is a fresh slot and it is taken as
+ * the new run's: the job re-grows to 16 and its front jumps to 301. */
+static void late_old_run_report_after_the_shed_is_dropped(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (int n = 0; n < 4; n++)
+        hn_brain_node_job(b, 0.5, n, "L");
+    double t = 1;
+    for (uint64_t s = 1; s <= 500; s++, t += 1)
+        step_all(b, t, "L", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
+    double old_end = t;
+    t += 60;
+    uint64_t s = 201;
+    for (; s <= 215; s++, t += 1) /* the new run: 4 ranks on n1 */
+        step_all(b, t, "L", 4, s, 1.0, NULL, 200);
+    for (int r = 12; r < 16; r++) { /* n4's old-run step 301, delivered late */
+        struct hn_step_in in = report("L", r, 16, 501, 1.0);
+        assert_int_equal(hn_brain_step(b, old_end + 0.5, 3, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "L", &v);
+    print_message("after the late report: ranks=%u step=%llu\n", v.l.ranks,
+                  (unsigned long long)v.l.step);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    int hangs = 0;
+    int unseen = 0, requeues = 0;
+    for (; s <= 520; s++, t += 1) {
+        step_all(b, t, "L", 4, s, 1.0, NULL, 200);
+        if (s % 5 == 0) {
+            for (int n = 0; n < 4; n++) /* every agent's frames keep coming */
+                hn_brain_node_heard(b, t, n, t, 1);
+            hn_brain_tick(b, t);
+        }
+        struct hn_out o;
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_ACTION)
+                requeues++;
+            else if (strcmp(o.finding.rule, "hang") == 0)
+                hangs++;
+            else if (strcmp(o.finding.rule, "hang_unseen") == 0)
+                unseen++;
+            if (o.kind != HN_OUT_ACTION)
+                print_message("  t=%.0f step %llu: %s: %s\n", t, (unsigned long long)s,
+                              o.finding.rule, o.finding.detail);
+        }
+    }
+    job_view(b, "L", &v);
+    print_message("productive_s=%.0f (the new run stepped %llu s) unseen=%d actions=%d\n",
+                  v.l.productive_s, (unsigned long long)(s - 201), unseen, requeues);
+    job_view(b, "L", &v);
+    print_message("at step 520 of the new run: ranks=%u step=%llu state=%s hangs=%d "
+                  "interruptions=%u\n",
+                  v.l.ranks, (unsigned long long)v.l.step, v.state, hangs, v.l.interruptions);
+    assert_int_equal(hangs, 0);
+    assert_true(fabs(v.l.productive_s - 520) < 2);
     hn_brain_free(b);
 }
 
@@ -3406,6 +3573,11 @@ int main(void)
         cmocka_unit_test(memory_stays_flat_over_a_long_job),
         cmocka_unit_test(job_memory_follows_its_nodes_not_the_fleet),
         cmocka_unit_test(requeued_smaller_job_finds_its_straggler),
+        cmocka_unit_test(lost_gpu_hours_of_a_bigger_run_stay),
+        cmocka_unit_test(restored_job_without_world_keeps_its_ranks),
+        cmocka_unit_test(requeued_same_size_without_world_keeps_its_ranks),
+        cmocka_unit_test(regrown_job_reports_are_not_refused),
+        cmocka_unit_test(late_old_run_report_after_the_shed_is_dropped),
         cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),

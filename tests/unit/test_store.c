@@ -134,7 +134,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -184,17 +184,30 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 8 back to 7 (a job's work since its checkpoint, the end of the
- * wait of one that ended waiting). */
+/* Takes a database of schema 9 back to 8 (GPU time lost by cause). */
+static void drop_gpu_columns(const char *path)
+{
+    static const char *const col[] = {"gpu_failure", "gpu_straggler", "gpu_hang", "gpu_operator",
+                                      "gpu_other"};
+    char text[64], sql[128];
+    for (size_t i = 0; i < sizeof(col) / sizeof(col[0]); i++) {
+        snprintf(sql, sizeof(sql), "ALTER TABLE jobs DROP COLUMN %s", col[i]);
+        raw_query(path, sql, text, sizeof(text));
+    }
+}
+
+/* Takes a database of schema 9 back to 7 (also a job's work since its checkpoint, the end of
+ * the wait of one that ended waiting). */
 static void drop_ckpt_columns(const char *path)
 {
     char text[64];
+    drop_gpu_columns(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN since_ckpt_s", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN strag_ckpt_s", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN ended_at", text, sizeof(text));
 }
 
-/* Takes a database of schema 8 back to 6 (also when a boot's last frame came). */
+/* Takes a database of schema 9 back to 6 (also when a boot's last frame came). */
 static void drop_frame_time(const char *path)
 {
     char text[64];
@@ -202,7 +215,7 @@ static void drop_frame_time(const char *path)
     raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
 }
 
-/* Takes a database of schema 8 back to 5 (also the columns of a hung job, and of a failed
+/* Takes a database of schema 9 back to 5 (also the columns of a hung job, and of a failed
  * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
@@ -214,7 +227,7 @@ static void drop_hung_columns(const char *path)
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
-/* Takes a database of schema 8 back to 4 (also the columns of a job waiting for its next run). */
+/* Takes a database of schema 9 back to 4 (also the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
@@ -243,6 +256,9 @@ static void test_jobs(void **state)
     a.lost_s[HN_LOSS_FAILURE] = 60;
     a.lost_s[HN_LOSS_STRAGGLER] = 30.5;
     a.lost_s[HN_LOSS_OTHER] = 1;
+    a.lost_gpu_s[HN_LOSS_FAILURE] = 60 * 256; /* charged when it had 256 ranks */
+    a.lost_gpu_s[HN_LOSS_STRAGGLER] = 30.5 * 512;
+    a.lost_gpu_s[HN_LOSS_OTHER] = 512;
     struct hn_job_ledger b = a;
     hn_strlcpy(b.id, "4243", sizeof(b.id));
     b.last_report = 950;
@@ -295,15 +311,33 @@ static void test_jobs(void **state)
     assert_true(got[1].hung == 0 && got[1].restart_hangs == 0 && got[1].requeue_failed == 0);
     assert_true(got[1].since_ckpt_s == 120.25 && got[1].strag_ckpt_s == 10.5);
     assert_true(got[1].ended_at == 940 && got[0].ended_at == 0 && got[0].since_ckpt_s == 0);
+    assert_true(got[0].lost_gpu_s[HN_LOSS_FAILURE] == 60 * 256 &&
+                got[0].lost_gpu_s[HN_LOSS_STRAGGLER] == 30.5 * 512 &&
+                got[0].lost_gpu_s[HN_LOSS_HANG] == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
     assert_non_null(strstr(l->text, "job=4242"));
     hn_store_close(s);
 
+    /* A database of schema 8 (before GPU time was kept by charge) keeps its jobs, their GPU
+     * time their wall time at their rank count. */
+    char text[128];
+    drop_gpu_columns(path);
+    raw_query(path, "PRAGMA user_version = 8", text, sizeof(text));
+    s = open_ok(path);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    assert_true(got[0].lost_gpu_s[HN_LOSS_FAILURE] == 60 * 512 &&
+                got[0].lost_gpu_s[HN_LOSS_STRAGGLER] == 30.5 * 512 &&
+                got[0].lost_gpu_s[HN_LOSS_HANG] == 0);
+    assert_true(got[1].since_ckpt_s == 120.25 && got[1].ended == 1);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "9");
+
     /* A database of schema 7 (before the work since a checkpoint was saved) keeps its jobs,
      * with none. */
-    char text[128];
     drop_ckpt_columns(path);
     raw_query(path, "PRAGMA user_version = 7", text, sizeof(text));
     s = open_ok(path);
@@ -313,7 +347,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pending == 1 && got[0].hung == 1);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
 
     /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     drop_hung_columns(path);
@@ -325,7 +359,7 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
@@ -341,7 +375,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     drop_frame_time(path);
@@ -356,7 +390,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
     hn_store_close(s);
 }
 
@@ -481,7 +515,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
     hn_store_close(s);
 }
 
@@ -770,7 +804,7 @@ static void test_frames_prune(void **state)
     double before = hn_wall_s();
     s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "8");
+    assert_string_equal(text, "9");
     raw_query(path, "SELECT time FROM frames", text, sizeof(text));
     double t = strtod(text, NULL);
     assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
