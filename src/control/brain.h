@@ -300,6 +300,7 @@ struct hn_job_ledger {
     /* GPU time lost, by cause: each charge times the job's ranks when it was made (a job that
      * changed size between runs keeps what each size lost). */
     double lost_gpu_s[HN_LOSS_NCAUSES];
+    unsigned ranks_high; /* the most ranks it ever had (its rank cap's floor) */
     unsigned interruptions;
     int ended;
     double pause_s; /* longest wait between two advances of the step that ended in progress

@@ -111,6 +111,7 @@ struct job {
     double charged_s;
     double charged_strag_s;           /* of it, the straggler's share (not the cause's) */
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
+    unsigned charged_ranks;           /* the interrupted run's ranks: its wait and give-back */
     double pending_at;                /* its last report before it was interrupted */
     double run_from;    /* when this run's first report came (resume); 0: the first run */
     double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
@@ -159,8 +160,9 @@ struct job {
     unsigned nodes;           /* nodes with ranks > 0 */
     unsigned run_claim;       /* the most ranks this run's accepted reports claimed (resize) */
     unsigned run_world;       /* the largest world size they reported; 0: none */
-    unsigned ranks_high;      /* the most ranks it ever had (its rank cap's floor) */
     unsigned sized_run;       /* the run whose rank count was last set by resize() */
+    unsigned shed_from;       /* ranks before resize() shed this run's; 0: none shed */
+    double restored_at;       /* the restored ledger's last report; 0: not restored */
     /* The rank cap (hn_brain_step): nodes that ever sent a report for the job, accepted or
      * refused, and the cap last computed with the scheduler poll and count it was based on. */
     unsigned nreporters; /* nodes that sent a report in this run */
@@ -420,8 +422,8 @@ static void grow_ranks(struct job *j, unsigned n)
             j->rows[k].secs[r] = NAN;
     }
     j->l.ranks = n;
-    if (n > j->ranks_high)
-        j->ranks_high = n;
+    if (n > j->l.ranks_high)
+        j->l.ranks_high = n;
     hn_strag_free(j->strag);
     j->strag = NULL;
 }
@@ -566,6 +568,7 @@ static void resize(struct job *j)
         return;
     for (unsigned r = j->run_claim; r < j->l.ranks; r++)
         set_rank_node(j, &j->ranks[r], -1);
+    j->shed_from = j->l.ranks;
     j->l.ranks = j->run_claim;
     hn_strag_free(j->strag);
     j->strag = NULL;
@@ -603,22 +606,28 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
 
 /* Charges seconds of the job's wall time to cause (a negative amount gives time back), and
  * the GPU time of its ranks now. */
-static void lose(struct job *j, enum hn_loss_cause cause, double seconds)
+static void lose_n(struct job *j, enum hn_loss_cause cause, double seconds, unsigned ranks)
 {
     j->l.lost_s[cause] += seconds;
-    j->l.lost_gpu_s[cause] += seconds * j->l.ranks;
+    j->l.lost_gpu_s[cause] += seconds * ranks;
+}
+
+static void lose(struct job *j, enum hn_loss_cause cause, double seconds)
+{
+    lose_n(j, cause, seconds, j->l.ranks);
 }
 
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
-static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
+static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, unsigned ranks)
 {
     if (j->l.pending || j->l.ended)
         return;
+    j->charged_ranks = ranks;
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
      * the cause, so that no second is lost twice. */
     j->charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
-    lose(j, cause, j->l.since_ckpt_s - j->charged_strag_s);
+    lose_n(j, cause, j->l.since_ckpt_s - j->charged_strag_s, ranks);
     j->l.productive_s -= j->l.since_ckpt_s;
     j->charged_s = j->l.since_ckpt_s;
     j->charged_cause = cause;
@@ -637,6 +646,11 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     j->dirty = 1;
 }
 
+static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
+{
+    interrupt_n(j, now, cause, j->l.ranks);
+}
+
 /* The first step of a new run arrived at now and took `seconds`. */
 static void resume(struct job *j, double now, double seconds, uint64_t step)
 {
@@ -651,7 +665,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
         double unseen = 0;
         if (step > j->l.step + 1 && !isnan(typ))
             unseen = fmin(gap, (double)(step - 1 - j->l.step) * typ);
-        lose(j, j->l.pending_cause, gap - unseen);
+        lose_n(j, j->l.pending_cause, gap - unseen, j->charged_ranks);
         j->l.productive_s += unseen;
     }
     /* The work lost is what the new run does again: the steps after the one before its first,
@@ -675,9 +689,10 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
          * their time less the straggler's share, which stays the straggler's as for any kept
          * step; so the cause never goes below 0. */
         if (more < 0 && j->charged_s > 0)
-            lose(j, j->charged_cause, more * (1 - j->charged_strag_s / j->charged_s));
+            lose_n(j, j->charged_cause, more * (1 - j->charged_strag_s / j->charged_s),
+                   j->charged_ranks);
         else
-            lose(j, j->charged_cause, more);
+            lose_n(j, j->charged_cause, more, j->charged_ranks);
         j->l.productive_s -= more;
     }
     j->charged_s = NAN;
@@ -688,7 +703,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
-    j->run_claim = j->run_world = 0;
+    j->run_claim = j->run_world = j->shed_from = 0;
     /* Its rates are the new run's (on other GPUs, say). */
     j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
@@ -1642,18 +1657,20 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->owner = listed;
     }
     add_reporter(j, node);
+    unsigned had = j->l.ranks;
     /* A rank beyond a shed run's ranks, received before its first report: a report of the
      * run before that its node delivered late (the run_from check below needs the rank's
      * state, which the shed dropped). */
-    if (j->sized_run == j->run + 1u && !j->l.pending && now < j->run_from && rank >= j->l.ranks)
+    if (j->sized_run == j->run + 1u && !j->l.pending && now < fmax(j->run_from, j->restored_at) &&
+        rank >= j->l.ranks && rank < j->shed_from)
         return 0;
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;
     if (claim > j->l.ranks) {
         /* The ranks it had in an earlier run are its own, whatever this run's nodes so far. */
         unsigned cap = rank_cap(b, j);
-        if (cap < j->ranks_high)
-            cap = j->ranks_high;
+        if (cap < j->l.ranks_high)
+            cap = j->l.ranks_high;
         if (want > cap && want > j->l.ranks) {
             cap_refused(b, now, j, node, s);
             return -ERANGE;
@@ -1694,7 +1711,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
-        interrupt(j, now, HN_LOSS_OTHER);
+        interrupt_n(j, now, HN_LOSS_OTHER, had);
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     }
@@ -2218,7 +2235,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         return;
     }
     if (since > j->l.interrupted_at) {
-        lose(j, j->l.pending_cause, since - j->l.interrupted_at);
+        lose_n(j, j->l.pending_cause, since - j->l.interrupted_at, j->charged_ranks);
         j->l.interrupted_at = since;
     }
     j->l.pending_cause = HN_LOSS_HANG;
@@ -2252,7 +2269,8 @@ void hb_jobs_tick(struct hn_brain *b, double now)
              * on from there: relisted.) */
             if (j->l.pending) {
                 j->l.ended_at = fmax(j->sched_seen, j->l.interrupted_at);
-                lose(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at);
+                lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at,
+                       j->charged_ranks);
                 j->l.interrupted_at = j->l.ended_at;
             }
             j->pause = 0;
@@ -2451,12 +2469,15 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         grow_ranks(j, ranks);
     j->l = *l;
     j->l.ranks = ranks;
+    j->charged_ranks = ranks;
     /* A ledger of before GPU time was kept by charge: its time at its rank count. */
     for (int c = 0; c < HN_LOSS_NCAUSES; c++) {
         if (j->l.lost_gpu_s[c] == 0 && j->l.lost_s[c] != 0)
             j->l.lost_gpu_s[c] = j->l.lost_s[c] * ranks;
     }
     j->last_progress = l->last_report;
+    j->restored_at = l->last_report; /* what came before is the run it restores, or older */
+    j->l.ranks_high = l->ranks_high > ranks && l->ranks_high <= RANKS_MAX ? l->ranks_high : ranks;
     /* Waiting for its next run when the controller stopped: it still is (the time since its
      * last progress goes to the same cause; nothing to correct, the charge is not known). */
     j->l.pending = l->pending != 0 && !l->ended;

@@ -100,7 +100,8 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN gpu_other REAL NOT NULL DEFAULT 0;"
     "UPDATE jobs SET gpu_failure = lost_failure * ranks, gpu_straggler = lost_straggler * ranks,"
     " gpu_hang = lost_hang * ranks, gpu_operator = lost_operator * ranks,"
-    " gpu_other = lost_other * ranks;",
+    " gpu_other = lost_other * ranks;"
+    "ALTER TABLE jobs ADD COLUMN ranks_high INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -125,7 +126,8 @@ enum stmt_id {
     "id, ranks, first_seen, last_report, step, checkpoint, productive_s, lost_failure,"            \
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
-    " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other"
+    " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other,"      \
+    " ranks_high"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -161,9 +163,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
         " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
         " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
-        " gpu_straggler, gpu_hang, gpu_operator, gpu_other)"
+        " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        " ?, ?, ?)",
+        " ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -765,6 +767,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_double(&b, l->ended_at);
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         bind_double(&b, l->lost_gpu_s[c]);
+    bind_int(&b, l->ranks_high);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -878,6 +881,8 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
         double g = sqlite3_column_double(st, 24 + c);
         l.lost_gpu_s[c] = isfinite(g) ? g : 0;
     }
+    int64_t high = sqlite3_column_int64(st, 29);
+    l.ranks_high = high > 0 && high <= UINT32_MAX ? (unsigned)high : 0;
     *out = l;
 }
 

@@ -3512,6 +3512,159 @@ static void late_old_run_report_after_the_shed_is_dropped(void **state)
     hn_brain_free(b);
 }
 
+/* a 4-rank job (n1) that reported no checkpoint fails (Xid on n1): all 300 s of its
+ * 4 GPUs' work charged (1200 GPU-s). Its next run has 8 ranks (n2, n3) and starts at step
+ * 301: nothing was lost but the 60 s wait. The 300 s are given back, and the wait charged,
+ * at the interrupted run's 4 ranks, not the 8 the first report grew the job to (that made
+ * lost GPU time negative). */
+static void give_back_after_a_bigger_requeue_uses_the_charge_ranks(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    double t = 1000;
+    for (uint64_t s = 1; s <= 300; s++, t += 1)
+        step_all(b, t, "gb", 4, s, 1.0, NULL, -1);
+    hn_brain_xid(b, t, 0, 0, 79);
+    t += 60;
+    for (int r = 0; r < 8; r++) {
+        struct hn_step_in in = report("gb", r, 8, 301, 1.0);
+        assert_int_equal(hn_brain_step(b, t, 1 + r / 4, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "gb", &v);
+    print_message("lost_s=%.1f ranks=%u lost_gpu_s=%.1f\n", v.l.lost_s[HN_LOSS_FAILURE], v.l.ranks,
+                  v.lost_gpu_h[HN_LOSS_FAILURE] * 3600);
+    assert_int_equal(v.l.ranks, 8);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - 60) < 1e-6);
+    assert_true(v.lost_gpu_h[HN_LOSS_FAILURE] >= 0);
+    /* The interrupted run's size, as requeued_smaller_job_finds_its_straggler has it. */
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] * 3600 - 60 * 4) < 1e-6);
+    hn_brain_free(b);
+}
+
+/* A 4-rank job restarted without houston with 8 ranks (world 8) from step 1: the old run's
+ * lost work counts its 4 GPUs, although the first report grew the job to 8 before it was
+ * charged. */
+static void restart_without_houston_bigger_charges_the_old_run(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 10;
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        step_all(b, t, "rb", 4, s, 1.0, NULL, -1);
+    t += 30;
+    for (uint64_t s = 1; s <= 5; s++, t += 1)
+        step_all(b, t, "rb", 8, s, 1.0, NULL, -1);
+    struct hn_job_view v;
+    job_view(b, "rb", &v);
+    print_message("lost_s=%.1f ranks=%u lost_gpu_s=%.1f\n", v.l.lost_s[HN_LOSS_OTHER], v.l.ranks,
+                  v.lost_gpu_h[HN_LOSS_OTHER] * 3600);
+    assert_int_equal(v.l.interruptions, 1);
+    assert_int_equal(v.l.ranks, 8);
+    assert_true(v.l.lost_s[HN_LOSS_OTHER] > 100);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] * 3600 - v.l.lost_s[HN_LOSS_OTHER] * 4) < 1e-6);
+    hn_brain_free(b);
+}
+
+/* A 4-rank job (no world) requeued onto 8 ranks: n1's frame completes the first row (nothing
+ * is shed), then n2's frame, whose first reports its agent received 0.2 s before n1's first
+ * (agents' clocks, frames sent once a cycle): new ranks, not late reports of a shed rank. */
+static void new_ranks_of_an_unshed_run_are_not_dropped(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 10;
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("ns", r, -1, s, 1.0);
+            assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+        }
+    t += 30; /* restarted from step 1 with 8 ranks, no world */
+    for (uint64_t s = 1; s <= 10; s++)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("ns", r, -1, s, 1.0);
+            assert_int_equal(hn_brain_step(b, t + (double)s, 0, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, "ns"), 4);
+    struct hn_step_in in = report("ns", 4, -1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, t + 1 - 0.2, 1, &in), 0);
+    print_message("ranks after n2's first report: %u\n", job_ranks(b, "ns"));
+    assert_int_equal(job_ranks(b, "ns"), 5);
+    hn_brain_free(b);
+}
+
+/* A restored 8-rank job (n1, n2) that Slurm restarted with 4 ranks on n1 while the controller
+ * was away (checkpoint 300); n2's agent then delivers its backlog of the old run (step 500,
+ * stamped before the restore): dropped, so the job neither regrows nor jumps to step 500 (a
+ * false hang). */
+static void restored_job_old_backlog_after_the_shed_is_dropped(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    restore_running(b, "rx", 1000, 500, 300);
+    double t = 1600;
+    uint64_t s = 301;
+    for (; s <= 320; s++, t += 2) {
+        hn_brain_node_job(b, t, 0, "rx");
+        assert_int_equal(hn_brain_node_heard(b, t, 0, t, 1), 0);
+        step_all(b, t, "rx", 4, s, 2.0, NULL, 300);
+        hn_brain_tick(b, t);
+    }
+    assert_int_equal(job_ranks(b, "rx"), 4);
+    for (int r = 4; r < 8; r++) {
+        struct hn_step_in in = report("rx", r, 8, 500, 2.0);
+        assert_int_equal(hn_brain_step(b, 999, 1, &in), 0);
+    }
+    print_message("after n2's backlog: ranks=%u\n", job_ranks(b, "rx"));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    int hangs = 0;
+    for (; s <= 500; s++, t += 2) {
+        hn_brain_node_job(b, t, 0, "rx");
+        assert_int_equal(hn_brain_node_heard(b, t, 0, t, 1), 0);
+        step_all(b, t, "rx", 4, s, 2.0, NULL, 300);
+        hn_brain_tick(b, t);
+        hangs += find_output(b, HN_OUT_FINDING, "hang", NULL);
+    }
+    struct hn_job_view v;
+    job_view(b, "rx", &v);
+    print_message("ranks=%u hangs=%d interruptions=%u state=%s\n", v.l.ranks, hangs,
+                  v.l.interruptions, v.state);
+    assert_int_equal(hangs, 0);
+    assert_int_equal(v.l.ranks, 4);
+    hn_brain_free(b);
+}
+
+/* regrown_job_reports_are_not_refused across a controller restart between the 4-rank run and
+ * the 16-rank one: the most ranks the job had is in its ledger. */
+static void regrown_job_after_a_restore_is_not_refused(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet_cap(4, 4);
+    double t = 10;
+    for (uint64_t s = 1; s <= 50; s++, t += 1)
+        step_all(b, t, "c", 16, s, 1.0, NULL, -1);
+    t += 100;
+    for (uint64_t s = 1; s <= 50; s++, t += 1)
+        step_all(b, t, "c", 4, s, 1.0, NULL, -1);
+    assert_int_equal(job_ranks(b, "c"), 4);
+    struct hn_job_view v;
+    job_view(b, "c", &v);
+    hn_brain_free(b);
+    b = fleet_cap(4, 4); /* the controller restarts */
+    assert_int_equal(hn_brain_restore_job(b, &v.l), 0);
+    t += 100;
+    struct hn_step_in in = report("c", 0, 16, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    int refused = 0;
+    for (int r = 12; r < 16; r++) {
+        in = report("c", r, 16, 1, 1.0);
+        refused += hn_brain_step(b, t, 3, &in) == -ERANGE;
+    }
+    print_message("after the restore: n4's ranks refused: %d of 4\n", refused);
+    assert_int_equal(refused, 0);
+    hn_brain_free(b);
+}
+
 int main(void)
 {
     char err[256];
@@ -3578,6 +3731,11 @@ int main(void)
         cmocka_unit_test(requeued_same_size_without_world_keeps_its_ranks),
         cmocka_unit_test(regrown_job_reports_are_not_refused),
         cmocka_unit_test(late_old_run_report_after_the_shed_is_dropped),
+        cmocka_unit_test(give_back_after_a_bigger_requeue_uses_the_charge_ranks),
+        cmocka_unit_test(restart_without_houston_bigger_charges_the_old_run),
+        cmocka_unit_test(new_ranks_of_an_unshed_run_are_not_dropped),
+        cmocka_unit_test(restored_job_old_backlog_after_the_shed_is_dropped),
+        cmocka_unit_test(regrown_job_after_a_restore_is_not_refused),
         cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),

@@ -194,6 +194,7 @@ static void drop_gpu_columns(const char *path)
         snprintf(sql, sizeof(sql), "ALTER TABLE jobs DROP COLUMN %s", col[i]);
         raw_query(path, sql, text, sizeof(text));
     }
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN ranks_high", text, sizeof(text));
 }
 
 /* Takes a database of schema 9 back to 7 (also a job's work since its checkpoint, the end of
@@ -259,6 +260,7 @@ static void test_jobs(void **state)
     a.lost_gpu_s[HN_LOSS_FAILURE] = 60 * 256; /* charged when it had 256 ranks */
     a.lost_gpu_s[HN_LOSS_STRAGGLER] = 30.5 * 512;
     a.lost_gpu_s[HN_LOSS_OTHER] = 512;
+    a.ranks_high = 1024; /* it once ran with 1,024 ranks */
     struct hn_job_ledger b = a;
     hn_strlcpy(b.id, "4243", sizeof(b.id));
     b.last_report = 950;
@@ -314,6 +316,7 @@ static void test_jobs(void **state)
     assert_true(got[0].lost_gpu_s[HN_LOSS_FAILURE] == 60 * 256 &&
                 got[0].lost_gpu_s[HN_LOSS_STRAGGLER] == 30.5 * 512 &&
                 got[0].lost_gpu_s[HN_LOSS_HANG] == 0);
+    assert_int_equal(got[0].ranks_high, 1024);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
