@@ -646,8 +646,17 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->dirty = 1;
 }
 
+/* The current run's own ranks: those its reports' world claims, before resize() sheds the
+ * others (it runs at the first row, which a smaller run fills only when pushed out). */
+static unsigned run_ranks(const struct job *j)
+{
+    return j->run_world && j->run_claim < j->l.ranks ? j->run_claim : j->l.ranks;
+}
+
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 {
+    if (!j->l.pending && !j->l.ended)
+        resize(j); /* its first row may not have come: the ranks its world has not are shed */
     interrupt_n(j, now, cause, j->l.ranks);
 }
 
@@ -1657,12 +1666,21 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->owner = listed;
     }
     add_reporter(j, node);
-    unsigned had = j->l.ranks;
+    unsigned had = run_ranks(j);
     /* A rank beyond a shed run's ranks, received before its first report: a report of the
      * run before that its node delivered late (the run_from check below needs the rank's
      * state, which the shed dropped). */
     if (j->sized_run == j->run + 1u && !j->l.pending && now < fmax(j->run_from, j->restored_at) &&
         rank >= j->l.ranks && rank < j->shed_from)
+        return 0;
+    /* A world other than this run's, received before the run began: a report of the run
+     * before, its node's agent late to deliver it. */
+    if (!j->l.pending && j->run_world && s->world > 0 && (unsigned)s->world != j->run_world &&
+        now < fmax(j->run_from, j->restored_at))
+        return 0;
+    /* Received before the interruption: of the run it ended (dropped below), and no measure
+     * of the waiting job's size either. */
+    if (j->l.pending && now <= j->requeued_at)
         return 0;
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;

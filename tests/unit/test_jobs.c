@@ -3665,6 +3665,157 @@ static void regrown_job_after_a_restore_is_not_refused(void **state)
     hn_brain_free(b);
 }
 
+/* An 8-rank job fails; its next run (world 4 on n3) fails again after 3 steps, before its
+ * first row is out: that run's loss and wait are charged at its own 4 GPUs, not 8. */
+static void run_interrupted_before_its_first_row_charges_its_own_size(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
+    hn_brain_add_node(b, "n4", "r1", "H100", 4, HN_NODE_READY);
+    double t = 1000;
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        step_all(b, t, "e", 8, s, 1.0, NULL, s >= 50 ? 50 : -1);
+    hn_brain_xid(b, t, 1, 0, 79);
+    t += 60;
+    for (uint64_t s = 51; s <= 53; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("e", r, 4, s, 1.0);
+            assert_int_equal(hn_brain_step(b, t, 2, &in), 0);
+        }
+    struct hn_job_view v;
+    job_view(b, "e", &v);
+    double l1 = v.l.lost_s[HN_LOSS_FAILURE], g1 = v.lost_gpu_h[HN_LOSS_FAILURE] * 3600;
+    print_message("run 2 before its failure: ranks=%u lost_s=%.1f gpu_s=%.1f\n", v.l.ranks, l1, g1);
+    hn_brain_xid(b, t, 2, 0, 79); /* n3 fails */
+    t += 600;
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("e", r, 4, 51, 1.0);
+        assert_int_equal(hn_brain_step(b, t, 3, &in), 0);
+    }
+    job_view(b, "e", &v);
+    double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.lost_gpu_h[HN_LOSS_FAILURE] * 3600 - g1;
+    print_message("the 4-rank run's loss: %.1f s, %.1f GPU-s (x%.2f)\n", l2, g2, g2 / l2);
+    assert_int_equal(v.l.interruptions, 2);
+    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    hn_brain_free(b);
+}
+
+/* late_old_run_report_after_the_shed_is_dropped with the 4-rank run on a new node (n5): n1's
+ * agent then delivers the old run's rank 0-3 reports (world 16, step 501, stamped before the
+ * restart). Ranks the new run kept, but of another world, before the run began: dropped, so
+ * the shed job does not regrow to 16. */
+static void late_old_report_of_a_kept_rank_does_not_regrow_the_job(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    double t = 1;
+    for (uint64_t s = 1; s <= 500; s++, t += 1)
+        step_all(b, t, "L", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
+    double old_end = t;
+    t += 60;
+    for (uint64_t s = 201; s <= 215; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("L", r, 4, s, 1.0);
+            in.checkpoint = 200;
+            assert_int_equal(hn_brain_step(b, t, 4, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, "L"), 4);
+    for (int r = 0; r < 4; r++) { /* n1's old-run step 501, delivered late */
+        struct hn_step_in in = report("L", r, 16, 501, 1.0);
+        assert_int_equal(hn_brain_step(b, old_end + 0.5, 0, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "L", &v);
+    print_message("after the late report: ranks=%u step=%llu\n", v.l.ranks,
+                  (unsigned long long)v.l.step);
+    assert_int_equal(v.l.ranks, 4);
+    assert_true(v.l.step < 501);
+    hn_brain_free(b);
+}
+
+/* As run_interrupted_before_its_first_row_charges_its_own_size, but the controller restarts
+ * while the job waits for its third run: the ledger it restores has the 4-rank run's size, so
+ * the wait after the restore is charged at 4. */
+static void restored_wait_of_a_run_interrupted_before_its_first_row(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
+    double t = 1000;
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        step_all(b, t, "e", 8, s, 1.0, NULL, s >= 50 ? 50 : -1);
+    hn_brain_xid(b, t, 1, 0, 79);
+    t += 60;
+    for (uint64_t s = 51; s <= 53; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("e", r, 4, s, 1.0);
+            assert_int_equal(hn_brain_step(b, t, 2, &in), 0);
+        }
+    hn_brain_xid(b, t, 2, 0, 79); /* n3 fails */
+    struct hn_job_view v;
+    job_view(b, "e", &v);
+    double l1 = v.l.lost_s[HN_LOSS_FAILURE], g1 = v.l.lost_gpu_s[HN_LOSS_FAILURE];
+    hn_brain_free(b);
+    b = fleet(4); /* the controller restarts */
+    assert_int_equal(hn_brain_restore_job(b, &v.l), 0);
+    t += 600;
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("e", r, 4, 51, 1.0);
+        assert_int_equal(hn_brain_step(b, t, 3, &in), 0);
+    }
+    job_view(b, "e", &v);
+    double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
+    print_message("saved ranks=%u; the wait after the restore: %.1f s, %.1f GPU-s (x%.2f)\n",
+                  v.l.ranks, l2, g2, g2 / l2);
+    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    hn_brain_free(b);
+}
+
+/* A 16-rank job restarted with 4 ranks (world 4) on n5, shed to 4; n5 fails. n4's agent then
+ * delivers the 16-rank run's backlog (stamped before the interruption): dropped as the ended
+ * run's before it can regrow the waiting job to 16; after a controller restart the wait is
+ * still charged at 4 GPUs. */
+static void dropped_report_does_not_regrow_a_waiting_job(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    double t = 1;
+    for (uint64_t s = 1; s <= 500; s++, t += 1)
+        step_all(b, t, "W", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
+    double old_end = t;
+    t += 60;
+    for (uint64_t s = 201; s <= 230; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report("W", r, 4, s, 1.0);
+            in.checkpoint = 200;
+            assert_int_equal(hn_brain_step(b, t, 4, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, "W"), 4);
+    hn_brain_xid(b, t, 4, 0, 79);   /* n5 fails */
+    for (int r = 12; r < 16; r++) { /* n4's old-run backlog */
+        struct hn_step_in in = report("W", r, 16, 501, 1.0);
+        assert_int_equal(hn_brain_step(b, old_end + 0.5, 3, &in), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "W", &v);
+    print_message("waiting: state=%s ranks=%u ranks_high=%u\n", v.state, v.l.ranks, v.l.ranks_high);
+    double l1 = v.l.lost_s[HN_LOSS_FAILURE], g1 = v.l.lost_gpu_s[HN_LOSS_FAILURE];
+    hn_brain_free(b);
+    b = fleet(5); /* the controller restarts */
+    assert_int_equal(hn_brain_restore_job(b, &v.l), 0);
+    t += 600;
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("W", r, 4, 201, 1.0);
+        assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    }
+    job_view(b, "W", &v);
+    double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
+    print_message("the wait after the restore: %.1f s, %.1f GPU-s (x%.2f)\n", l2, g2, g2 / l2);
+    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    hn_brain_free(b);
+}
+
 int main(void)
 {
     char err[256];
@@ -3736,6 +3887,10 @@ int main(void)
         cmocka_unit_test(new_ranks_of_an_unshed_run_are_not_dropped),
         cmocka_unit_test(restored_job_old_backlog_after_the_shed_is_dropped),
         cmocka_unit_test(regrown_job_after_a_restore_is_not_refused),
+        cmocka_unit_test(run_interrupted_before_its_first_row_charges_its_own_size),
+        cmocka_unit_test(late_old_report_of_a_kept_rank_does_not_regrow_the_job),
+        cmocka_unit_test(restored_wait_of_a_run_interrupted_before_its_first_row),
+        cmocka_unit_test(dropped_report_does_not_regrow_a_waiting_job),
         cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
         cmocka_unit_test(made_up_world_allocates_at_most_the_cap),
