@@ -3347,7 +3347,7 @@ static void requeued_smaller_job_finds_its_straggler(void **state)
     hn_brain_free(b);
 }
 
-/* lost GPU-hours already lost by a 16-GPU run must not shrink when the next run is smaller. */
+/* GPU-hours a 16-GPU run lost do not shrink when the next run is smaller. */
 static void lost_gpu_hours_of_a_bigger_run_stay(void **state)
 {
     (void)state;
@@ -3375,8 +3375,8 @@ static void lost_gpu_hours_of_a_bigger_run_stay(void **state)
     hn_brain_free(b);
 }
 
-/* a restored running 8-rank job whose reports carry no world: n1's agent frame (ranks
- * 0-3, 20 steps) arrives before n2's. The job still has 8 ranks; resize() sheds 4. */
+/* A restored running 8-rank job whose reports carry no world: n1's agent frame (ranks 0-3, 20
+ * steps) arrives before n2's. The job still has 8 ranks: without a world nothing is shed. */
 static void restored_job_without_world_keeps_its_ranks(void **state)
 {
     (void)state;
@@ -3396,7 +3396,7 @@ static void restored_job_without_world_keeps_its_ranks(void **state)
     hn_brain_free(b);
 }
 
-/* same with a requeue of the same size (8 ranks, no world), restarted from step 1. */
+/* The same with a requeue of the same size (8 ranks, no world), restarted from step 1. */
 static void requeued_same_size_without_world_keeps_its_ranks(void **state)
 {
     (void)state;
@@ -3422,11 +3422,11 @@ static void requeued_same_size_without_world_keeps_its_ranks(void **state)
     hn_brain_free(b);
 }
 
-/* 16 ranks (4 a node, cap 4 a node, no scheduler), requeued with 4, then with 16 again:
- * the third run's reports from n4 are refused until n2 and n3 report. */
-static void regrown_job_reports_are_not_refused(void **state)
+/* Job c: 16 ranks (4 a node, a cap of 4 a node, no scheduler), requeued with 4, then with 16
+ * again, with a controller restart between the 4-rank run and the third when `restart`.
+ * Returns how many of n4's ranks in the third run were refused before n2 and n3 report. */
+static int regrown_refusals(int restart)
 {
-    (void)state;
     struct hn_brain *b = fleet_cap(4, 4);
     double t = 10;
     for (uint64_t s = 1; s <= 50; s++, t += 1)
@@ -3435,26 +3435,38 @@ static void regrown_job_reports_are_not_refused(void **state)
     for (uint64_t s = 1; s <= 50; s++, t += 1)
         step_all(b, t, "c", 4, s, 1.0, NULL, -1);
     assert_int_equal(job_ranks(b, "c"), 4);
+    if (restart) { /* the most ranks the job had is in its ledger */
+        struct hn_job_view v;
+        job_view(b, "c", &v);
+        hn_brain_free(b);
+        b = fleet_cap(4, 4);
+        assert_int_equal(hn_brain_restore_job(b, &v.l), 0);
+    }
     t += 100;
     struct hn_step_in in = report("c", 0, 16, 1, 1.0);
     assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
-    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     int refused = 0;
     for (int r = 12; r < 16; r++) {
         in = report("c", r, 16, 1, 1.0);
         refused += hn_brain_step(b, t, 3, &in) == -ERANGE;
     }
     int warned = find_output(b, HN_OUT_FINDING, "step_rank_cap", NULL);
-    print_message("run 3: n4's ranks refused: %d of 4, step_rank_cap findings %d\n", refused,
-                  warned);
-    assert_int_equal(refused, 0);
+    print_message("run 3%s: n4's ranks refused: %d of 4, step_rank_cap findings %d\n",
+                  restart ? " after a restart" : "", refused, warned);
     hn_brain_free(b);
+    return refused;
 }
 
-/* a 16-rank job (4 nodes) restarted smaller, from checkpoint 200 with 4 ranks on n1; n4's
- * agent then delivers the old run's step 301 (stamped before the restart). Before resize()
- * the old-run filter dropped it; after the shed rank 12 is a fresh slot and it is taken as
- * the new run's: the job re-grows to 16 and its front jumps to 301. */
+static void regrown_job_reports_are_not_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(regrown_refusals(0), 0);
+}
+
+/* A 16-rank job (4 nodes) restarted smaller, from checkpoint 200 with 4 ranks on n1; n4's
+ * agent then delivers the old run's step 501 (stamped before the restart), from ranks the
+ * shed dropped: the report is dropped, so the job neither regrows to 16 nor jumps to step
+ * 501, which made a false hang. */
 static void late_old_run_report_after_the_shed_is_dropped(void **state)
 {
     (void)state;
@@ -3512,7 +3524,7 @@ static void late_old_run_report_after_the_shed_is_dropped(void **state)
     hn_brain_free(b);
 }
 
-/* a 4-rank job (n1) that reported no checkpoint fails (Xid on n1): all 300 s of its
+/* A 4-rank job (n1) that reported no checkpoint fails (Xid on n1): all 300 s of its
  * 4 GPUs' work charged (1200 GPU-s). Its next run has 8 ranks (n2, n3) and starts at step
  * 301: nothing was lost but the 60 s wait. The 300 s are given back, and the wait charged,
  * at the interrupted run's 4 ranks, not the 8 the first report grew the job to (that made
@@ -3634,45 +3646,16 @@ static void restored_job_old_backlog_after_the_shed_is_dropped(void **state)
     hn_brain_free(b);
 }
 
-/* regrown_job_reports_are_not_refused across a controller restart between the 4-rank run and
- * the 16-rank one: the most ranks the job had is in its ledger. */
 static void regrown_job_after_a_restore_is_not_refused(void **state)
 {
     (void)state;
-    struct hn_brain *b = fleet_cap(4, 4);
-    double t = 10;
-    for (uint64_t s = 1; s <= 50; s++, t += 1)
-        step_all(b, t, "c", 16, s, 1.0, NULL, -1);
-    t += 100;
-    for (uint64_t s = 1; s <= 50; s++, t += 1)
-        step_all(b, t, "c", 4, s, 1.0, NULL, -1);
-    assert_int_equal(job_ranks(b, "c"), 4);
-    struct hn_job_view v;
-    job_view(b, "c", &v);
-    hn_brain_free(b);
-    b = fleet_cap(4, 4); /* the controller restarts */
-    assert_int_equal(hn_brain_restore_job(b, &v.l), 0);
-    t += 100;
-    struct hn_step_in in = report("c", 0, 16, 1, 1.0);
-    assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
-    int refused = 0;
-    for (int r = 12; r < 16; r++) {
-        in = report("c", r, 16, 1, 1.0);
-        refused += hn_brain_step(b, t, 3, &in) == -ERANGE;
-    }
-    print_message("after the restore: n4's ranks refused: %d of 4\n", refused);
-    assert_int_equal(refused, 0);
-    hn_brain_free(b);
+    assert_int_equal(regrown_refusals(1), 0);
 }
 
-/* An 8-rank job fails; its next run (world 4 on n3) fails again after 3 steps, before its
- * first row is out: that run's loss and wait are charged at its own 4 GPUs, not 8. */
-static void run_interrupted_before_its_first_row_charges_its_own_size(void **state)
+/* Job e: 8 ranks on n1-n2 to step 100 (checkpoint 50), n2 fails, then 3 steps of its next
+ * run, 4 ranks (world 4) on n3. Returns the time after them. */
+static double eight_then_four(struct hn_brain *b)
 {
-    (void)state;
-    struct hn_brain *b = fleet(2);
-    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
-    hn_brain_add_node(b, "n4", "r1", "H100", 4, HN_NODE_READY);
     double t = 1000;
     for (uint64_t s = 1; s <= 100; s++, t += 1)
         step_all(b, t, "e", 8, s, 1.0, NULL, s >= 50 ? 50 : -1);
@@ -3683,6 +3666,18 @@ static void run_interrupted_before_its_first_row_charges_its_own_size(void **sta
             struct hn_step_in in = report("e", r, 4, s, 1.0);
             assert_int_equal(hn_brain_step(b, t, 2, &in), 0);
         }
+    return t;
+}
+
+/* An 8-rank job fails; its next run (world 4 on n3) fails again after 3 steps, before its
+ * first row is out: that run's loss and wait are charged at its own 4 GPUs, not 8. */
+static void run_interrupted_before_its_first_row_charges_its_own_size(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
+    hn_brain_add_node(b, "n4", "r1", "H100", 4, HN_NODE_READY);
+    double t = eight_then_four(b);
     struct hn_job_view v;
     job_view(b, "e", &v);
     double l1 = v.l.lost_s[HN_LOSS_FAILURE], g1 = v.lost_gpu_h[HN_LOSS_FAILURE] * 3600;
@@ -3701,6 +3696,25 @@ static void run_interrupted_before_its_first_row_charges_its_own_size(void **sta
     hn_brain_free(b);
 }
 
+/* Job id: 16 ranks on n1-n4 to step 500 (checkpoint 200, its end at *old_end), then a run of
+ * 4 ranks (world 4) on n5 from step 201 to `to`, shed to 4. Returns the time after it. */
+static double sixteen_then_four(struct hn_brain *b, const char *id, uint64_t to, double *old_end)
+{
+    double t = 1;
+    for (uint64_t s = 1; s <= 500; s++, t += 1)
+        step_all(b, t, id, 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
+    *old_end = t;
+    t += 60;
+    for (uint64_t s = 201; s <= to; s++, t += 1)
+        for (int r = 0; r < 4; r++) {
+            struct hn_step_in in = report(id, r, 4, s, 1.0);
+            in.checkpoint = 200;
+            assert_int_equal(hn_brain_step(b, t, 4, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, id), 4);
+    return t;
+}
+
 /* late_old_run_report_after_the_shed_is_dropped with the 4-rank run on a new node (n5): n1's
  * agent then delivers the old run's rank 0-3 reports (world 16, step 501, stamped before the
  * restart). Ranks the new run kept, but of another world, before the run began: dropped, so
@@ -3709,18 +3723,8 @@ static void late_old_report_of_a_kept_rank_does_not_regrow_the_job(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(5);
-    double t = 1;
-    for (uint64_t s = 1; s <= 500; s++, t += 1)
-        step_all(b, t, "L", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
-    double old_end = t;
-    t += 60;
-    for (uint64_t s = 201; s <= 215; s++, t += 1)
-        for (int r = 0; r < 4; r++) {
-            struct hn_step_in in = report("L", r, 4, s, 1.0);
-            in.checkpoint = 200;
-            assert_int_equal(hn_brain_step(b, t, 4, &in), 0);
-        }
-    assert_int_equal(job_ranks(b, "L"), 4);
+    double old_end;
+    (void)sixteen_then_four(b, "L", 215, &old_end);
     for (int r = 0; r < 4; r++) { /* n1's old-run step 501, delivered late */
         struct hn_step_in in = report("L", r, 16, 501, 1.0);
         assert_int_equal(hn_brain_step(b, old_end + 0.5, 0, &in), 0);
@@ -3742,16 +3746,7 @@ static void restored_wait_of_a_run_interrupted_before_its_first_row(void **state
     (void)state;
     struct hn_brain *b = fleet(2);
     hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
-    double t = 1000;
-    for (uint64_t s = 1; s <= 100; s++, t += 1)
-        step_all(b, t, "e", 8, s, 1.0, NULL, s >= 50 ? 50 : -1);
-    hn_brain_xid(b, t, 1, 0, 79);
-    t += 60;
-    for (uint64_t s = 51; s <= 53; s++, t += 1)
-        for (int r = 0; r < 4; r++) {
-            struct hn_step_in in = report("e", r, 4, s, 1.0);
-            assert_int_equal(hn_brain_step(b, t, 2, &in), 0);
-        }
+    double t = eight_then_four(b);
     hn_brain_xid(b, t, 2, 0, 79); /* n3 fails */
     struct hn_job_view v;
     job_view(b, "e", &v);
@@ -3780,18 +3775,7 @@ static void dropped_report_does_not_regrow_a_waiting_job(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(5);
-    double t = 1;
-    for (uint64_t s = 1; s <= 500; s++, t += 1)
-        step_all(b, t, "W", 16, s, 1.0, NULL, s >= 200 ? 200 : -1);
-    double old_end = t;
-    t += 60;
-    for (uint64_t s = 201; s <= 230; s++, t += 1)
-        for (int r = 0; r < 4; r++) {
-            struct hn_step_in in = report("W", r, 4, s, 1.0);
-            in.checkpoint = 200;
-            assert_int_equal(hn_brain_step(b, t, 4, &in), 0);
-        }
-    assert_int_equal(job_ranks(b, "W"), 4);
+    double old_end, t = sixteen_then_four(b, "W", 230, &old_end);
     hn_brain_xid(b, t, 4, 0, 79);   /* n5 fails */
     for (int r = 12; r < 16; r++) { /* n4's old-run backlog */
         struct hn_step_in in = report("W", r, 16, 501, 1.0);
