@@ -163,8 +163,9 @@ struct job {
     unsigned sized_run;       /* the run whose rank count was last set by resize() */
     unsigned shed_from;       /* ranks before resize() shed this run's; 0: none shed */
     double restored_at;       /* the restored ledger's last report; 0: not restored */
-    /* The rank cap (hn_brain_step): nodes that ever sent a report for the job, accepted or
-     * refused, and the cap last computed with the scheduler poll and count it was based on. */
+    /* The rank cap (hn_brain_step): the nodes that sent a report for the job in this run,
+     * accepted or refused (jn), and the cap last computed with the scheduler poll and count it
+     * was based on. */
     unsigned nreporters; /* nodes that sent a report in this run */
     unsigned cap, cap_sched, cap_nreporters;
     uint64_t cap_gen;
