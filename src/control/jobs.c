@@ -160,6 +160,8 @@ struct job {
     unsigned nodes;           /* nodes with ranks > 0 */
     unsigned run_claim;       /* the most ranks this run's accepted reports claimed (resize) */
     unsigned run_world;       /* the largest world size they reported; 0: none */
+    unsigned run_world_lo;    /* the smallest */
+    int mixed_worlds;         /* some run's ranks reported different worlds: never shed */
     unsigned sized_run;       /* the run whose rank count was last set by resize() */
     unsigned shed_from;       /* ranks before resize() shed this run's; 0: none shed */
     double restored_at;       /* the restored ledger's last report; 0: not restored */
@@ -565,8 +567,9 @@ static void resize(struct job *j)
     if (j->sized_run == j->run + 1u)
         return;
     j->sized_run = j->run + 1u;
-    if (!j->run_world || j->run_claim >= j->l.ranks)
-        return;
+    if (!j->run_world || j->mixed_worlds || j->run_claim >= j->l.ranks)
+        return; /* ranks that disagree on the world (a heterogeneous job's components) say
+                 * nothing of the run's size */
     for (unsigned r = j->run_claim; r < j->l.ranks; r++)
         set_rank_node(j, &j->ranks[r], -1);
     j->shed_from = j->l.ranks;
@@ -651,7 +654,8 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
  * others (it runs at the first row, which a smaller run fills only when pushed out). */
 static unsigned run_ranks(const struct job *j)
 {
-    return j->run_world && j->run_claim < j->l.ranks ? j->run_claim : j->l.ranks;
+    return j->run_world && !j->mixed_worlds && j->run_claim < j->l.ranks ? j->run_claim
+                                                                         : j->l.ranks;
 }
 
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
@@ -713,7 +717,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
-    j->run_claim = j->run_world = j->shed_from = 0;
+    j->run_claim = j->run_world = j->run_world_lo = j->shed_from = 0;
     /* Its rates are the new run's (on other GPUs, say). */
     j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
@@ -1677,6 +1681,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     /* A world other than this run's, received before the run began: a report of the run
      * before, its node's agent late to deliver it. */
     if (!j->l.pending && j->run_world && s->world > 0 && (unsigned)s->world != j->run_world &&
+        rank < j->l.ranks && j->ranks[rank].node >= 0 && j->ranks[rank].run == j->run &&
         now < fmax(j->run_from, j->restored_at))
         return 0;
     /* Received before the interruption: of the run it ended (dropped below), and no measure
@@ -1738,6 +1743,10 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->run_claim = claim;
     if (s->world > 0 && (unsigned)s->world > j->run_world)
         j->run_world = (unsigned)s->world;
+    if (s->world > 0 && (!j->run_world_lo || (unsigned)s->world < j->run_world_lo))
+        j->run_world_lo = (unsigned)s->world;
+    if (j->run_world_lo != j->run_world)
+        j->mixed_worlds = 1;
     set_rank_node(j, r, node);
     j->sched_waiting = 0; /* it steps: it runs, whatever the last poll said */
     r->uid = s->uid;

@@ -3669,6 +3669,72 @@ static double eight_then_four(struct hn_brain *b)
     return t;
 }
 
+/* A heterogeneous job: ranks 0-7 (n1,n2) report world 8 (their component's SLURM_NTASKS),
+ * ranks 8-11 (n3) world 4. 100 steps, checkpoint 50; n1 fails. Returns the time after. */
+static double het_run(struct hn_brain *b)
+{
+    double t = 1000;
+    for (uint64_t s = 1; s <= 100; s++, t += 1)
+        for (int r = 0; r < 12; r++) {
+            struct hn_step_in in = report("H", r, r < 8 ? 8 : 4, s, 1.0);
+            in.checkpoint = s >= 50 ? 50 : -1;
+            assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+        }
+    assert_int_equal(job_ranks(b, "H"), 12);
+    hn_brain_xid(b, t, 0, 0, 79);
+    return t + 60;
+}
+
+/* Its next run: n1's rank 0 (world 8) comes first; n3's agent, a cycle behind, then delivers
+ * its ranks' step 51, received (stamped) half a second before. Of this run: kept. */
+static void het_world_report_stamped_before_run_from_is_kept(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    double t = het_run(b);
+    struct hn_step_in in = report("H", 0, 8, 51, 1.0);
+    assert_int_equal(hn_brain_step(b, t, 0, &in), 0);
+    for (int r = 8; r < 12; r++) {
+        in = report("H", r, 4, 51, 1.37);
+        assert_int_equal(hn_brain_step(b, t - 0.5, 2, &in), 0);
+    }
+    const char *node;
+    int gpu;
+    double secs;
+    assert_int_equal(hn_brain_job_rank(b, (size_t)hn_brain_find_job(b, "H"), 8, &node, &gpu, &secs),
+                     0);
+    print_message("rank 8 last secs %.2f (1.37 if kept)\n", secs);
+    assert_true(fabs(secs - 1.37) < 1e-9);
+    hn_brain_free(b);
+}
+
+/* Its next run: n1, n2 step 51-53, n3's agent not yet delivered; n2 fails. The run had 12 GPUs. */
+static void het_run_interrupted_early_charges_all_its_ranks(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    double t = het_run(b);
+    for (uint64_t s = 51; s <= 53; s++, t += 1)
+        for (int r = 0; r < 8; r++) {
+            struct hn_step_in in = report("H", r, 8, s, 1.0);
+            assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+        }
+    struct hn_job_view v;
+    job_view(b, "H", &v);
+    double l1 = v.l.lost_s[HN_LOSS_FAILURE], g1 = v.l.lost_gpu_s[HN_LOSS_FAILURE];
+    hn_brain_xid(b, t, 1, 0, 79); /* n2 fails */
+    t += 600;
+    for (int r = 0; r < 12; r++) {
+        struct hn_step_in in = report("H", r, r < 8 ? 8 : 4, 51, 1.0);
+        assert_int_equal(hn_brain_step(b, t, r / 4, &in), 0);
+    }
+    job_view(b, "H", &v);
+    double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
+    print_message("ranks=%u loss %.1f s %.1f GPU-s (x%.2f)\n", v.l.ranks, l2, g2, g2 / l2);
+    assert_true(fabs(g2 - l2 * 12) < 1e-6);
+    hn_brain_free(b);
+}
+
 /* An 8-rank job fails; its next run (world 4 on n3) fails again after 3 steps, before its
  * first row is out: that run's loss and wait are charged at its own 4 GPUs, not 8. */
 static void run_interrupted_before_its_first_row_charges_its_own_size(void **state)
@@ -3872,6 +3938,8 @@ int main(void)
         cmocka_unit_test(restored_job_old_backlog_after_the_shed_is_dropped),
         cmocka_unit_test(regrown_job_after_a_restore_is_not_refused),
         cmocka_unit_test(run_interrupted_before_its_first_row_charges_its_own_size),
+        cmocka_unit_test(het_world_report_stamped_before_run_from_is_kept),
+        cmocka_unit_test(het_run_interrupted_early_charges_all_its_ranks),
         cmocka_unit_test(late_old_report_of_a_kept_rank_does_not_regrow_the_job),
         cmocka_unit_test(restored_wait_of_a_run_interrupted_before_its_first_row),
         cmocka_unit_test(dropped_report_does_not_regrow_a_waiting_job),
