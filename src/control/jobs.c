@@ -495,19 +495,24 @@ static void jn_rebuild(struct job *j, uint32_t cap)
     j->jn_used = used;
 }
 
-/* j's entry for node: NULL when it has none, unless add (then a new one). */
-static struct job_node *jn_get(struct job *j, int node, int add)
+/* j's entry for node; NULL when it has none. */
+static struct job_node *jn_find(const struct job *j, int node)
 {
-    if (j->jn_cap) {
-        struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
-        if (e->node == node || !add)
-            return e->node == node ? e : NULL;
-    } else if (!add) {
+    if (!j->jn_cap)
         return NULL;
-    }
+    struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
+    return e->node == node ? e : NULL;
+}
+
+/* j's entry for node, a new one when it has none. */
+static struct job_node *jn_add(struct job *j, int node)
+{
+    struct job_node *e = jn_find(j, node);
+    if (e)
+        return e;
     if (2 * (j->jn_used + 1) > j->jn_cap)
         jn_rebuild(j, j->jn_cap ? 2 * j->jn_cap : 8);
-    struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
+    e = jn_slot(j->jn, j->jn_cap, node);
     *e = (struct job_node){node, 0, 0};
     j->jn_used++;
     return e;
@@ -515,7 +520,7 @@ static struct job_node *jn_get(struct job *j, int node, int add)
 
 static unsigned ranks_on(const struct job *j, int node)
 {
-    const struct job_node *e = jn_get((struct job *)j, node, 0);
+    const struct job_node *e = jn_find(j, node);
     return e ? e->ranks : 0;
 }
 
@@ -526,11 +531,11 @@ static void set_rank_node(struct job *j, struct rank_st *r, int node)
     if (r->node == node)
         return;
     if (r->node >= 0) {
-        struct job_node *e = jn_get(j, r->node, 0);
+        struct job_node *e = jn_find(j, r->node);
         if (e && e->ranks > 0 && --e->ranks == 0)
             j->nodes--;
     }
-    if (node >= 0 && jn_get(j, node, 1)->ranks++ == 0)
+    if (node >= 0 && jn_add(j, node)->ranks++ == 0)
         j->nodes++;
     r->node = node;
 }
@@ -538,7 +543,7 @@ static void set_rank_node(struct job *j, struct rank_st *r, int node)
 /* Node (a brain node index) sent a report for j, accepted or not. */
 static void add_reporter(struct job *j, int node)
 {
-    struct job_node *e = jn_get(j, node, 1);
+    struct job_node *e = jn_add(j, node);
     if (!e->reported) {
         e->reported = 1;
         j->nreporters++;
@@ -556,6 +561,16 @@ static void new_run_nodes(struct job *j, int node)
     add_reporter(j, node);
 }
 
+/* The current run's own ranks: those its reports' world claims when they agree on it, before
+ * resize() sheds the others (at the first row, which a smaller run fills only when pushed
+ * out). Without a world size, or with ranks that disagree on it (a heterogeneous job's
+ * components), the job's. */
+static unsigned run_ranks(const struct job *j)
+{
+    return j->run_world && !j->mixed_worlds && j->run_claim < j->l.ranks ? j->run_claim
+                                                                         : j->l.ranks;
+}
+
 /* The job's ranks as its run claims them: a run whose reports say its world size, smaller
  * than the job's rank count (requeued smaller), sheds the ranks it does not have, which the
  * detector's quorum and the GPU time would otherwise count. Once a run, when its first row is
@@ -567,13 +582,13 @@ static void resize(struct job *j)
     if (j->sized_run == j->run + 1u)
         return;
     j->sized_run = j->run + 1u;
-    if (!j->run_world || j->mixed_worlds || j->run_claim >= j->l.ranks)
-        return; /* ranks that disagree on the world (a heterogeneous job's components) say
-                 * nothing of the run's size */
-    for (unsigned r = j->run_claim; r < j->l.ranks; r++)
+    unsigned n = run_ranks(j);
+    if (n >= j->l.ranks)
+        return;
+    for (unsigned r = n; r < j->l.ranks; r++)
         set_rank_node(j, &j->ranks[r], -1);
     j->shed_from = j->l.ranks;
-    j->l.ranks = j->run_claim;
+    j->l.ranks = n;
     hn_strag_free(j->strag);
     j->strag = NULL;
 }
@@ -648,14 +663,6 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
-}
-
-/* The current run's own ranks: those its reports' world claims, before resize() sheds the
- * others (it runs at the first row, which a smaller run fills only when pushed out). */
-static unsigned run_ranks(const struct job *j)
-{
-    return j->run_world && !j->mixed_worlds && j->run_claim < j->l.ranks ? j->run_claim
-                                                                         : j->l.ranks;
 }
 
 static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
@@ -1675,8 +1682,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     /* A rank beyond a shed run's ranks, received before its first report: a report of the
      * run before that its node delivered late (the run_from check below needs the rank's
      * state, which the shed dropped). */
-    if (j->sized_run == j->run + 1u && !j->l.pending && now < fmax(j->run_from, j->restored_at) &&
-        rank >= j->l.ranks && rank < j->shed_from)
+    if (!j->l.pending && now < fmax(j->run_from, j->restored_at) && rank >= j->l.ranks &&
+        rank < j->shed_from) /* shed_from: 0 unless this run shed */
         return 0;
     /* A world other than this run's, received before the run began: a report of the run
      * before, its node's agent late to deliver it. */

@@ -21,9 +21,9 @@ struct fleet {
     uint64_t seq[2];
 };
 
-/* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default) and, when
- * squeue is not NULL, polls Slurm through that program (scontrol: /bin/false). */
-static void fleet_open_sched(struct fleet *f, const char *name, size_t jobs_max, const char *squeue)
+/* The configuration of a controller whose store is NAME.db and tokens are in the scratch
+ * folder. */
+static void fleet_config(struct fleet *f, const char *name)
 {
     memset(f, 0, sizeof(*f));
     const char *dir = tu_tmpdir();
@@ -36,6 +36,13 @@ static void fleet_open_sched(struct fleet *f, const char *name, size_t jobs_max,
     snprintf(path, sizeof(path), "%s/%s.db", dir, name);
     hn_strlcpy(f->c.cfg.store, path, sizeof(f->c.cfg.store));
     f->c.cfg.default_gpus = 4;
+}
+
+/* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default) and, when
+ * squeue is not NULL, polls Slurm through that program (scontrol: /bin/false). */
+static void fleet_open_sched(struct fleet *f, const char *name, size_t jobs_max, const char *squeue)
+{
+    fleet_config(f, name);
     if (jobs_max)
         f->c.cfg.brain.jobs_max = jobs_max;
     if (squeue) {
@@ -492,14 +499,7 @@ static void sku_without_a_peak_is_warned(void **state)
 {
     (void)state;
     struct fleet f;
-    memset(&f, 0, sizeof(f));
-    const char *dir = tu_tmpdir();
-    hn_control_config_defaults(&f.c.cfg);
-    snprintf(f.c.cfg.token_file, sizeof(f.c.cfg.token_file), "%s/token", dir);
-    tu_write_file(f.c.cfg.token_file, "agent-secret\n");
-    snprintf(f.c.cfg.operator_token_file, sizeof(f.c.cfg.operator_token_file), "%s/op", dir);
-    tu_write_file(f.c.cfg.operator_token_file, "operator-secret\n");
-    snprintf(f.c.cfg.store, sizeof(f.c.cfg.store), "%s/fp4.db", dir);
+    fleet_config(&f, "fp4");
     hn_strlcpy(f.c.cfg.brain.mfu_dtype, "fp4", sizeof(f.c.cfg.brain.mfu_dtype));
     char err[256] = "";
     struct tu_capture cap;
