@@ -11,6 +11,7 @@
 #include "common/fsroot.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "common/util.h"
 #include "houston/step.h"
 #include "verbs.h"
@@ -394,19 +395,19 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
             return -1;
         }
     }
-    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
-    opterr = 1;
-    int c, idx;
-    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    int c, ret = 0;
+    struct hn_opts g;
+    hn_opts_begin(&g, "agent", opts, stderr);
+    while (ret == 0 && (c = hn_opts_next(&g, argc, argv)) != -1) {
         switch (c) {
         case 0:
-            if (conf_set(opts[idx].name, optarg, cfg) != 0) {
-                if (strcmp(opts[idx].name, "log-level") == 0)
+            if (conf_set(opts[g.idx].name, optarg, cfg) != 0) {
+                if (strcmp(opts[g.idx].name, "log-level") == 0)
                     fprintf(stderr,
                             "houston agent: --log-level: '%s' is not one of error, "
                             "warn, info, debug\n",
                             optarg);
-                return -1;
+                ret = -1;
             }
             break;
         case 'c':
@@ -417,12 +418,16 @@ int hn_agent_parse_args(int argc, char **argv, struct hn_agent_config *cfg, int 
             break;
         case 'h':
             hn_usage_agent(stdout);
-            return 1;
-        default:
-            fprintf(stderr, "(try `houston agent --help`)\n");
-            return -1;
+            ret = 1;
+            break;
+        default: /* '?': hn_opts_next said why */
+            ret = -1;
+            break;
         }
     }
+    hn_opts_end(&g);
+    if (ret != 0)
+        return ret;
     if (optind < argc) {
         fprintf(stderr, "houston agent: unexpected argument '%s'\n", argv[optind]);
         return -1;

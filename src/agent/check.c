@@ -16,6 +16,7 @@
 #include "agent/gpu.h"
 #include "agent/ib.h"
 #include "agent/kmsg.h"
+#include "common/opts.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -331,26 +332,28 @@ void hn_usage_check(FILE *out)
             "  -h, --help            show this help\n");
 }
 
-static int parse(int argc, char **argv, struct check_opts *o)
+static const struct option check_long_opts[] = {
+    {"expect-gpus", required_argument, NULL, 'g'},
+    {"nvml-lib", required_argument, NULL, 'l'},
+    {"no-gpu", no_argument, NULL, 'G'},
+    {"sysfs-root", required_argument, NULL, 's'},
+    {"no-ib", no_argument, NULL, 'I'},
+    {"expect-ib-ports", required_argument, NULL, 'P'},
+    {"kmsg", required_argument, NULL, 'k'},
+    {"window", required_argument, NULL, 'w'},
+    {"xid-catalog", required_argument, NULL, 'x'},
+    {"drain", no_argument, NULL, 'd'},
+    {"node", required_argument, NULL, 'n'},
+    {"scontrol", required_argument, NULL, 'S'},
+    {"scheduler", required_argument, NULL, 'B'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* parse with g begun. */
+static int parse_flags(struct hn_opts *g, int argc, char **argv, struct check_opts *o)
 {
-    static const struct option opts[] = {
-        {"expect-gpus", required_argument, NULL, 'g'},
-        {"nvml-lib", required_argument, NULL, 'l'},
-        {"no-gpu", no_argument, NULL, 'G'},
-        {"sysfs-root", required_argument, NULL, 's'},
-        {"no-ib", no_argument, NULL, 'I'},
-        {"expect-ib-ports", required_argument, NULL, 'P'},
-        {"kmsg", required_argument, NULL, 'k'},
-        {"window", required_argument, NULL, 'w'},
-        {"xid-catalog", required_argument, NULL, 'x'},
-        {"drain", no_argument, NULL, 'd'},
-        {"node", required_argument, NULL, 'n'},
-        {"scontrol", required_argument, NULL, 'S'},
-        {"scheduler", required_argument, NULL, 'B'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof(*o));
     hn_strlcpy(o->nvml_lib, "libnvidia-ml.so.1", sizeof(o->nvml_lib));
     hn_strlcpy(o->sysfs_root, "/sys", sizeof(o->sysfs_root));
@@ -366,9 +369,8 @@ static int parse(int argc, char **argv, struct check_opts *o)
     char *dot = strchr(o->node, '.');
     if (dot)
         *dot = '\0';
-    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     int ch;
-    while ((ch = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+    while ((ch = hn_opts_next(g, argc, argv)) != -1) {
         int64_t n;
         switch (ch) {
         case 'g':
@@ -437,8 +439,7 @@ static int parse(int argc, char **argv, struct check_opts *o)
         case 'h':
             hn_usage_check(stdout);
             return 1;
-        default:
-            fprintf(stderr, "(try `houston check --help`)\n");
+        default: /* '?': hn_opts_next said why */
             return -1;
         }
     }
@@ -447,6 +448,17 @@ static int parse(int argc, char **argv, struct check_opts *o)
         return -1;
     }
     return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 for a usage error. */
+static int parse(int argc, char **argv, struct check_opts *o)
+{
+    struct hn_opts g;
+    hn_opts_begin(&g, "check", check_long_opts, stderr);
+    g.shorts = ":vh";
+    int ret = parse_flags(&g, argc, argv, o);
+    hn_opts_end(&g);
+    return ret;
 }
 
 int hn_cmd_check(int argc, char **argv)

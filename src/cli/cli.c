@@ -743,17 +743,22 @@ static int parse(struct cli *c, const struct cli_verb *v, int argc, char **argv)
     const char *env = getenv("HOUSTON_SERVER");
     hn_strlcpy(o->server, env && *env ? env : DEFAULT_SERVER, sizeof(o->server));
     o->timeout_s = DEFAULT_TIMEOUT_S;
+    /* Only the verb's own options: a prefix is then matched, and an ambiguity named, among
+     * them alone ("houston nodes --s" is --state or --server, not --since). */
+    struct option mine[HN_ARRAY_LEN(long_opts)];
+    size_t n = 0;
+    for (size_t i = 0; i < HN_ARRAY_LEN(long_opts); i++) {
+        if (!long_opts[i].name || (opt_bit(long_opts[i].val) & ~v->opts) == 0)
+            mine[n++] = long_opts[i];
+    }
     int ret = 0, ch;
     struct hn_opts g;
-    hn_opts_begin(&g, c->verb, long_opts, c->err);
+    hn_opts_begin(&g, c->verb, mine, c->err);
     while (ret == 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         if (ch == 'h') {
             v->usage(c->out);
             ret = 1;
         } else if (ch == '?') {
-            ret = -1;
-        } else if ((opt_bit(ch) & ~v->opts) != 0) {
-            hn_opts_unknown(&g); /* an option of another verb */
             ret = -1;
         } else if (take_opt(c, ch, optarg) != 0) {
             ret = -1;

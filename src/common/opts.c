@@ -8,9 +8,12 @@ void hn_opts_begin(struct hn_opts *g, const char *verb, const struct option *opt
     g->verb = verb;
     g->opts = opts;
     g->err = err;
+    g->shorts = ":h";
     g->name = "";
     g->idx = -1;
     g->saved_opterr = opterr;
+    for (size_t i = 0; i < sizeof(g->given) / sizeof(g->given[0]); i++)
+        g->given[i] = NULL;
     opterr = 0; /* the messages below name the verb */
     optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
 }
@@ -62,7 +65,7 @@ void hn_opts_unknown(struct hn_opts *g)
 int hn_opts_next(struct hn_opts *g, int argc, char **argv)
 {
     int idx = -1;
-    int ch = getopt_long(argc, argv, ":h", g->opts, &idx);
+    int ch = getopt_long(argc, argv, g->shorts, g->opts, &idx);
     if (ch == -1)
         return -1;
     /* The option as typed: after one that took a value, optind is past the value. */
@@ -87,6 +90,16 @@ int hn_opts_next(struct hn_opts *g, int argc, char **argv)
         fprintf(g->err, "houston %s: %s needs a value (the next argument is the option %s)\n",
                 g->verb, g->name, optarg);
         return '?';
+    }
+    /* A value given twice is a mistake (a script's override, a typo): getopt keeps the last. */
+    if (g->idx >= 0 && (size_t)g->idx < sizeof(g->given) / sizeof(g->given[0]) && optarg &&
+        g->opts[g->idx].has_arg != no_argument) {
+        if (g->given[g->idx]) {
+            fprintf(g->err, "houston %s: %s given twice ('%s', then '%s')\n", g->verb, g->name,
+                    g->given[g->idx], optarg);
+            return '?';
+        }
+        g->given[g->idx] = optarg;
     }
     return ch;
 }

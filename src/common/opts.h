@@ -12,8 +12,10 @@
  * Messages: "houston VERB: --x needs a value" (also when the next argument, taken as its value,
  * is one of the verb's options: "--gpu --json"), "houston VERB: unknown option '--y' (try
  * `houston VERB --help`)", "houston VERB: ambiguous option '--he' (--heads, --head-dim)" (a
- * unique prefix is taken, as getopt_long does), "houston VERB: --json takes no value". -h and
- * --help come back as 'h' (the option string is ":h").
+ * unique prefix is taken, as getopt_long does), "houston VERB: --json takes no value", "houston
+ * VERB: --gpus given twice ('8', then '16')" (an option with a value; a flag may repeat). -h and
+ * --help come back as 'h'. A verb with more one-letter flags sets g.shorts after hn_opts_begin
+ * (":fh": -f too); they take no value.
  */
 #ifndef HN_OPTS_H
 #define HN_OPTS_H
@@ -25,10 +27,12 @@ struct hn_opts {
     const char *verb;
     const struct option *opts;
     FILE *err;
-    const char *name; /* the option as typed, valid until the next call */
+    const char *shorts; /* getopt's option string: ":h" unless the caller sets another */
+    const char *name;   /* the option as typed, valid until the next call */
     char longname[64];
     int idx; /* index in opts of the long option returned, -1 when none */
     int saved_opterr;
+    const char *given[128]; /* given[i]: opts[i]'s value (in argv) once given, else NULL */
 };
 
 void hn_opts_begin(struct hn_opts *g, const char *verb, const struct option *opts, FILE *err);

@@ -5,6 +5,7 @@
 #include "common/fsroot.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "common/spawn.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -1284,9 +1285,10 @@ int hn_cmd_control(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *config = NULL;
-    int check = 0, ch;
-    optind = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int check = 0, ch, ret = -1;
+    struct hn_opts g;
+    hn_opts_begin(&g, "control", opts, stderr);
+    while (ret < 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         switch (ch) {
         case 'c':
             config = optarg;
@@ -1301,19 +1303,24 @@ int hn_cmd_control(int argc, char **argv)
                         "houston control: --log-level: '%s' is not error, warn, info, "
                         "debug\n",
                         optarg);
-                return 2;
+                ret = 2;
+                break;
             }
             hn_log_set_level(lvl);
             break;
         }
         case 'h':
             hn_usage_control(stdout);
-            return 0;
-        default:
-            fprintf(stderr, "(try `houston control --help`)\n");
-            return 2;
+            ret = 0;
+            break;
+        default: /* '?': hn_opts_next said why */
+            ret = 2;
+            break;
         }
     }
+    hn_opts_end(&g);
+    if (ret >= 0)
+        return ret;
     if (optind < argc || !config) {
         fprintf(stderr, "houston control: %s\n",
                 optind < argc ? "unexpected argument" : "--config FILE is required");

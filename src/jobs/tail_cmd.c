@@ -22,6 +22,7 @@
 #include "jobs/trainlog.h"
 #include "verbs.h"
 
+#include "common/opts.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -201,34 +202,34 @@ static int parse_count_opt(const char *name, const char *arg, int64_t min, int64
     return 0;
 }
 
-/* Returns 0 to run, 1 after --help, -1 for a usage error. */
-static int parse_opts(int argc, char **argv, struct tail_opts *o)
+static const struct option tail_long_opts[] = {
+    {"format", required_argument, NULL, 'F'},
+    {"follow", no_argument, NULL, 'f'},
+    {"from-end", no_argument, NULL, 'E'},
+    {"job", required_argument, NULL, 'j'},
+    {"rank", required_argument, NULL, 'r'},
+    {"local-rank", required_argument, NULL, 'l'},
+    {"world", required_argument, NULL, 'w'},
+    {"socket", required_argument, NULL, 's'},
+    {"seq-len", required_argument, NULL, 'q'},
+    {"print", no_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    {"flops-per-token", required_argument, NULL, 'P'},
+    {"global-batch", required_argument, NULL, 'B'},
+    {NULL, 0, NULL, 0},
+};
+
+/* parse_opts with g begun. */
+static int parse_flags(struct hn_opts *g, int argc, char **argv, struct tail_opts *o)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, NULL, 'F'},
-        {"follow", no_argument, NULL, 'f'},
-        {"from-end", no_argument, NULL, 'E'},
-        {"job", required_argument, NULL, 'j'},
-        {"rank", required_argument, NULL, 'r'},
-        {"local-rank", required_argument, NULL, 'l'},
-        {"world", required_argument, NULL, 'w'},
-        {"socket", required_argument, NULL, 's'},
-        {"seq-len", required_argument, NULL, 'q'},
-        {"print", no_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {"flops-per-token", required_argument, NULL, 'P'},
-        {"global-batch", required_argument, NULL, 'B'},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof(*o));
     o->format = HN_TRAINLOG_MEGATRON;
     o->rank = o->local_rank = o->world = -1;
     o->seq_len = -1;
     o->fpt = NAN;
     o->global_batch = -1;
-    optind = 0; /* 0, not 1: glibc then also forgets a half-read -abc cluster */
     int ch;
-    while ((ch = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+    while ((ch = hn_opts_next(g, argc, argv)) != -1) {
         int64_t n;
         switch (ch) {
         case 'F':
@@ -302,8 +303,7 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
         case 'h':
             hn_usage_tail(stdout);
             return 1;
-        default:
-            fprintf(stderr, "(try `houston tail --help`)\n");
+        default: /* '?': hn_opts_next said why */
             return -1;
         }
     }
@@ -321,6 +321,17 @@ static int parse_opts(int argc, char **argv, struct tail_opts *o)
         return -1;
     }
     return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 for a usage error. */
+static int parse_opts(int argc, char **argv, struct tail_opts *o)
+{
+    struct hn_opts g;
+    hn_opts_begin(&g, "tail", tail_long_opts, stderr);
+    g.shorts = ":fh";
+    int ret = parse_flags(&g, argc, argv, o);
+    hn_opts_end(&g);
+    return ret;
 }
 
 /* ---- one line ---- */

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "common/http.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "common/util.h"
 #include "control/control.h"
 #include "control/store.h"
@@ -145,11 +146,10 @@ int hn_cmd_demo(int argc, char **argv)
     char listen[128] = "127.0.0.1:8080";
     double duration = 0, speed = 30, inject_after = 30;
     uint64_t seed = 1;
-    int ch;
-    optind = 0;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
+    int ch, bad = 0;
+    struct hn_opts g;
+    hn_opts_begin(&g, "demo", opts, stderr);
+    while (!bad && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         switch (ch) {
         case 'l':
             bad = hn_strlcpy(listen, optarg, sizeof(listen)) >= sizeof(listen);
@@ -168,17 +168,19 @@ int hn_cmd_demo(int argc, char **argv)
             break;
         case 'h':
             hn_usage_demo(stdout);
-            return 0;
-        default:
-            bad = 1;
+            bad = -1;
+            break;
+        default: /* '?': hn_opts_next said why */
+            bad = 2;
             break;
         }
-        if (bad) {
-            fprintf(stderr, "houston demo: bad option or value '%s' (try `houston demo --help`)\n",
-                    argv[optind - 1]);
-            return 2;
-        }
+        if (bad == 1)
+            fprintf(stderr, "houston demo: %s: bad value '%s' (try `houston demo --help`)\n",
+                    g.name, optarg);
     }
+    hn_opts_end(&g);
+    if (bad)
+        return bad < 0 ? 0 : 2;
     if (optind < argc) {
         fprintf(stderr, "houston demo: unexpected argument '%s'\n", argv[optind]);
         return 2;

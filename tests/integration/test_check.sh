@@ -15,8 +15,8 @@ cp -r "$HN_FIXTURES/sysfs-h100" "$work/sys"
 # verdict STATE_LINES KMSG [extra flags]: runs the check, sets $out and $rc.
 verdict() {
     printf '%b' "$1" >"$work/state"
-    out=$(HN_FAKENVML_STATE=$work/state "$HOUSTON" check --nvml-lib "$HN_FAKENVML" \
-        --sysfs-root "$work/sys" --kmsg "$2" --expect-gpus 8 "${@:3}" 2>"$work/err")
+    out=$(HN_FAKENVML_STATE=$work/state "$HOUSTON" check --nvml-lib "${nvml_lib:-$HN_FAKENVML}" \
+        --sysfs-root "$work/sys" --kmsg "$2" --expect-gpus "${expect_gpus:-8}" "${@:3}" 2>"$work/err")
     rc=$?
 }
 # expect_fault DESCRIPTION REGEX STATE_LINES [KMSG [extra flags]]
@@ -64,7 +64,7 @@ check_eq "--no-ib skips the IB check" 0 "$rc"
 cp "$work/ib_state.orig" "$ib_state"
 
 expect_fault "two faults: first named, count of the rest" "GPU 1 .*lost.*\(\+1 more\)$" "gpu 1 lost\ngpu 2 lost\n"
-verdict "" "$work/empty.log" --nvml-lib /nonexistent/libnvidia-ml.so.1
+nvml_lib=/nonexistent/libnvidia-ml.so.1 verdict "" "$work/empty.log"
 check_eq "missing NVML library: exit 1" 1 "$rc"
 check "missing NVML library: says so" grep -q '^houston: NVML unavailable: cannot load NVML' <<<"$out"
 
@@ -76,9 +76,9 @@ check "unreadable kernel log: says so" grep -q '^houston: check failed to run: c
 verdict "" "$work/empty.log" --xid-catalog "$work/no-such.csv"
 check_eq "missing Xid catalog: exit 2" 2 "$rc"
 
-verdict "" "$work/empty.log" --expect-gpus banana
+expect_gpus=banana verdict "" "$work/empty.log"
 check_eq "bad flag value: exit 2" 2 "$rc"
-check "bad flag value: says why" grep -q 'expect-gpus' "$work/err"
+check "bad flag value: says why" grep -q "^houston check: --expect-gpus: 'banana' is not" "$work/err"
 verdict "" "$work/empty.log" --bogus
 check_eq "unknown flag: exit 2" 2 "$rc"
 "$HOUSTON" help check | grep -q 'HealthCheckProgram'

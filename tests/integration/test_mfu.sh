@@ -142,6 +142,9 @@ refuse "--flops-per-token junk" "--flops-per-token: 'lots'" --gpu h100 --flops-p
 refuse "a value too large" "out of range" --gpu h100 --flops-per-token 1e400 "${rate[@]}"
 refuse "missing value" "--gpu needs a value" --flops-per-token 1T "${rate[@]}" --gpu
 refuse "unknown option" "unknown option '--frobnicate'" --frobnicate
+refuse "a value given twice" "--gpus given twice \('8', then '16'\)" --gpu h100 --flops-per-token 1T \
+    --tokens-per-sec 1k --gpus 8 --gpus=16
+refuse "an ambiguous prefix" "ambiguous option '--head' \(--heads, --head-dim\)" --head 8
 refuse "stray argument" "unexpected argument 'extra'" --gpu h100 --flops-per-token 1T "${rate[@]}" extra
 refuse "missing --sku-file" "--sku-file: " --sku-file "$tmp/none.csv" --gpu h100 --flops-per-token 1T "${rate[@]}"
 printf 'sku,names,bf16_tflops\nX2,Example X2,989.4e12\n' >"$tmp/bad.csv"

@@ -619,7 +619,14 @@ static void test_args(void **unused)
     expect_usage("--state needs a value (the next argument is the option --json)", "nodes",
                  "--state", "--json", NULL);
     expect_usage("--json takes no value", "nodes", "--json=1", NULL);
-    expect_usage("ambiguous option '--s' (--s", "nodes", "--s", "x", NULL);
+    /* Only the verb's own options count: --since and --reason are other verbs'. */
+    expect_usage("ambiguous option '--s' (--server, --state)\n", "nodes", "--s", "x", NULL);
+    expect_usage("ambiguous option '--s' (--server, --since)\n", "events", "--s", "x", NULL);
+    expect_usage("--kind: 'oops' is not one of", "events", "--r=x", "--kind", "oops", NULL);
+    expect_usage("unknown option '--since'", "nodes", "--since", "1h", NULL);
+    expect_usage("--state given twice ('ready', then 'new')\n", "nodes", "--state", "ready",
+                 "--state=new", NULL);
+    expect_usage("--state: 'redy'", "nodes", "--json", "--json", "--state", "redy", NULL);
     expect_usage("--state: 'redy' is not one of", "nodes", "--state", "redy", NULL);
     expect_usage("unknown option '--state'", "events", "--state", "ready", NULL);
     expect_usage("unknown option '--reason'", "nodes", "--reason", "x", NULL);
