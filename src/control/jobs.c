@@ -2413,8 +2413,15 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->mfu = job_mfu(j);
     out->ettr = ettr(j, now);
     out->effective_mfu = out->mfu * out->ettr;
+    /* A wait for the next run is charged when it ends (the next run's first step, a hang at
+     * restart, the job's end): until then it is shown as lost so far, so that lost time grows
+     * through an outage instead of jumping when it is over. */
+    if (j->l.pending && !j->l.ended && now > j->l.interrupted_at) {
+        out->l.lost_s[j->l.pending_cause] += now - j->l.interrupted_at;
+        out->l.lost_gpu_s[j->l.pending_cause] += (now - j->l.interrupted_at) * j->charged_ranks;
+    }
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
-        out->lost_gpu_h[c] = j->l.lost_gpu_s[c] / 3600.0;
+        out->lost_gpu_h[c] = out->l.lost_gpu_s[c] / 3600.0;
     out->straggler_rank = j->strag_rank;
     if (j->strag_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
         hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,

@@ -135,6 +135,16 @@ static void job_view(struct hn_brain *b, const char *id, struct hn_job_view *v)
     assert_int_equal(hn_brain_job_view(b, (size_t)i, v), 0);
 }
 
+/* Job id's ledger: what it has charged for good (its view adds a wait that has not ended). */
+static const struct hn_job_ledger *ledger_of(struct hn_brain *b, const char *id)
+{
+    int i = hn_brain_find_job(b, id);
+    assert_true(i >= 0);
+    const struct hn_job_ledger *l = hn_brain_job_ledger(b, (size_t)i);
+    assert_non_null(l);
+    return l;
+}
+
 static void ledger_counts_failure_and_restart(void **state)
 {
     (void)state;
@@ -1389,10 +1399,14 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     struct hn_job_view v;
     job_view(b, "rq", &v);
     assert_string_equal(v.state, "restarting");
-    /* An hour in the queue: no hang, not ended. */
+    /* An hour in the queue: no hang, not ended; the hour is shown lost to the failure as it
+     * goes (docs/jobs.md: lost so far). */
     assert_int_equal(wait_listed_waiting(b, "rq", t, 3600, HN_WAIT_QUEUED), 0);
     job_view(b, "rq", &v);
     assert_string_equal(v.state, "restarting");
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] - v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600) <
+                1e-9);
     t += 3600;
     /* It runs again from t + 10 but sends no step: a hang after 2,700 s, and requeued. */
     requeues_seen = 0;
@@ -1404,10 +1418,11 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     assert_string_equal(v.state, "hung");
     assert_int_equal(v.l.interruptions, 2);
     /* Lost so far: the failure's from the last progress to the start (t + 10), 3,600 s and
-     * more; nothing yet charged to the hang (that comes with the next run's first step, or
-     * when the job ends). */
+     * more; the hang's from that start to now (the last tick, t + 2,720), charged for good
+     * with the next run's first step, or when the job ends. */
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
-    assert_true(v.l.lost_s[HN_LOSS_HANG] == 0);
+    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - 2710) < 1e-6);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_HANG] - 2710.0 * 8 / 3600) < 1e-9);
     /* The next run steps from 21 at t + 3000: the 2,990 s since that start are the hang's. */
     double back = t + 3000;
     for (int r = 0; r < 8; r++) {
@@ -1426,7 +1441,7 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
     assert_int_equal(wait_listed_waiting(b, "cx", t, 600, HN_WAIT_QUEUED), 0);
     job_view(b, "cx", &v);
-    double stopped = v.l.interrupted_at, failed = v.l.lost_s[HN_LOSS_FAILURE];
+    double stopped = v.l.interrupted_at, failed = ledger_of(b, "cx")->lost_s[HN_LOSS_FAILURE];
     for (int i = 0; i < 2; i++)
         hn_brain_node_job(b, t + 610, i, "");
     hn_brain_tick(b, t + 610);
@@ -2340,10 +2355,13 @@ static void hung_job_that_ends_keeps_its_hang(void **state)
     struct hn_job_view v;
     job_view(b, "hx", &v);
     assert_string_equal(v.state, "hung");
-    double interrupted = v.l.interrupted_at, hang = v.l.lost_s[HN_LOSS_HANG];
+    double interrupted = v.l.interrupted_at, hang = ledger_of(b, "hx")->lost_s[HN_LOSS_HANG];
     assert_int_equal(wait_as(b, "hx", t + 200, 3600, NULL, NULL), 0);
     job_view(b, "hx", &v);
-    assert_true(v.l.lost_s[HN_LOSS_HANG] == hang); /* charged when it steps again or ends */
+    /* Charged when it steps again or ends; shown so far meanwhile (to the last tick). */
+    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (hang + t + 3800 - interrupted)) < 1e-6);
+    assert_true(fabs(v.lost_gpu_h[HN_LOSS_HANG] - v.l.lost_s[HN_LOSS_HANG] * 8 / 3600) < 1e-9);
+    assert_true(ledger_of(b, "hx")->lost_s[HN_LOSS_HANG] == hang); /* the ledger: not yet */
     double productive = v.l.productive_s;
     /* Cancelled: the next poll lists it no more. */
     hn_brain_node_job(b, t + 3900, 0, "");
