@@ -80,6 +80,8 @@ struct job {
     struct hn_job_ledger l;
     unsigned run; /* +1 per restart */
     struct rank_st *ranks;
+    unsigned ranks_alloc; /* ranks and each row's secs are allocated this many (a shed job keeps
+                             its largest size: it may grow back) */
     struct row rows[ROWS];
     uint64_t next_row; /* lowest step (from row_base) not yet handed to the detector */
     /* The detector sees the steps that are multiples of stride (1, 2, 4, ...; row_put). late
@@ -417,6 +419,7 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
+    j->ranks_alloc = n;
     for (unsigned r = j->l.ranks; r < n; r++)
         j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}};
     for (size_t k = 0; k < ROWS; k++) {
@@ -457,9 +460,12 @@ struct job_node {
     uint32_t reported; /* it sent a report for the job in this run, accepted or refused */
 };
 
+/* Knuth's multiplicative hash, its top bits (cap a power of two, at least 2): the low bits of
+ * the product depend only on the node index's low bits, so that indexes spaced by a power of
+ * two would share home slots. */
 static uint32_t jn_hash(int node, uint32_t cap)
 {
-    return ((uint32_t)node * 2654435761u) & (cap - 1); /* Knuth's multiplicative hash */
+    return ((uint32_t)node * 2654435761u) >> (32 - __builtin_ctz(cap));
 }
 
 static struct job_node *jn_slot(struct job_node *t, uint32_t cap, int node)
@@ -2348,7 +2354,7 @@ size_t hn_brain_job_bytes(const struct hn_brain *b, size_t i)
     if (i >= b->jobs->n)
         return 0;
     const struct job *j = b->jobs->v[i];
-    return sizeof(*j) + (size_t)j->l.ranks * (sizeof(*j->ranks) + ROWS * sizeof(double)) +
+    return sizeof(*j) + (size_t)j->ranks_alloc * (sizeof(*j->ranks) + ROWS * sizeof(double)) +
            (size_t)j->jn_cap * sizeof(*j->jn);
 }
 

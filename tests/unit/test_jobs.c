@@ -3809,6 +3809,17 @@ static void late_old_report_of_a_kept_rank_does_not_regrow_the_job(void **state)
     struct hn_brain *b = fleet(5);
     double old_end;
     (void)sixteen_then_four(b, "L", 215, &old_end);
+    /* The shed job keeps its 16 ranks' arrays (it may grow back): its size says so. */
+    size_t held = hn_brain_job_bytes(b, (size_t)hn_brain_find_job(b, "L"));
+    struct hn_brain *fresh = fleet(5);
+    for (int r = 0; r < 4; r++) {
+        struct hn_step_in in = report("L", r, 4, 1, 1.0);
+        assert_int_equal(hn_brain_step(fresh, 1, 4, &in), 0);
+    }
+    size_t four = hn_brain_job_bytes(fresh, (size_t)hn_brain_find_job(fresh, "L"));
+    print_message("16 ranks shed to 4: %zu bytes; a 4-rank job: %zu\n", held, four);
+    assert_true(held >= four + 12 * sizeof(double) * 4); /* 12 more ranks' rows, ROWS >= 4 */
+    hn_brain_free(fresh);
     for (int r = 0; r < 4; r++) { /* n1's old-run step 501, delivered late */
         struct hn_step_in in = report("L", r, 16, 501, 1.0);
         assert_int_equal(hn_brain_step(b, old_end + 0.5, 0, &in), 0);
