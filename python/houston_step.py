@@ -34,13 +34,16 @@ that is not printable ASCII (0x21..0x7e), and every '=', becomes '_'; ids longer
 are cut there. A job id given as an int is its decimal digits.
 
 Threads: report() may be called from several threads at once; set_identity(), set_socket(),
-set_gpu() and close() should not race with it.
+set_gpu() and close() should not race with it. A process forked from one that reports (the
+"fork" start method of multiprocessing) may report too, through the reporters it inherited:
+their locks are made anew in the child, whatever the parent's other threads held.
 """
 
 import operator
 import os
 import socket
 import threading
+import weakref
 
 __all__ = ["Reporter", "open", "report", "pause", "PAUSE_KINDS", "SOCKET_DEFAULT", "DGRAM_MAX",
            "JOB_MAX", "COUNT_MAX"]
@@ -69,10 +72,14 @@ def _getenv(name):
 
 
 def _count(value):
-    """A rank, local rank or world size: ASCII digits only, at most INT_MAX; else -1."""
-    if not value or any(b not in _DIGITS for b in value) or len(value) > 10:
+    """A rank, local rank or world size: ASCII digits only, at most INT_MAX; else -1. Leading
+    zeros count for nothing, as in the C library (and int() never sees more than 10 digits)."""
+    if not value or any(b not in _DIGITS for b in value):
         return -1
-    n = int(value)
+    digits = value.lstrip(b"0")
+    if len(digits) > len(str(_INT_MAX)):
+        return -1
+    n = int(digits) if digits else 0
     return n if n <= _INT_MAX else -1
 
 
@@ -170,6 +177,7 @@ class Reporter:
         self._path = _getenv("HOUSTON_STEP_SOCKET") or SOCKET_DEFAULT.encode("ascii")
         self._sock = None
         self._lock = threading.Lock()
+        _reporters.add(self)  # its lock is made anew in a forked child (_after_fork)
         self._dropped = 0
         self.last_error = None  # the exception of the most recent drop, for a diagnosis
 
@@ -331,6 +339,21 @@ def open():  # noqa: A001 - mirrors hn_step_open(); shadows the builtin only ins
 
 _default = None
 _default_lock = threading.Lock()
+_reporters = weakref.WeakSet()
+
+
+def _after_fork():
+    """In a forked child: new locks. A lock that another thread of the parent held at the
+    fork stays held in the child for good (that thread is not there to release it), and
+    report() would wait on it for ever."""
+    global _default_lock
+    _default_lock = threading.Lock()
+    for r in list(_reporters):
+        r._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _module_reporter():

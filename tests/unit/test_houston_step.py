@@ -6,10 +6,14 @@ unit/test_houston_step."""
 
 import math
 import os
+import signal
 import socket
 import sys
 import tempfile
+import threading
+import time
 import unittest
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.environ.get("HN_SOURCE_DIR", os.path.join(HERE, "..", "..")),
@@ -163,6 +167,88 @@ class WrongArguments(unittest.TestCase):
             self.assertEqual(houston_step.open().identity[1], houston_step.COUNT_MAX)
         finally:
             del os.environ["RANK"], os.environ["SLURM_PROCID"]
+
+
+class Environment(unittest.TestCase):
+    """Identity from the launcher's variables, read as the C client reads them."""
+
+    def test_leading_zeros(self):
+        """A count in the environment is read by its value, as the C client reads it: leading
+        zeros do not make plain digits invalid, however many there are, and a value above
+        COUNT_MAX is skipped however it is written."""
+        names = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "SLURM_LOCALID", "WORLD_SIZE",
+                 "SLURM_NTASKS")
+        saved = {name: os.environ.pop(name, None) for name in names}
+        try:
+            os.environ["RANK"] = "0" * 20 + "7"
+            os.environ["LOCAL_RANK"] = "00000000003"
+            os.environ["WORLD_SIZE"] = "0" * 5000 + "16"
+            self.assertEqual(houston_step.open().identity[1:], (7, 3, 16))
+            os.environ["RANK"] = "0" * 20 + str(houston_step.COUNT_MAX + 1)
+            os.environ["SLURM_PROCID"] = "0" * 20
+            os.environ["LOCAL_RANK"] = "9" * 5000
+            self.assertEqual(houston_step.open().identity[1:3], (0, -1))
+        finally:
+            for name, value in saved.items():
+                os.environ.pop(name, None)
+                if value is not None:
+                    os.environ[name] = value
+
+
+class Fork(unittest.TestCase):
+    """A process forked while another thread held a reporter's lock (counting a drop, opening
+    the socket) reports without waiting for it: report() never blocks, in a child either."""
+
+    def child_reports(self, call):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                call()
+            finally:
+                os._exit(0)
+        for _ in range(100):
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return True
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return False
+
+    def held_while_forking(self, lock, call):
+        held, release = threading.Event(), threading.Event()
+
+        def hold():
+            with lock:
+                held.set()
+                release.wait()
+
+        t = threading.Thread(target=hold)
+        t.start()
+        held.wait()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+                return self.child_reports(call)
+        finally:
+            release.set()
+            t.join()
+
+    def test_reporter_lock(self):
+        r = reporter()  # sends nowhere: the report is a drop, counted under the lock
+        self.assertTrue(self.held_while_forking(r._lock, lambda: r.report(1, 1.0)),
+                        "report() blocked in a child forked while the lock was held")
+        r.close()
+
+    def test_module_lock(self):
+        houston_step._default = None
+        os.environ["HOUSTON_STEP_SOCKET"] = "/nonexistent/houston/step.sock"
+        try:
+            self.assertTrue(self.held_while_forking(houston_step._default_lock,
+                                                    lambda: houston_step.report(1, 1.0)),
+                            "houston_step.report() blocked in a forked child")
+        finally:
+            del os.environ["HOUSTON_STEP_SOCKET"]
 
 
 if __name__ == "__main__":
