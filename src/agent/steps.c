@@ -26,6 +26,7 @@
 #define SERIES_MAX      64 /* (job, rank) pairs exported on /metrics */
 #define SERIES_TTL_NS   (600ull * 1000000000ull)
 #define QLEN            1024                    /* datagrams the socket queues (common/dgram.h) */
+#define RECV_BATCH      256                     /* datagrams read between two looks at the stop */
 #define SUBUID_CHECK_MS 2000                    /* how often the subuid file is looked at */
 #define SUBUID_RETRY_NS (60ull * 1000000000ull) /* names the name service failed: again */
 
@@ -208,8 +209,9 @@ static void *receiver(void *arg)
         }
         if (pf[1].revents)
             return NULL;
-        /* Drain what is there; MSG_TRUNC gives an oversized datagram's real length. */
-        for (;;) {
+        /* Drain what is there, a batch at a time so that a flood (any local user may send)
+         * does not keep the stop unseen; MSG_TRUNC gives an oversized datagram's length. */
+        for (int k = 0; k < RECV_BATCH; k++) {
             struct iovec iov = {buf, sizeof(buf)};
             struct msghdr mh = {.msg_iov = &iov,
                                 .msg_iovlen = 1,
