@@ -6,17 +6,18 @@
  * stdin and sends each as a report through the same client, so the agent cannot tell the two
  * apart. Single-threaded: read, split into lines, parse, report.
  *
- * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'). A
- * line longer than LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it
- * looks like an iteration. A record whose step equals the last one reported is a redraw of the
- * same step and is skipped. Checkpoint lines give the reports' ckpt= (save_seen()); a save's
- * first line is a pause notice after the save's step, an evaluation's after the last step
- * reported. When the reports carry a world size W > 1, their tokens are the job's divided by W
- * (rank_share()). A report the agent's full queue refuses is retried for a while (this is a
- * tool, not a training rank: it may wait). With --follow a regular file is read to its end,
- * then polled every FOLLOW_POLL_MS for more, for truncation (read again from the start) and for
- * a new file at the same path (logrotate: the rest of the old file, then the new one), as tail
- * -F does.
+ * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'); a run
+ * of NULs (a hole a rotation or a crash left) ends the line it cuts short. A line longer than
+ * LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it looks like an
+ * iteration; so is an iteration line cut short (line_whole). A record whose step equals the
+ * last one reported is a redraw of the same step and is skipped. Checkpoint lines give the
+ * reports' ckpt= (save_seen()); a save's first line is a pause notice after the save's step, an
+ * evaluation's after the last step reported. When the reports carry a world size W > 1, their
+ * tokens are the job's divided by W (rank_share()). A report the agent's full queue refuses is
+ * retried for a while (this is a tool, not a training rank: it may wait). With --follow a
+ * regular file is read to its end, then polled every FOLLOW_POLL_MS for more, for truncation
+ * (read again from the start) and for a new file at the same path (logrotate: the rest of the
+ * old file, then the new one), as tail -F does; a stop reads the file to its current end first.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"
@@ -111,6 +112,8 @@ struct tail {
     char line[LINE_MAX_BYTES];
     size_t len;
     int overlong;   /* the current line passed LINE_MAX_BYTES; the rest is being skipped */
+    int cut;        /* the current line ends without its terminator: at a NUL, at the end of
+                       the input, or of a file replaced under us (line_whole) */
     int after_cr;   /* the last terminator was '\r': a '\n' right after it ends nothing */
     int skip_first; /* --from-end began mid-line: drop what precedes the first terminator */
 };
@@ -596,7 +599,27 @@ static void format_hint(struct tail *t, int at_end)
             hn_trainlog_format_name(t->o->format), hn_trainlog_format_name(best));
 }
 
-static void handle_line(struct tail *t, const char *line, size_t len, int overlong)
+/*
+ * Whether an iteration line that came without its terminator (cut) ends as its framework ends
+ * one: Megatron's with " |" after its last field, NeMo 1's progress bar with ']' (blanks
+ * after either). A line cut short, by the end of a log whose writer was killed with its
+ * output buffered or by a hole of zeros, would otherwise be read with what is left of its
+ * numbers ("(ms): 75" for 75000.0). NeMo 2's and DeepSpeed's lines have no such end: taken
+ * as they are.
+ */
+static int line_whole(const char *line, size_t len, const struct hn_trainlog_rec *r)
+{
+    while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+        len--;
+    char last = len > 0 ? line[len - 1] : '\0';
+    if (r->format == HN_TRAINLOG_MEGATRON)
+        return last == '|';
+    if (r->format == HN_TRAINLOG_NEMO && r->progress_bar)
+        return last == ']';
+    return 1;
+}
+
+static void handle_line(struct tail *t, const char *line, size_t len, int overlong, int cut)
 {
     struct hn_trainlog_rec r;
     t->st.lines++;
@@ -606,7 +629,7 @@ static void handle_line(struct tail *t, const char *line, size_t len, int overlo
             t->st.malformed++; /* an iteration line cannot be this long: garbled */
         return;
     }
-    if (rc < 0) {
+    if (rc < 0 || (cut && rc == HN_TRAINLOG_ITERATION && !line_whole(line, len, &r))) {
         t->st.malformed++;
         return;
     }
@@ -672,9 +695,9 @@ static void end_line(struct tail *t)
     if (t->skip_first)
         t->skip_first = 0;
     else
-        handle_line(t, t->line, t->len, t->overlong);
+        handle_line(t, t->line, t->len, t->overlong, t->cut);
     t->len = 0;
-    t->overlong = 0;
+    t->overlong = t->cut = 0;
 }
 
 /* Splits data into lines; the last, unterminated piece stays in t->line. */
@@ -682,6 +705,17 @@ static void feed(struct tail *t, const char *data, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char c = data[i];
+        if (c == '\0') {
+            /* No text has NULs: a run of them is a hole (logrotate's copytruncate under a
+             * writer without O_APPEND, Slurm's output file: zeros as long as the old log
+             * before the next line) or blocks a crash zeroed. It ends the line it cuts
+             * short (line_whole), and the text after it starts a line of its own. */
+            if (t->len > 0 || t->overlong) {
+                t->cut = 1;
+                end_line(t);
+            }
+            continue;
+        }
         if (c == '\n' && t->after_cr) {
             t->after_cr = 0;
             continue;
@@ -698,20 +732,24 @@ static void feed(struct tail *t, const char *data, size_t n)
     }
 }
 
-/* At the end of the input: a last line without a terminator still counts. */
+/* At the end of the input: a last line without a terminator still counts, when it is whole
+ * (line_whole). */
 static void finish_input(struct tail *t)
 {
-    if (t->len > 0 || t->overlong)
+    if (t->len > 0 || t->overlong) {
+        t->cut = 1;
         end_line(t);
+    }
     t->skip_first = 0;
 }
 
 /* ---- reading ---- */
 
-/* Reads fd to its end (or to a stop request). Returns 0, or a negative errno. */
-static int read_to_end(struct tail *t, int fd)
+/* Reads fd to its end (or, when stoppable, to a stop request). Returns 0, or a negative
+ * errno. */
+static int read_to_end(struct tail *t, int fd, int stoppable)
 {
-    while (!stop_requested) {
+    while (!stoppable || !stop_requested) {
         ssize_t n = read(fd, t->chunk, sizeof(t->chunk));
         if (n > 0) {
             feed(t, t->chunk, (size_t)n);
@@ -744,7 +782,7 @@ static int follow(struct tail *t, const char *path, int *fdp)
     if (fstat(*fdp, &cur) != 0)
         return -errno;
     while (!stop_requested) {
-        int rc = read_to_end(t, *fdp);
+        int rc = read_to_end(t, *fdp, 1);
         if (rc != 0)
             return rc;
         sleep_ms(FOLLOW_POLL_MS);
@@ -759,7 +797,7 @@ static int follow(struct tail *t, const char *path, int *fdp)
         }
         if (stat(path, &now) != 0 || (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
             continue; /* the same file, or none yet at the path: keep the one we have */
-        rc = read_to_end(t, *fdp); /* what the writer put in the old file before moving on */
+        rc = read_to_end(t, *fdp, 1); /* what the writer put in the old file before moving on */
         if (rc != 0)
             return rc;
         finish_input(t);
@@ -772,7 +810,11 @@ static int follow(struct tail *t, const char *path, int *fdp)
         if (fstat(fd, &cur) != 0)
             return -errno;
     }
-    return 0;
+    /* Stopped (a batch script's `kill %1` once the training has ended): what the file holds
+     * was written before the stop, the job's last lines among it, so it is read up to the
+     * file's current end (a regular file's read never waits); only a line still being
+     * written is left (hn_cmd_tail). */
+    return read_to_end(t, *fdp, 0);
 }
 
 static void install_stop_handlers(void)
@@ -873,7 +915,7 @@ int hn_cmd_tail(int argc, char **argv)
     stop_requested = 0;
     install_stop_handlers();
 
-    int rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd);
+    int rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd, 1);
     if (!stop_requested)
         finish_input(t); /* after a stop, a last piece may be a line still being written */
     format_hint(t, 1);

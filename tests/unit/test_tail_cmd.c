@@ -14,6 +14,8 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #define OUT_MAX ((size_t)64 * 1024)
 
@@ -24,17 +26,22 @@ static const char *fixture_path(void)
 }
 
 /*
- * Writes text to a log in the scratch folder and runs `houston tail --print --job 7 ARGS...
- * LOG` (ARGS NULL-terminated) with stdout and stderr sent to files; returns what went to
- * stdout (the datagrams, one a line), which the caller frees, and keeps stderr in last_err.
+ * Writes data (len bytes) to a log in the scratch folder and runs `houston tail --print --job 7
+ * ARGS... LOG` (ARGS NULL-terminated) with stdout and stderr sent to files; returns what went
+ * to stdout (the datagrams, one a line), which the caller frees, and keeps stderr in last_err.
  * The verb must exit 0.
  */
 static char last_err[4096]; /* what the last run_tail wrote to stderr (its summary) */
 
-static char *run_tail(const char *text, ...)
+static char *run_tail_v(const char *data, size_t len, va_list ap)
 {
     char log[PATH_MAX];
-    tu_write_in(log, sizeof(log), tu_tmpdir(), "train.log", text);
+    int n = snprintf(log, sizeof(log), "%s/train.log", tu_tmpdir());
+    assert_true(n > 0 && (size_t)n < sizeof(log));
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_true(write(fd, data, len) == (ssize_t)len);
+    assert_int_equal(close(fd), 0);
 
     char *argv[16];
     int argc = 0;
@@ -42,13 +49,10 @@ static char *run_tail(const char *text, ...)
     argv[argc++] = xstrdup("--print");
     argv[argc++] = xstrdup("--job");
     argv[argc++] = xstrdup("7");
-    va_list ap;
-    va_start(ap, text);
     for (const char *a; (a = va_arg(ap, const char *));) {
         assert_true(argc < 14);
         argv[argc++] = xstrdup(a);
     }
-    va_end(ap);
     argv[argc++] = xstrdup(log);
     argv[argc] = NULL;
 
@@ -64,6 +68,25 @@ static char *run_tail(const char *text, ...)
     snprintf(last_err, sizeof(last_err), "%s", err);
     free(err);
     return tu_slurp(c.out, NULL);
+}
+
+static char *run_tail(const char *text, ...)
+{
+    va_list ap;
+    va_start(ap, text);
+    char *out = run_tail_v(text, strlen(text), ap);
+    va_end(ap);
+    return out;
+}
+
+/* run_tail of len bytes of data, which may hold NULs. */
+static char *run_tail_bytes(const void *data, size_t len, ...)
+{
+    va_list ap;
+    va_start(ap, len);
+    char *out = run_tail_v(data, len, ap);
+    va_end(ap);
+    return out;
 }
 
 #define TAIL(text, ...) run_tail((text), __VA_ARGS__, (const char *)NULL)
@@ -747,6 +770,139 @@ static void test_deepspeed_eval(void **state)
     free(out);
 }
 
+/* ---- damaged input ---- */
+
+/* The summary's malformed count, from last_err. */
+static unsigned long malformed_of(void)
+{
+    const char *p = strstr(last_err, " iterations reported, ");
+    assert_non_null(p);
+    return strtoul(p + strlen(" iterations reported, "), NULL, 10);
+}
+
+/* A run of NULs is no text: logrotate's copytruncate under a writer without O_APPEND (Slurm's
+ * output file) leaves a hole of zeros as long as the old log before the next line, a crash
+ * zeros a file's last blocks. The line after the hole is read; a line the zeros cut short is
+ * malformed (not read as "elapsed ...: 75" ms), never glued to the next. */
+static void test_nul_hole(void **state)
+{
+    (void)state;
+    const size_t hole = 40000;
+    char l1[512], l2[512], l3[512], l4[512];
+    iter_line(l1, sizeof(l1), 1);
+    iter_line(l2, sizeof(l2), 2);
+    iter_line(l3, sizeof(l3), 3);
+    iter_line(l4, sizeof(l4), 4);
+    char *cut = strstr(l3, "(ms): 75") + strlen("(ms): 75"); /* 75000.0 cut to 75 */
+    size_t n1 = strlen(l1), n2 = strlen(l2), n3 = (size_t)(cut - l3), n4 = strlen(l4);
+    size_t len = n1 + hole + n2 + n3 + 16 + n4;
+    char *data = xcalloc(1, len), *p = data;
+    memcpy(p, l1, n1);
+    p += n1 + hole;
+    memcpy(p, l2, n2);
+    p += n2;
+    memcpy(p, l3, n3);
+    p += n3 + 16;
+    memcpy(p, l4, n4);
+    char *out = run_tail_bytes(data, len, (const char *)NULL);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n4 75.000 -1\n");
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+    free(data);
+}
+
+/* The log's last line without its terminator is read when it is whole (a writer that ends
+ * without a newline), but a line cut short (a job killed with its output buffered, a file
+ * ending mid-write) is malformed, not read with what is left of its numbers: Megatron ends
+ * each field with " |", a NeMo 1 progress bar with ']'. */
+static void test_cut_last_line(void **state)
+{
+    (void)state;
+    char l1[512], l2[512];
+    iter_line(l1, sizeof(l1), 1);
+    iter_line(l2, sizeof(l2), 2);
+    char text[1200];
+    l2[strlen(l2) - 1] = '\0'; /* whole, no newline */
+    (void)snprintf(text, sizeof(text), "%s%s", l1, l2);
+    char *out = TAIL(text, (const char *)NULL);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n");
+    assert_int_equal(malformed_of(), 0);
+    free(out);
+
+    *(strstr(l2, "(ms): 75") + strlen("(ms): 75")) = '\0'; /* cut in its step time */
+    (void)snprintf(text, sizeof(text), "%s%s", l1, l2);
+    out = TAIL(text, (const char *)NULL);
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n");
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+
+#define BAR "Epoch 0: : 7%|#| 7/100 [01:00<01:00, global_step=6.000, train_step_timing in s=49.5"
+    out = TAIL(BAR "]   ", "--format", "nemo"); /* tqdm pads a bar with blanks */
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "7 49.500 -1\n");
+    free(out);
+    out = TAIL(BAR, "--format", "nemo");
+    assert_string_equal(out, "");
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+#undef BAR
+}
+
+/* --follow stopped (SIGTERM, as a batch script's `kill %1` once the training has ended) still
+ * reads what the file held at the stop: the job's last lines, written since the last poll,
+ * are not lost. A line still being written is not read. */
+static void test_follow_stop(void **state)
+{
+    (void)state;
+    char log[PATH_MAX], outp[PATH_MAX], line[512];
+    tu_write_in(log, sizeof(log), tu_tmpdir(), "follow.log", iter_line(line, sizeof(line), 1));
+    (void)snprintf(outp, sizeof(outp), "%s/follow.out", tu_tmpdir());
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+            _exit(99);
+        char *argv[] = {"tail", "--follow", "--print", "--job", "7", log, NULL};
+        _exit(hn_cmd_tail(6, argv));
+    }
+    /* Step 1 reported: the follower now sleeps between polls. */
+    char *out = NULL;
+    for (int i = 0; i < 500; i++) {
+        tu_sleep_ms(10);
+        free(out);
+        out = tu_slurp(outp, NULL);
+        if (strstr(out, " step=1 "))
+            break;
+    }
+    assert_non_null(strstr(out, " step=1 "));
+    free(out);
+    FILE *f = fopen(log, "a");
+    assert_non_null(f);
+    assert_true(fputs(iter_line(line, sizeof(line), 2), f) >= 0);
+    line[40] = '\0';
+    assert_true(fputs(line, f) >= 0); /* step 3's line, half written */
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    out = tu_slurp(outp, NULL);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n");
+    assert_non_null(strstr(out, "houston tail: 2 lines read, 2 iterations reported, 0 malformed"));
+    free(out);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
@@ -770,6 +926,8 @@ int main(void)
         cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
         cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
         cmocka_unit_test(test_format_hint),     cmocka_unit_test(test_nemo1_save),
+        cmocka_unit_test(test_nul_hole),        cmocka_unit_test(test_cut_last_line),
+        cmocka_unit_test(test_follow_stop),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
