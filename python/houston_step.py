@@ -195,8 +195,9 @@ class Reporter:
                 setattr(self, attr, n)
 
     def set_socket(self, path):
-        """Sends to path (str or bytes) from now on; None keeps the current one."""
-        if path is not None:
+        """Sends to path (str, bytes or os.PathLike) from now on; None, or a path of another
+        type (an int), keeps the current one."""
+        if isinstance(path, (str, bytes, os.PathLike)):
             self._path = os.fsencode(path)
 
     def set_gpu(self, gpu):

@@ -6,6 +6,7 @@ unit/test_houston_step."""
 
 import math
 import os
+import pathlib
 import signal
 import socket
 import sys
@@ -142,6 +143,13 @@ class WrongArguments(unittest.TestCase):
         self.assertEqual(self.r.format(1, 1), (IDENTITY + " step=1 dur=1").encode())
         self.r.set_gpu(4)
         self.assertEqual(self.r.format(1, 1), (IDENTITY + " step=1 dur=1 gpu=4").encode())
+        for wrong in (123, True, None, ["/tmp/x"]):
+            self.r.set_socket(wrong)
+        self.assertIs(self.r.report(1, 1.0), True)  # still to the test's socket
+        self.assertEqual(len(self.received()), 1)
+        self.r.set_socket(pathlib.Path(self.path))
+        self.assertIs(self.r.report(2, 1.0), True)
+        self.assertEqual(len(self.received()), 1)
 
     def test_job_and_limits(self):
         """A job id given as an int is its digits; one of another type, or a count above what
