@@ -65,12 +65,23 @@ void hn_opts_unknown(struct hn_opts *g)
 int hn_opts_next(struct hn_opts *g, int argc, char **argv)
 {
     int idx = -1;
+    int first = optind > 0 ? optind : 1; /* optind 0: getopt starts at argv[1] */
     int ch = getopt_long(argc, argv, g->shorts, g->opts, &idx);
     if (ch == -1)
         return -1;
-    /* The option as typed: after one that took a value, optind is past the value. */
-    g->name = argv[optind - 1];
+    /* The option as typed: after one that took a value, optind is past the value. A long one
+     * (also one refused) is the argument it read this call, before optind; a short one is its
+     * letter: optind stays on a cluster (-fv) until its last letter, so argv[optind - 1] may be
+     * an argument before it, or a non-option that getopt skipped. */
     g->idx = ch != '?' && ch != ':' ? idx : -1;
+    if (g->idx >= 0 ||
+        (optind - 1 >= first && strncmp(argv[optind - 1], "--", 2) == 0 && argv[optind - 1][2])) {
+        g->name = argv[optind - 1];
+    } else {
+        int c = ch == '?' || ch == ':' ? optopt : ch;
+        snprintf(g->shortname, sizeof(g->shortname), "-%c", c > 0 && c < 127 ? c : '?');
+        g->name = g->shortname;
+    }
     if (g->idx >= 0) {
         snprintf(g->longname, sizeof(g->longname), "--%s", g->opts[g->idx].name);
         g->name = g->longname;

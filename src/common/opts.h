@@ -30,7 +30,8 @@ struct hn_opts {
     const char *shorts; /* getopt's option string: ":h" unless the caller sets another */
     const char *name;   /* the option as typed, valid until the next call */
     char longname[64];
-    int idx; /* index in opts of the long option returned, -1 when none */
+    char shortname[3]; /* "-f": a short option, named by its letter */
+    int idx;           /* index in opts of the long option returned, -1 when none */
     int saved_opterr;
     const char *given[128]; /* given[i]: opts[i]'s value (in argv) once given, else NULL */
 };

@@ -627,6 +627,15 @@ static unsigned rank_cap(const struct hn_brain *b, struct job *j)
     return j->cap;
 }
 
+/* The brain was told of now. js->now is the latest such time: a report received late (an
+ * agent's backlog keeps its frames' times, up to an hour back) does not take the views' clock
+ * (wall time, the wait shown lost so far) back. */
+static void told(struct hn_jobs *js, double now)
+{
+    if (now > js->now)
+        js->now = now;
+}
+
 /* ---- accounting ---- */
 
 /* Charges seconds of the job's wall time to cause (a negative amount gives time back), and
@@ -1655,7 +1664,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         (!s->pause && (!(s->seconds >= 0) || !isfinite(s->seconds))) || s->pause < 0 ||
         s->rank >= (int64_t)RANKS_MAX || s->world > (int64_t)RANKS_MAX)
         return -EINVAL;
-    js->now = now;
+    told(js, now);
     /* Who may report (docs/steps.md, may_report): the job's owner, root and step-trusted-uids.
      * The uid is the kernel's word (the agent's SO_PASSCRED); unknown for an older agent. The
      * owner is the latest poll's, else the one a poll gave before (a job that ended, or waits
@@ -1844,7 +1853,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
     js->sched_poll = now;
     js->sched_lists = 1;
     js->sched_gen++;
-    js->now = now;
+    told(js, now);
     if (!job || !job[0])
         return;
     int i = find_job(js, job);
@@ -1865,7 +1874,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     struct hn_jobs *js = b->jobs;
     js->sched_poll = now;
     js->sched_lists = 1;
-    js->now = now;
+    told(js, now);
     int i = find_job(js, job);
     if (i < 0)
         return;
@@ -2292,7 +2301,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
 void hb_jobs_tick(struct hn_brain *b, double now)
 {
     struct hn_jobs *js = b->jobs;
-    js->now = now;
+    told(js, now);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
         if (j->l.ended)

@@ -613,6 +613,11 @@ static void test_args(void **unused)
 
     expect_usage("unknown option '--bogus'", "nodes", "--bogus", NULL);
     expect_usage("unknown option '-x'", "status", "-x", NULL);
+    /* A short option in a cluster is named by its letter, not by the argument before the
+     * cluster (glibc's optind stays on a cluster until its last letter). */
+    expect_usage("houston status: unknown option '-x' (try", "status", "-xh", NULL);
+    expect_usage("houston nodes: unknown option '-x' (try", "nodes", "--json", "-xh", NULL);
+    expect_usage("houston nodes: unknown option '-x' (try", "nodes", "--state=ready", "-x", NULL);
     expect_usage("unexpected argument 'extra'", "status", "extra", NULL);
     expect_usage("unexpected argument 'n2'", "drain", "n1", "n2", "--reason", "r", NULL);
     expect_usage("--state needs a value", "nodes", "--state", NULL);

@@ -1381,6 +1381,39 @@ static double failed_and_requeued(struct hn_brain *b, const char *id)
     return t;
 }
 
+/* A report received late (an agent's backlog after an outage: its frames keep the time they
+ * were collected, up to an hour back) says nothing of the time now: the wait a restarting job
+ * shows lost so far, and its wall time, do not go back with it. */
+static void late_report_does_not_take_back_a_wait_shown(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    double t = failed_and_requeued(b, "rq");
+    assert_int_equal(wait_listed_waiting(b, "rq", t, 3600, HN_WAIT_QUEUED), 0);
+    struct hn_job_view v;
+    job_view(b, "rq", &v);
+    assert_string_equal(v.state, "restarting");
+    double lost = v.l.lost_s[HN_LOSS_FAILURE], gpu_h = v.lost_gpu_h[HN_LOSS_FAILURE],
+           wall = v.wall_s;
+    assert_true(lost > 3600);
+    /* n3's agent delivers its backlog: a step of another job collected 50 minutes ago, then one
+     * of rq's interrupted run. */
+    struct hn_step_in in = report("bk", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, t + 600, 2, &in), 0);
+    job_view(b, "rq", &v);
+    print_message("lost to the failure: %.0f s shown, %.0f s after a late report\n", lost,
+                  v.l.lost_s[HN_LOSS_FAILURE]);
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] >= lost);
+    assert_true(v.lost_gpu_h[HN_LOSS_FAILURE] >= gpu_h);
+    assert_true(v.wall_s >= wall);
+    in = report("rq", 0, 8, 20, 2.0);
+    (void)hn_brain_step(b, t - 1, 0, &in);
+    job_view(b, "rq", &v);
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] >= lost);
+    assert_true(v.wall_s >= wall);
+    hn_brain_free(b);
+}
+
 /* A job requeued after a failure is watched until its next run steps: waiting in the queue
  * is no hang however long; running again without a step for hang-pause-max (a start that
  * hangs: a bad node of the new allocation, a stuck rendezvous) is one, requeued again, and
@@ -1411,6 +1444,11 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     /* It runs again from t + 10 but sends no step: a hang after 2,700 s, and requeued. */
     requeues_seen = 0;
     assert_int_equal(wait_as(b, "rq", t, 2700, NULL, NULL), 0);
+    /* Until the hang is found, the whole wait is shown lost to the failure; the hang then
+     * takes the time from the start on (docs/jobs.md): the failure's figure goes down. */
+    job_view(b, "rq", &v);
+    double before_hang = v.l.lost_s[HN_LOSS_FAILURE];
+    assert_true(before_hang > 3600 + 2700);
     assert_int_equal(wait_as(b, "rq", t + 2700, 20, NULL, NULL), 1);
     assert_non_null(strstr(last_hang, "runs again"));
     assert_int_equal(requeues_seen, 1);
@@ -3929,6 +3967,7 @@ int main(void)
         cmocka_unit_test(hang_needs_its_agents_heard),
         cmocka_unit_test(collective_hang_blames_the_idle_node),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
+        cmocka_unit_test(late_report_does_not_take_back_a_wait_shown),
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
