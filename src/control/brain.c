@@ -390,6 +390,21 @@ int hn_brain_restore_node(struct hn_brain *b, int node, enum hn_node_state state
     return 0;
 }
 
+int hn_brain_restore_removal(struct hn_brain *b, int node, double removed_at, double removed_from,
+                             int cause)
+{
+    if (node < 0 || (size_t)node >= b->nnodes || cause < 0 || cause >= HN_LOSS_NCAUSES ||
+        !isfinite(removed_at) || !isfinite(removed_from))
+        return -EINVAL;
+    struct node *n = &b->nodes[node];
+    n->removed_at = removed_at;
+    n->removed_from = removed_from;
+    n->removed_cause = (enum hn_loss_cause)cause;
+    /* No scheduler input of this controller's is the one the removal went by. */
+    n->removed_gen = UINT64_MAX;
+    return 0;
+}
+
 void hn_brain_set_next_action_id(struct hn_brain *b, uint64_t next)
 {
     if (next > b->next_action)
@@ -433,6 +448,9 @@ int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *
     out->held = n->held;
     out->since = n->since;
     hn_strlcpy(out->reason, n->reason, sizeof(out->reason));
+    out->removed_at = n->removed_at;
+    out->removed_from = n->removed_from;
+    out->removed_cause = (int)n->removed_cause;
     return 0;
 }
 

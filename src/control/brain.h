@@ -183,6 +183,11 @@ int hn_brain_find_node(const struct hn_brain *b, const char *name);
 /* Restores what the store saved about a node after a controller restart (control/store.h). */
 int hn_brain_restore_node(struct hn_brain *b, int node, enum hn_node_state state,
                           int drained_by_houston, int held, double since, const char *reason);
+/* Restores the node's last removal (hn_node_view's removed_*). The scheduler's list of its jobs
+ * then is not known: a job first heard from it in that window is requeued (the executor does so
+ * only if the scheduler still runs it there). -EINVAL for no such node or a bad cause. */
+int hn_brain_restore_removal(struct hn_brain *b, int node, double removed_at, double removed_from,
+                             int cause);
 /* Action ids continue after the last one stored, so they stay unique across restarts. */
 void hn_brain_set_next_action_id(struct hn_brain *b, uint64_t next);
 size_t hn_brain_node_count(const struct hn_brain *b);
@@ -195,6 +200,12 @@ struct hn_node_view {
     int held;                   /* a removal waits for an operator */
     double since;               /* time of the last transition */
     char reason[HN_DETAIL_MAX]; /* detail of the finding that caused the last transition */
+    /* When houston last took it out of service (0: never), the collection time of its agent's
+     * frame before the last then, and why (enum hn_loss_cause): a job first heard from the
+     * node after that, in a report received between the two, ran there and is requeued
+     * (docs/jobs.md, "Interruptions"). Saved, so that this holds across a controller restart. */
+    double removed_at, removed_from;
+    int removed_cause;
 };
 int hn_brain_node_view(const struct hn_brain *b, int node, struct hn_node_view *out);
 

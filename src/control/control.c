@@ -121,6 +121,10 @@ static int restore_node(void *ctx, const struct hn_store_node *sn)
         return 0;
     hn_brain_restore_node(c->brain, i, sn->state, sn->drained_by_houston, sn->held, sn->since,
                           sn->reason);
+    if (sn->removed_at > 0 && hn_brain_restore_removal(c->brain, i, sn->removed_at,
+                                                       sn->removed_from, sn->removed_cause) != 0)
+        hn_warn("store: node %s: its last removal (cause %d) is not valid; left out", sn->name,
+                sn->removed_cause);
     return 0;
 }
 

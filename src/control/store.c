@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      9
+#define SCHEMA_VERSION      10
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -102,6 +102,11 @@ static const char *const migrations[SCHEMA_VERSION] = {
     " gpu_hang = lost_hang * ranks, gpu_operator = lost_operator * ranks,"
     " gpu_other = lost_other * ranks;"
     "ALTER TABLE jobs ADD COLUMN ranks_high INTEGER NOT NULL DEFAULT 0;",
+    /* 9 -> 10: a node's last removal by houston (time, its agent's frame before, the cause),
+     * so that a job first heard from it after a controller restart is still requeued. */
+    "ALTER TABLE nodes ADD COLUMN removed_at REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE nodes ADD COLUMN removed_from REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE nodes ADD COLUMN removed_cause INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -143,11 +148,14 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_ACTION] = "INSERT INTO actions (id, event_id, kind, node, job, reason, time)"
                   " VALUES (?, ?, ?, ?, ?, ?, ?)",
     [ST_NODE] = "INSERT INTO nodes (name, rack, sku, state, gpus_expected, drained_by_houston,"
-                " held, since, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " held, since, reason, removed_at, removed_from, removed_cause)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET rack = excluded.rack, sku = excluded.sku,"
                 " state = excluded.state, gpus_expected = excluded.gpus_expected,"
                 " drained_by_houston = excluded.drained_by_houston, held = excluded.held,"
-                " since = excluded.since, reason = excluded.reason",
+                " since = excluded.since, reason = excluded.reason,"
+                " removed_at = excluded.removed_at, removed_from = excluded.removed_from,"
+                " removed_cause = excluded.removed_cause",
     [ST_FRAME_GET] = "SELECT seq FROM frames WHERE node = ? AND boot_id = ?",
     /* The update happens only when the new seq is above the stored one as unsigned numbers:
      * with equal signs the signed order is the unsigned one, otherwise the negative (top bit
@@ -548,6 +556,9 @@ int hn_store_put_node(struct hn_store *s, const struct hn_node_view *v)
     bind_int(&b, v->held != 0);
     bind_double(&b, v->since);
     bind_text(&b, v->reason, sizeof(v->reason));
+    bind_double(&b, v->removed_at);
+    bind_double(&b, v->removed_from);
+    bind_int(&b, v->removed_cause);
     return run(s, ST_NODE, &b, "put_node");
 }
 
@@ -705,7 +716,8 @@ uint64_t hn_store_max_action_id(struct hn_store *s)
 int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx)
 {
     static const char sql[] = "SELECT name, rack, sku, state, gpus_expected, drained_by_houston,"
-                              " held, since, reason FROM nodes ORDER BY rowid";
+                              " held, since, reason, removed_at, removed_from, removed_cause"
+                              " FROM nodes ORDER BY rowid";
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK)
@@ -720,6 +732,9 @@ int hn_store_load_nodes(struct hn_store *s, hn_store_node_fn fn, void *ctx)
             .held = sqlite3_column_int(st, 6) != 0,
             .since = sqlite3_column_double(st, 7),
             .reason = col_str(st, 8),
+            .removed_at = sqlite3_column_double(st, 9),
+            .removed_from = sqlite3_column_double(st, 10),
+            .removed_cause = sqlite3_column_int(st, 11),
         };
         int64_t gpus = sqlite3_column_int64(st, 4);
         const char *state = col_text(st, 3);

@@ -85,6 +85,8 @@ struct hn_store_node {
     int held;
     double since;
     const char *reason;
+    double removed_at, removed_from; /* its last removal by houston (hn_node_view) */
+    int removed_cause;
 };
 typedef int (*hn_store_node_fn)(void *ctx, const struct hn_store_node *n);
 /* Calls fn for each saved node, in the order they were first saved. fn must not save nodes. */

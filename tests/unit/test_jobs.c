@@ -1260,6 +1260,63 @@ static void step_on_n2(struct hn_brain *b, double at, const char *id, uint64_t s
     }
 }
 
+/* job_first_heard_after_its_node_failed_is_requeued across a controller restart between the
+ * removal and the job's first reports (an agent's frame delivered after the restart): the
+ * node's last removal is saved with it (hn_node_view's removed_*, schema 10) and restored, so
+ * the job is still interrupted and requeued. Before, the removal's time was lost with the
+ * restart and the job ran on as if nothing had happened. */
+static void job_first_heard_after_a_restore_is_requeued(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    assert_int_equal(hn_brain_node_heard(b, 990.5, 1, 990, 1), 0);
+    assert_int_equal(hn_brain_node_heard(b, 1000, 1, 999, 1), 0);
+    hn_brain_xid(b, 1000, 1, 0, 79);
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 1); /* drain n2 */
+    struct hn_node_view nv;
+    assert_int_equal(hn_brain_node_view(b, 1, &nv), 0);
+    assert_true(nv.removed_at == 1000 && nv.removed_from == 990);
+    assert_int_equal(nv.removed_cause, HN_LOSS_FAILURE);
+    hn_brain_free(b);
+
+    for (int restored = 0; restored < 2; restored++) {
+        b = fleet(2);
+        assert_int_equal(hn_brain_restore_node(b, 1, nv.state, nv.drained_by_houston, nv.held,
+                                               nv.since, nv.reason),
+                         0);
+        if (restored)
+            assert_int_equal(
+                hn_brain_restore_removal(b, 1, nv.removed_at, nv.removed_from, nv.removed_cause),
+                0);
+        step_on_n2(b, 989, "backlog", 1); /* before the frame at 990: not the node's */
+        step_on_n2(b, 999.5, "late", 1);
+        struct hn_out o;
+        int requeues = find_output(b, HN_OUT_ACTION, NULL, &o);
+        struct hn_job_view v;
+        job_view(b, "late", &v);
+        print_message("%s: %d requeue(s), job late %s\n", restored ? "removal restored" : "not",
+                      requeues, v.state);
+        if (!restored) { /* what a restart without the saved removal does */
+            assert_int_equal(requeues, 0);
+            assert_string_equal(v.state, "running");
+        } else {
+            assert_int_equal(requeues, 1);
+            assert_int_equal(o.action.kind, HN_ACT_REQUEUE);
+            assert_string_equal(o.action.job, "late");
+            assert_string_equal(o.action.node, "n2");
+            assert_string_equal(v.state, "restarting");
+            assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 0);
+        }
+        job_view(b, "backlog", &v);
+        assert_string_equal(v.state, "running");
+        hn_brain_free(b);
+    }
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_removal(b, 1, 1000, 990, HN_LOSS_NCAUSES), -EINVAL);
+    assert_int_equal(hn_brain_restore_removal(b, 2, 1000, 990, HN_LOSS_FAILURE), -EINVAL);
+    hn_brain_free(b);
+}
+
 /* A job houston did not know ran on a node when a fault took the node out (its first reports
  * came in the same frame as the fault, after it in the controller's order, or the scheduler's
  * poll had not listed it yet): its reports received on the node before the removal, and after
@@ -3945,6 +4002,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(job_first_heard_after_its_node_failed_is_requeued),
+        cmocka_unit_test(job_first_heard_after_a_restore_is_requeued),
         cmocka_unit_test(unheard_ranks_of_a_drained_job_wait_for_the_scheduler),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),

@@ -134,7 +134,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -184,9 +184,19 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 9 back to 8 (GPU time lost by cause). */
+/* Takes a database of schema 10 back to 9 (a node's last removal). */
+static void drop_removal_columns(const char *path)
+{
+    char text[64];
+    raw_query(path, "ALTER TABLE nodes DROP COLUMN removed_at", text, sizeof(text));
+    raw_query(path, "ALTER TABLE nodes DROP COLUMN removed_from", text, sizeof(text));
+    raw_query(path, "ALTER TABLE nodes DROP COLUMN removed_cause", text, sizeof(text));
+}
+
+/* Takes a database of schema 10 back to 8 (also GPU time lost by cause). */
 static void drop_gpu_columns(const char *path)
 {
+    drop_removal_columns(path);
     static const char *const col[] = {"gpu_failure", "gpu_straggler", "gpu_hang", "gpu_operator",
                                       "gpu_other"};
     char text[64], sql[128];
@@ -197,7 +207,7 @@ static void drop_gpu_columns(const char *path)
     raw_query(path, "ALTER TABLE jobs DROP COLUMN ranks_high", text, sizeof(text));
 }
 
-/* Takes a database of schema 9 back to 7 (also a job's work since its checkpoint, the end of
+/* Takes a database of schema 10 back to 7 (also a job's work since its checkpoint, the end of
  * the wait of one that ended waiting). */
 static void drop_ckpt_columns(const char *path)
 {
@@ -208,7 +218,7 @@ static void drop_ckpt_columns(const char *path)
     raw_query(path, "ALTER TABLE jobs DROP COLUMN ended_at", text, sizeof(text));
 }
 
-/* Takes a database of schema 9 back to 6 (also when a boot's last frame came). */
+/* Takes a database of schema 10 back to 6 (also when a boot's last frame came). */
 static void drop_frame_time(const char *path)
 {
     char text[64];
@@ -216,7 +226,7 @@ static void drop_frame_time(const char *path)
     raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
 }
 
-/* Takes a database of schema 9 back to 5 (also the columns of a hung job, and of a failed
+/* Takes a database of schema 10 back to 5 (also the columns of a hung job, and of a failed
  * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
@@ -228,7 +238,7 @@ static void drop_hung_columns(const char *path)
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
-/* Takes a database of schema 9 back to 4 (also the columns of a job waiting for its next run). */
+/* Takes a database of schema 10 back to 4 (also the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
@@ -337,7 +347,7 @@ static void test_jobs(void **state)
     assert_true(got[1].since_ckpt_s == 120.25 && got[1].ended == 1);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
 
     /* A database of schema 7 (before the work since a checkpoint was saved) keeps its jobs,
      * with none. */
@@ -350,7 +360,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pending == 1 && got[0].hung == 1);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
 
     /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     drop_hung_columns(path);
@@ -362,7 +372,7 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
@@ -378,7 +388,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     drop_frame_time(path);
@@ -393,7 +403,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
     hn_store_close(s);
 }
 
@@ -518,7 +528,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
     hn_store_close(s);
 }
 
@@ -721,10 +731,14 @@ struct node_list {
 static int collect_node(void *ctx, const struct hn_store_node *n)
 {
     struct node_list *l = ctx;
+    char removed[96] = "";
+    if (n->removed_at > 0)
+        snprintf(removed, sizeof(removed), " removed=%.1f from=%.1f cause=%d", n->removed_at,
+                 n->removed_from, n->removed_cause);
     int w = snprintf(l->text + l->len, sizeof(l->text) - l->len,
-                     "%s %s %s %s gpus=%u drained=%d held=%d since=%.1f reason=%s\n", n->name,
+                     "%s %s %s %s gpus=%u drained=%d held=%d since=%.1f reason=%s%s\n", n->name,
                      n->rack, n->sku, hn_node_state_name(n->state), n->gpus_expected,
-                     n->drained_by_houston, n->held, n->since, n->reason);
+                     n->drained_by_houston, n->held, n->since, n->reason, removed);
     if (w > 0 && (size_t)w < sizeof(l->text) - l->len)
         l->len += (size_t)w;
     l->count++;
@@ -754,6 +768,9 @@ static void test_nodes(void **state)
     v[0].state = HN_NODE_DRAINING;
     v[0].drained_by_houston = 1;
     v[0].since = 30;
+    v[0].removed_at = 30;
+    v[0].removed_from = 19.5;
+    v[0].removed_cause = HN_LOSS_OPERATOR;
     hn_strlcpy(v[0].reason, "xid 79", sizeof(v[0].reason));
     assert_int_equal(hn_store_put_node(s, &v[0]), 0);
     assert_int_equal(hn_store_commit(s), 0);
@@ -761,7 +778,8 @@ static void test_nodes(void **state)
     struct node_list l = {.len = 0};
     assert_int_equal(hn_store_load_nodes(s, collect_node, &l), 0);
     assert_string_equal(
-        l.text, "n1 r1 H100 draining gpus=8 drained=1 held=0 since=30.0 reason=xid 79\n"
+        l.text, "n1 r1 H100 draining gpus=8 drained=1 held=0 since=30.0 reason=xid 79 removed=30.0 "
+                "from=19.5 cause=3\n"
                 "n2 r1 H100 suspect gpus=8 drained=0 held=1 since=12.5 reason=guard: 1 of 4\n"
                 "n3 r2 GB200 new gpus=4 drained=0 held=0 since=0.0 reason=\n");
 
@@ -771,6 +789,24 @@ static void test_nodes(void **state)
 
     struct hn_node_view bad = {.name = ""};
     assert_int_equal(hn_store_put_node(s, &bad), -EINVAL);
+    hn_store_close(s);
+
+    /* A database of schema 9 (before a node's last removal was saved) keeps its nodes, none
+     * removed. */
+    char path[PATH_MAX], text[64];
+    db_path(path, sizeof(path), "nodes");
+    s = open_ok(path);
+    assert_int_equal(hn_store_begin(s), 0);
+    assert_int_equal(hn_store_put_node(s, &v[0]), 0);
+    assert_int_equal(hn_store_commit(s), 0);
+    hn_store_close(s);
+    drop_removal_columns(path);
+    raw_query(path, "PRAGMA user_version = 9", text, sizeof(text));
+    s = open_ok(path);
+    struct node_list old = {.len = 0};
+    assert_int_equal(hn_store_load_nodes(s, collect_node, &old), 0);
+    assert_string_equal(old.text,
+                        "n1 r1 H100 draining gpus=8 drained=1 held=0 since=30.0 reason=xid 79\n");
     hn_store_close(s);
 }
 
@@ -807,7 +843,7 @@ static void test_frames_prune(void **state)
     double before = hn_wall_s();
     s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "9");
+    assert_string_equal(text, "10");
     raw_query(path, "SELECT time FROM frames", text, sizeof(text));
     double t = strtod(text, NULL);
     assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
