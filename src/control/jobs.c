@@ -100,6 +100,8 @@ struct job {
     unsigned nrecent, recent_at;
     double gaps[RECENT]; /* waits between advances of the step (reports may be sparse) */
     unsigned ngaps, gaps_at;
+    int run_gaps; /* this run has a wait of gaps[]: its own rhythm is known (hang_limit) */
+    int advanced; /* this run's first report advanced it (progress; step 0 too) */
     /* Its highest step since this controller knew it (restored: from 0), which a hang waits
      * on; a run Slurm restarted from a checkpoint while the controller was away advances it
      * below the ledger's step. */
@@ -746,6 +748,8 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->front = j->l.step;
     j->last_progress = now - seconds;
     j->watched = 0;
+    j->advanced = 0; /* this step counts as progress, also at step 0 */
+    j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
     clear_rows(j);
     hn_strag_free(j->strag);
     j->strag = NULL;
@@ -1421,7 +1425,10 @@ static double rank_seconds(const struct hn_step_in *s)
 /* `unbroken`: the reporting node's frames came without a break since the last progress. */
 static void progress(struct job *j, double now, const struct hn_step_in *s, int unbroken)
 {
-    if (s->step <= j->front)
+    /* The first report of a run is progress even at step 0 (a loop that counts from 0): front
+     * and l.step start at 0, and a job whose only report is step 0 would never be checked for
+     * hangs. */
+    if (s->step <= j->front && j->advanced)
         return;
     if (j->last_progress > 0 && j->watched) {
         /* A wait the job came back from (a checkpoint save, an evaluation) is its own to
@@ -1440,16 +1447,17 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         if (learn && gap > rhythm)
             rhythm = gap;
         if (isfinite(rhythm)) {
+            j->run_gaps = 1;
             j->gaps[j->gaps_at] = rhythm;
             j->gaps_at = (j->gaps_at + 1) % RECENT;
             if (j->ngaps < RECENT)
                 j->ngaps++;
         }
     }
-    if (s->step > j->l.step) {
+    if (s->step > j->l.step || !j->advanced) {
         double add = s->seconds;
         if (j->last_progress > 0) {
-            uint64_t steps = s->step - j->l.step;
+            uint64_t steps = s->step > j->l.step ? s->step - j->l.step : 1;
             add = fmin((double)steps * s->seconds, now - j->last_progress);
             if (add < 0)
                 add = 0;
@@ -1466,6 +1474,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         j->l.step = s->step;
     }
     j->front = s->step;
+    j->advanced = 1;
     j->last_progress = fmax(j->last_progress, now); /* agents' clocks differ a little */
     j->l.hung = 0;
     j->watched = 1;
@@ -2116,9 +2125,10 @@ static double hang_limit(const struct hn_brain *b, const struct job *j)
 {
     double typ = typical_gap(j);
     double limit = fmax(b->cfg.hang_min_s, isnan(typ) ? 0 : b->cfg.hang_k * typ);
-    /* Until it advanced twice under watch, its rhythm is unknown (one report per log
-     * interval?): the longest a pause may make the limit. */
-    double pause = j->ngaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
+    /* Until this run advanced twice under watch, its rhythm is unknown (one report per log
+     * interval?) and its first steps may be slow (compilation, warm-up, as the first run's
+     * were): the longest a pause may make the limit. */
+    double pause = j->run_gaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
     /* A pause the job declared (a checkpoint save) may last the longest a pause may. */
     if (j->pause)
         pause = b->cfg.hang_pause_max_s;
@@ -2533,11 +2543,14 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
             j->l.lost_gpu_s[c] = j->l.lost_s[c] * ranks;
     }
     j->last_progress = l->last_report;
+    j->advanced = 1; /* it waits past its saved step (waited_step), not on a first report */
     j->restored_at = l->last_report; /* what came before is the run it restores, or older */
     j->l.ranks_high = l->ranks_high > ranks && l->ranks_high <= RANKS_MAX ? l->ranks_high : ranks;
     /* Waiting for its next run when the controller stopped: it still is (the time since its
-     * last progress goes to the same cause; nothing to correct, the charge is not known). */
-    j->l.pending = l->pending != 0 && !l->ended;
+     * last progress goes to the same cause; nothing to correct, the charge is not known). Also
+     * when it ended so waiting: a poll that missed it and a later one that lists it again
+     * (relisted), or its next run's first step, go on with that wait as without a restart. */
+    j->l.pending = l->pending != 0;
     /* Hung, and left alone after hangs at start, only while it waits for its next run. */
     j->l.hung = j->l.pending && l->hung;
     j->l.restart_hangs = j->l.pending ? l->restart_hangs : 0;

@@ -2008,6 +2008,29 @@ static void restored_restarting_job_stays_so(void **state)
     assert_int_equal(wait_as(b, "ms", t + 2705, 30, NULL, NULL), 1);
     hn_brain_free(b);
 
+    /* The same with a controller restart in between: its saved ledger still waits for its next
+     * run. Before, the restore dropped that: the job stayed "ended" while the scheduler ran it,
+     * unwatched, and the wait until its next run's first step was charged to no cause. */
+    b = fleet(2);
+    t = failed_and_requeued(b, "mr");
+    for (int n = 0; n < 2; n++)
+        hn_brain_node_job(b, t + 5, n, "");
+    hn_brain_tick(b, t + 5);
+    struct hn_job_ledger gone = *ledger_of(b, "mr");
+    assert_true(gone.ended && gone.pending);
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &gone), 0);
+    assert_int_equal(wait_as(b, "mr", t + 5, 2700, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "mr", t + 2705, 30, NULL, NULL), 1);
+    assert_non_null(strstr(last_hang, "runs again"));
+    run_steps(b, "mr", t + 3000, 21, 22);
+    job_view(b, "mr", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 2);
+    assert_true(v.l.lost_s[HN_LOSS_FAILURE] + v.l.lost_s[HN_LOSS_HANG] > 2990);
+    hn_brain_free(b);
+
     /* A job left alone after three hangs at start stays hung and left alone across a restart
      * (before, the count was not saved: it was requeued twice more after each restart). */
     b = fleet(2);
@@ -2774,6 +2797,55 @@ static void pause_notices_that_do_not_last(void **state)
     assert_int_equal(hn_brain_step(b, t + 202, 0, &p), 0);
     job_view(b, "f4", &v);
     assert_non_null(v.pause);
+    hn_brain_free(b);
+}
+
+/* A loop that counts its steps from 0: its first report, step 0, is progress as any job's
+ * first report is (its time productive, its step time known), and a job that never gets past
+ * it is hung once its limit has passed. Before, step 0 was no progress: such a job was never
+ * checked for hangs (no time without progress), and that step's time was not counted. */
+static void job_counting_from_step_0_can_hang(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "z0", 10, 0, 0);
+    struct hn_job_view v;
+    job_view(b, "z0", &v);
+    assert_true(v.l.productive_s == 2 && v.step_seconds == 2);
+    assert_true(v.no_progress_s == 0 && v.hang_limit_s == 2700);
+    assert_int_equal(wait_without_progress(b, "z0", t, 2690, 1), 0);
+    assert_int_equal(wait_without_progress(b, "z0", t + 2690, 20, 1), 1);
+    job_view(b, "z0", &v);
+    assert_string_equal(v.state, "hung");
+    /* Its next run starts from step 0 again (no checkpoint): that step is progress too. */
+    run_steps(b, "z0", t + 3000, 0, 0);
+    job_view(b, "z0", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.l.productive_s == 2 && v.no_progress_s == 0);
+    hn_brain_free(b);
+}
+
+/* A new run's first steps are a start's, as a new job's are (compilation, warm-up): until the
+ * run has advanced twice under watch its limit is hang-pause-max, whatever rhythm its earlier
+ * runs had. Before, a requeued job whose new run took 10 minutes over its second step (a
+ * recompilation) was hung after 120 s and requeued, and so at every run. */
+static void new_run_starts_with_the_longest_limit(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = failed_and_requeued(b, "nr"); /* steps of 2 s: a limit of 120 s */
+    assert_int_equal(wait_listed_waiting(b, "nr", t, 60, HN_WAIT_QUEUED), 0);
+    t = run_steps(b, "nr", t + 100, 21, 21);
+    struct hn_job_view v;
+    job_view(b, "nr", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.hang_limit_s == 2700);
+    assert_int_equal(wait_without_progress(b, "nr", t, 600, 1), 0);
+    t = run_steps(b, "nr", t + 608, 22, 30);
+    job_view(b, "nr", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(v.l.interruptions, 1);
+    assert_true(v.l.pause_s == 610 && v.hang_limit_s == 1830); /* its rhythm from then on */
     hn_brain_free(b);
 }
 
@@ -4046,6 +4118,8 @@ int main(void)
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(unwatched_waits_are_not_learned),
+        cmocka_unit_test(job_counting_from_step_0_can_hang),
+        cmocka_unit_test(new_run_starts_with_the_longest_limit),
         cmocka_unit_test(declared_pause_is_allowed_up_to_pause_max),
         cmocka_unit_test(pause_notices_that_do_not_last),
         cmocka_unit_test(job_that_ends_is_not_a_hang),
