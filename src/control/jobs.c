@@ -2239,6 +2239,13 @@ void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, cons
  * (a node it names made suspect): a loop of requeues helps nobody. A job whose requeue failed
  * never left its nodes: it is no new run.
  */
+/* The limit on a restart's wait for its first step (restart_watch): as long as any wait of the
+ * job, since a job whose log shows a step an hour has that. */
+static double restart_limit(const struct hn_brain *b, const struct job *j)
+{
+    return fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
+}
+
 static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
@@ -2247,8 +2254,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         j->l.requeue_failed)
         return;
     double since = j->run_listed;
-    /* As long as any wait of the job: a job whose log shows a step an hour has that. */
-    double limit = fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
+    double limit = restart_limit(b, j);
     if (now - since <= limit)
         return;
     struct node *any = NULL;
@@ -2423,7 +2429,11 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->step_seconds = typical_step(j);
     /* Only a job the scheduler lists is checked for hangs. */
     int checked = !j->l.ended && j->sched_seen >= 0 && !(j->sched_waiting && !j->l.pending);
-    out->hang_limit_s = checked ? hang_limit(b, j) : NAN;
+    /* A restart waits for its first step under restart_watch's limit; a job whose requeue
+     * failed runs on under the usual one. */
+    out->hang_limit_s = !checked                               ? NAN
+                        : j->l.pending && !j->l.requeue_failed ? restart_limit(b, j)
+                                                               : hang_limit(b, j);
     out->no_progress_s = checked && !j->l.pending && !j->sched_waiting && j->last_progress > 0
                              ? fmax(0, now - fmax(j->last_progress, j->ran_again))
                              : NAN;

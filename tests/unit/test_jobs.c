@@ -1497,6 +1497,8 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
     assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] - v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600) <
                 1e-9);
+    /* Its limit is the restart's (hang-pause-max), not its running rhythm's 120 s. */
+    assert_true(v.hang_limit_s == 2700);
     t += 3600;
     /* It runs again from t + 10 but sends no step: a hang after 2,700 s, and requeued. */
     requeues_seen = 0;
