@@ -1589,7 +1589,10 @@ static uint64_t waited_step(const struct job *j)
  * from a rank of the run before (a delayed frame) or beyond its ranks. */
 static void pause_notice(struct job *j, double now, unsigned rank, const struct hn_step_in *s)
 {
-    if (!j || j->l.ended || j->l.pending || s->step < waited_step(j) || rank >= j->l.ranks)
+    /* A job waiting for its next run has no pause of its own, unless its requeue failed: it
+     * runs on where it is (hb_jobs_tick), and may save a checkpoint. */
+    if (!j || j->l.ended || (j->l.pending && !(j->l.requeue_failed && !j->l.hung)) ||
+        s->step < waited_step(j) || rank >= j->l.ranks)
         return;
     const struct rank_st *r = &j->ranks[rank];
     /* Of a rank last heard in the run before, or received before this run began (a notice of

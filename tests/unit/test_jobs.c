@@ -2678,6 +2678,38 @@ static struct hn_step_in pause_in(const char *job, int rank, uint64_t step, int 
     return s;
 }
 
+/* A job whose requeue failed runs on where it is, and may announce a checkpoint save as any
+ * running job: the notice is taken (a 600 s save is no hang). Before, every notice of a job
+ * waiting for its next run was ignored, so the save was a hang at 120 s. */
+static void refused_requeue_job_may_announce_a_save(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "ns", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+    }
+    struct hn_step_in p = pause_in("ns", 0, 20, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
+    struct hn_job_view v;
+    job_view(b, "ns", &v);
+    assert_non_null(v.pause);
+    assert_string_equal(v.pause, "checkpoint");
+    assert_true(v.hang_limit_s == 2700);
+    assert_int_equal(wait_as(b, "ns", t + 30, 600, NULL, NULL), 0);
+    job_view(b, "ns", &v);
+    assert_string_equal(v.state, "restarting"); /* requeue_failed: runs on, not hung */
+    assert_int_equal(v.l.requeue_failed, 1);
+    run_steps(b, "ns", t + 640, 21, 22); /* back from the save */
+    job_view(b, "ns", &v);
+    assert_string_equal(v.state, "running");
+    assert_null(v.pause);
+    hn_brain_free(b);
+}
+
 /* A job that says it is saving a checkpoint may pause up to hang-pause-max (2,700 s), even
  * the first time (nothing learned yet); a save that never ends is still a hang, and says it
  * was one. The next step ends the pause; late notices and ones for unknown jobs change
@@ -4103,6 +4135,7 @@ int main(void)
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
+        cmocka_unit_test(refused_requeue_job_may_announce_a_save),
         cmocka_unit_test(hang_requeue_goes_by_a_node_of_the_job),
         cmocka_unit_test(job_table_keeps_jobs_max),
         cmocka_unit_test(restored_restarting_job_stays_so),
