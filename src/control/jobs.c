@@ -1439,8 +1439,13 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
          * the limit between its pauses stays its steps' own. */
         double gap = now - j->last_progress;
         int learn = unbroken && !j->pause;
-        if (learn && gap > j->l.pause_s)
-            j->l.pause_s = gap;
+        /* Less the steps in between but the last, by its time: a wait over many steps whose
+         * reports were lost (a full queue) or left out (a log interval) is their work. */
+        double pause = fmax(0, gap - (double)(s->step - j->front - 1) * s->seconds);
+        if (s->step <= j->front) /* a run's first report at a step not past front */
+            pause = gap;
+        if (learn && pause > j->l.pause_s)
+            j->l.pause_s = pause;
         /* The rhythm of its reports: what the steps since the last one took (a report per
          * log interval of many steps), or the wait itself when houston watched it. */
         double rhythm = (double)(s->step - j->front) * s->seconds;

@@ -2669,6 +2669,18 @@ static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
         assert_true(v.hang_limit_s == cfgs[c].want);
         hn_brain_free(b);
     }
+
+    /* Reports of 29 steps lost (the agent's queue was full) while the job stepped on: the 60 s
+     * to the next report is those steps' work, not a pause to allow for (before, 60 s were
+     * learned and the limit went to 180 s). */
+    b = fleet(2);
+    t = run_steps(b, "p2", 0, 1, 20);
+    t = run_steps(b, "p2", t + 58, 50, 60);
+    job_view(b, "p2", &v);
+    print_message("after 29 steps unreported: pause %.0f s, limit %.0f s\n", v.l.pause_s,
+                  v.hang_limit_s);
+    assert_true(v.l.pause_s == 2 && v.hang_limit_s == 120);
+    hn_brain_free(b);
 }
 
 static struct hn_step_in pause_in(const char *job, int rank, uint64_t step, int kind)
