@@ -746,7 +746,10 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
     j->front = j->l.step;
-    j->last_progress = now - seconds;
+    /* Not before the interrupted run's last progress: a first step whose time reaches back
+     * further (clocks of other nodes, start-up counted in the step) would count time that was
+     * that run's, productive or lost already, twice. */
+    j->last_progress = fmax(now - seconds, j->l.interrupted_at);
     j->watched = 0;
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */

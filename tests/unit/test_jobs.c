@@ -1438,6 +1438,32 @@ static double failed_and_requeued(struct hn_brain *b, const char *id)
     return t;
 }
 
+/* A next run whose first step's time reaches back before the interrupted run's last progress
+ * (the clocks of the old and the new nodes differ, or the client counts its start-up in the
+ * step): that time was the old run's, charged lost or productive already. Productive and lost
+ * time together never exceed the wall time. Before, the overlap was counted twice (by 23 s). */
+static void first_step_reaching_back_is_not_counted_twice(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(3);
+    double t = failed_and_requeued(b, "ov"); /* last progress at t - 2 */
+    assert_int_equal(wait_listed_waiting(b, "ov", t, 60, HN_WAIT_QUEUED), 0);
+    for (int r = 0; r < 8; r++) { /* 100 s from t + 65: from t - 35 */
+        struct hn_step_in s = report("ov", r, 8, 21, 100.0);
+        assert_int_equal(hn_brain_step(b, t + 65, r / 4, &s), 0);
+    }
+    struct hn_job_view v;
+    job_view(b, "ov", &v);
+    assert_string_equal(v.state, "running");
+    double lost = 0;
+    for (int c = 0; c < HN_LOSS_NCAUSES; c++)
+        lost += v.l.lost_s[c];
+    print_message("wall %.1f s, productive %.1f s, lost %.1f s\n", v.wall_s, v.l.productive_s,
+                  lost);
+    assert_true(v.l.productive_s + lost <= v.wall_s + 1e-6);
+    hn_brain_free(b);
+}
+
 /* A report received late (an agent's backlog after an outage: its frames keep the time they
  * were collected, up to an hour back) says nothing of the time now: the wait a restarting job
  * shows lost so far, and its wall time, do not go back with it. */
@@ -4144,6 +4170,7 @@ int main(void)
         cmocka_unit_test(collective_hang_blames_the_idle_node),
         cmocka_unit_test(requeued_job_is_watched_until_it_steps),
         cmocka_unit_test(late_report_does_not_take_back_a_wait_shown),
+        cmocka_unit_test(first_step_reaching_back_is_not_counted_twice),
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
