@@ -748,8 +748,9 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->front = j->l.step;
     /* Not before the interrupted run's last progress: a first step whose time reaches back
      * further (clocks of other nodes, start-up counted in the step) would count time that was
-     * that run's, productive or lost already, twice. */
-    j->last_progress = fmax(now - seconds, j->l.interrupted_at);
+     * that run's, productive or lost already, twice. Nor after now (an interruption restored
+     * from a later clock): its hangs would go unseen until then. */
+    j->last_progress = fmax(now - seconds, fmin(j->l.interrupted_at, now));
     j->watched = 0;
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
@@ -1911,6 +1912,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     j->run_listed = -1;
     if (j->l.requeue_failed) { /* someone requeued it after all */
         j->l.requeue_failed = 0;
+        j->pause = 0; /* that run, and the pause it announced, are over */
         j->dirty = 1;
     }
     j->watched = 0; /* the wait is not the job's own: not a pause to learn */
@@ -2106,6 +2108,9 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
                    "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
                    (unsigned long long)waited_step(j), now - j->last_progress, during, blame);
     j->l.hung = 1;
+    /* A hang ends its pause (interrupt() does so too, but not for a job whose requeue failed,
+     * which is waiting already): the next run is not in it. */
+    j->pause = 0;
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f); /* drains it (guard permitting) and requeues the job */

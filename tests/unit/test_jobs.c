@@ -1982,6 +1982,31 @@ static void refused_requeue_is_reported(void **state)
     hn_brain_free(b);
 }
 
+/* A restored ledger whose interruption is later than the next run's first step (the
+ * controller's clock went back across the restart, or a damaged database): the new run's
+ * progress is not put in the future, so it is still checked for hangs. */
+static void next_run_after_a_future_interruption_can_hang(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "fu", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    struct hn_job_ledger l = *hn_brain_job_ledger(b, (size_t)hn_brain_find_job(b, "fu"));
+    assert_int_equal(l.pending, 1);
+    hn_brain_free(b);
+
+    l.interrupted_at = t + 1e6;
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &l), 0);
+    t = run_steps(b, "fu", t + 1000, 11, 11); /* its next run, from checkpoint 10 */
+    struct hn_job_view v;
+    job_view(b, "fu", &v);
+    assert_string_equal(v.state, "running");
+    assert_int_equal(wait_as(b, "fu", t, 3000, NULL, NULL), 1);
+    hn_brain_free(b);
+}
+
 /* A job waiting for its next run when the controller stopped still is after the restart (its
  * ledger says so): the scheduler listing it queued is not a second interruption, and the time
  * since its last progress goes to the cause of the first. */
@@ -2743,6 +2768,64 @@ static void refused_requeue_job_may_announce_a_save(void **state)
     assert_int_equal(v.l.requeue_failed, 1);
     run_steps(b, "ns", t + 640, 21, 22); /* back from the save */
     job_view(b, "ns", &v);
+    assert_string_equal(v.state, "running");
+    assert_null(v.pause);
+    hn_brain_free(b);
+}
+
+/* A job whose requeue failed announced a save that never ended: a hang, which ends the pause.
+ * Its next run (from the checkpoint before) is not in that pause: the hung job and the new
+ * run show none, and the new run's hang says nothing of a declared pause. */
+static void refused_requeue_job_hung_in_a_save_is_paused_no_more(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "nh", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+    }
+    struct hn_step_in p = pause_in("nh", 0, 20, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
+    assert_int_equal(wait_as(b, "nh", t + 30, 3000, NULL, NULL), 1);
+    assert_non_null(strstr(last_hang, "a declared checkpoint pause"));
+    struct hn_job_view v;
+    job_view(b, "nh", &v);
+    assert_string_equal(v.state, "hung");
+    assert_null(v.pause);
+    t = run_steps(b, "nh", t + 3100, 11, 11); /* its next run, from checkpoint 10 */
+    job_view(b, "nh", &v);
+    assert_string_equal(v.state, "running");
+    assert_null(v.pause);
+    assert_int_equal(wait_as(b, "nh", t, 3000, NULL, NULL), 1);
+    assert_null(strstr(last_hang, "declared"));
+    hn_brain_free(b);
+}
+
+/* A job whose requeue failed announced a save, and then someone requeued it by hand (listed
+ * waiting): that run and its pause are over, its next run is in none. */
+static void refused_requeue_job_requeued_by_hand_is_paused_no_more(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "nq", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+    }
+    struct hn_step_in p = pause_in("nq", 0, 20, HN_PAUSE_CHECKPOINT);
+    assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
+    assert_int_equal(hn_brain_job_waiting(b, t + 100, "nq", HN_WAIT_QUEUED), 0);
+    struct hn_job_view v;
+    job_view(b, "nq", &v);
+    assert_int_equal(v.l.requeue_failed, 0);
+    assert_null(v.pause);
+    run_steps(b, "nq", t + 200, 11, 11); /* its next run, from checkpoint 10 */
+    job_view(b, "nq", &v);
     assert_string_equal(v.state, "running");
     assert_null(v.pause);
     hn_brain_free(b);
@@ -4175,9 +4258,12 @@ int main(void)
         cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
         cmocka_unit_test(refused_requeue_job_may_announce_a_save),
+        cmocka_unit_test(refused_requeue_job_hung_in_a_save_is_paused_no_more),
+        cmocka_unit_test(refused_requeue_job_requeued_by_hand_is_paused_no_more),
         cmocka_unit_test(hang_requeue_goes_by_a_node_of_the_job),
         cmocka_unit_test(job_table_keeps_jobs_max),
         cmocka_unit_test(restored_restarting_job_stays_so),
+        cmocka_unit_test(next_run_after_a_future_interruption_can_hang),
         cmocka_unit_test(hang_unseen_once_per_outage),
         cmocka_unit_test(backlog_with_frames_lost_is_no_hang),
         cmocka_unit_test(sparse_reports_set_the_limit),
