@@ -1785,6 +1785,21 @@ static void hang_blames_the_node_gone_silent(void **state)
     hn_brain_free(b);
 }
 
+/* Job id (8 ranks on n1 and n2, steps 1-20 of 2 s) is interrupted by an Xid 79 on n2, and the
+ * scheduler refuses its requeue at t + 30: it goes on where it runs. Returns t, the Xid's
+ * time. */
+static double refused_requeue(struct hn_brain *b, const char *id)
+{
+    double t = run_steps(b, id, 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    struct hn_out o;
+    while (hn_brain_poll(b, &o)) {
+        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
+            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
+    }
+    return t;
+}
+
 /* A job interrupted for its node (Xid 79 on n2) whose requeue the scheduler refuses goes on
  * where it runs; listed running, its agents heard, and never stepping again, it is hung
  * (docs/jobs.md, "Hangs"), once. Before, it stayed "restarting" for ever, unchecked. */
@@ -1792,13 +1807,7 @@ static void refused_requeue_after_a_node_fault_can_hang(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
-    double t = run_steps(b, "nf", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    struct hn_out o;
-    while (hn_brain_poll(b, &o)) {
-        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
-            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
-    }
+    double t = refused_requeue(b, "nf");
     struct hn_job_view v;
     job_view(b, "nf", &v);
     assert_string_equal(v.state, "restarting");
@@ -2748,13 +2757,7 @@ static void refused_requeue_job_may_announce_a_save(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
-    double t = run_steps(b, "ns", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    struct hn_out o;
-    while (hn_brain_poll(b, &o)) {
-        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
-            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
-    }
+    double t = refused_requeue(b, "ns");
     struct hn_step_in p = pause_in("ns", 0, 20, HN_PAUSE_CHECKPOINT);
     assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
     struct hn_job_view v;
@@ -2780,13 +2783,7 @@ static void refused_requeue_job_hung_in_a_save_is_paused_no_more(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
-    double t = run_steps(b, "nh", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    struct hn_out o;
-    while (hn_brain_poll(b, &o)) {
-        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
-            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
-    }
+    double t = refused_requeue(b, "nh");
     struct hn_step_in p = pause_in("nh", 0, 20, HN_PAUSE_CHECKPOINT);
     assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
     assert_int_equal(wait_as(b, "nh", t + 30, 3000, NULL, NULL), 1);
@@ -2810,13 +2807,7 @@ static void refused_requeue_job_requeued_by_hand_is_paused_no_more(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(2);
-    double t = run_steps(b, "nq", 0, 1, 20);
-    hn_brain_xid(b, t, 1, 0, 79);
-    struct hn_out o;
-    while (hn_brain_poll(b, &o)) {
-        if (o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE)
-            hn_brain_action_done(b, t + 30, &o.action, 0, "Job is not requeueable");
-    }
+    double t = refused_requeue(b, "nq");
     struct hn_step_in p = pause_in("nq", 0, 20, HN_PAUSE_CHECKPOINT);
     assert_int_equal(hn_brain_step(b, t + 31, 0, &p), 0);
     assert_int_equal(hn_brain_job_waiting(b, t + 100, "nq", HN_WAIT_QUEUED), 0);
