@@ -2242,6 +2242,13 @@ void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, cons
 /* Hangs at start in a row after which houston stops requeueing the job (restart_watch). */
 #define RESTART_HANGS 2
 
+/* The limit on a restart's wait for its first step (restart_watch): as long as any wait of the
+ * job, since a job whose log shows a step an hour has that. */
+static double restart_limit(const struct hn_brain *b, const struct job *j)
+{
+    return fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
+}
+
 /*
  * A job interrupted and requeued that the scheduler runs again (a poll lists it running after
  * one listed it waiting, or not at all, since the requeue), but whose new run has sent no step
@@ -2255,13 +2262,6 @@ void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, cons
  * (a node it names made suspect): a loop of requeues helps nobody. A job whose requeue failed
  * never left its nodes: it is no new run.
  */
-/* The limit on a restart's wait for its first step (restart_watch): as long as any wait of the
- * job, since a job whose log shows a step an hour has that. */
-static double restart_limit(const struct hn_brain *b, const struct job *j)
-{
-    return fmax(b->cfg.hang_pause_max_s, hang_limit(b, j));
-}
-
 static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
