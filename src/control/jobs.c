@@ -1444,10 +1444,9 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         double gap = now - j->last_progress;
         int learn = unbroken && !j->pause;
         /* Less the steps in between but the last, by its time: a wait over many steps whose
-         * reports were lost (a full queue) or left out (a log interval) is their work. */
+         * reports were lost (a full queue) or left out (a log interval) is their work. (Watched
+         * means advanced: the step is past front here.) */
         double pause = fmax(0, gap - (double)(s->step - j->front - 1) * s->seconds);
-        if (s->step <= j->front) /* a run's first report at a step not past front */
-            pause = gap;
         if (learn && pause > j->l.pause_s)
             j->l.pause_s = pause;
         /* The rhythm of its reports: what the steps since the last one took (a report per
