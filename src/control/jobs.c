@@ -2110,18 +2110,29 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     /* A hang ends its pause (interrupt() does so too, but not for a job whose requeue failed,
      * which is waiting already): the next run is not in it. */
     j->pause = 0;
+    /* Its requeue had failed and it ran on where it was (the only job waiting for its next
+     * run that is checked for hangs): tried again, as the scheduler may take it this time (it
+     * did not answer before, say). Another refusal is told again, now that the job stays hung
+     * (hb_jobs_requeue_failed); a requeue taken has its restart watched (restart_watch). Its
+     * wait stays its interruption's: it never progressed since. */
+    if (j->l.pending) {
+        j->l.requeue_failed = 0;
+        j->requeued_at = now;
+        j->dirty = 1;
+    }
     size_t from = b->qlen;
     if (n)
         hb_found(b, now, n, &f); /* drains it (guard permitting) and requeues the job */
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
-    if (!j->l.pending) {
-        /* No culprit, or the guard holds it: the job still has to start again. */
-        interrupt(j, now, HN_LOSS_HANG);
-        /* The requeue goes by a node the job runs on (the executor requeues only a job the
-         * scheduler lists there): one the scheduler lists it on, else one a rank of this run
-         * reported from (no scheduler), else rank 0's (a ledger restored after a controller
-         * restart). Rank 0's own node may be one of the run before, the job gone from it. */
+    if (!j->l.pending)
+        interrupt(j, now, HN_LOSS_HANG); /* no culprit, or the guard holds it */
+    if (!requeued(b, from, j->l.id)) {
+        /* The job still has to start again. The requeue goes by a node the job runs on (the
+         * executor requeues only a job the scheduler lists there): one the scheduler lists it
+         * on, else one a rank of this run reported from (no scheduler), else rank 0's (a
+         * ledger restored after a controller restart). Rank 0's own node may be one of the
+         * run before, the job gone from it. */
         struct node *any = n ? n : sched_node(b, j);
         for (unsigned r = 0; !any && r < j->l.ranks; r++) {
             if (j->ranks[r].run == j->run)

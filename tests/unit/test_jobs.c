@@ -1824,6 +1824,52 @@ static void refused_requeue_after_a_node_fault_can_hang(void **state)
     hn_brain_free(b);
 }
 
+/* A job whose requeue failed, and that then hangs where it runs, is requeued again: the
+ * scheduler may take it this time (it did not answer before, say). A second refusal is told,
+ * now that the job stays hung; a requeue taken has its restart watched like any other. Before,
+ * no requeue was tried (the hang named no culprit), the job stayed hung with only the first
+ * warning's "it goes on where it runs", and a requeue that a drain issued after all left its
+ * restart unwatched. */
+static void refused_requeue_job_that_hangs_is_requeued_again(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = refused_requeue(b, "ra");
+    requeues_seen = 0;
+    assert_int_equal(wait_as(b, "ra", t + 30, 3600, NULL, NULL), 1);
+    assert_int_equal(requeues_seen, 1);
+    struct hn_job_view v;
+    job_view(b, "ra", &v);
+    assert_string_equal(v.state, "hung");
+    assert_int_equal(v.l.requeue_failed, 0);
+    assert_true(v.hang_limit_s == 2700); /* a restart's */
+    struct hn_action a = {.kind = HN_ACT_REQUEUE};
+    snprintf(a.job, sizeof(a.job), "ra");
+    hn_brain_action_done(b, t + 3631, &a, 0, "Job is not requeueable");
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "requeue_failed", &o), 1);
+    assert_non_null(strstr(o.finding.detail, "it stays hung where it runs"));
+    /* Left to people from then on: no hang, no requeue. */
+    requeues_seen = 0;
+    assert_int_equal(wait_as(b, "ra", t + 3631, 3600, NULL, NULL), 0);
+    assert_int_equal(requeues_seen, 0);
+    job_view(b, "ra", &v);
+    assert_string_equal(v.state, "hung");
+    hn_brain_free(b);
+
+    /* Taken this time: listed waiting, then running, its new run never steps: a hang at start,
+     * requeued again. */
+    b = fleet(2);
+    t = refused_requeue(b, "rb");
+    assert_int_equal(wait_as(b, "rb", t + 30, 3600, NULL, NULL), 1);
+    assert_int_equal(wait_listed_waiting(b, "rb", t + 3630, 60, HN_WAIT_QUEUED), 0);
+    requeues_seen = 0;
+    assert_int_equal(wait_as(b, "rb", t + 3690, 3000, NULL, NULL), 1);
+    assert_non_null(strstr(last_hang, "runs again"));
+    assert_int_equal(requeues_seen, 1);
+    hn_brain_free(b);
+}
+
 /* A job on n1 (ranks 0-3) and n2 (4-7) is requeued after an Xid on n2 and runs again on n3
  * (ranks 0-3) and n4 (4-7); n3's ranks' reports do not reach houston (its agent sends frames,
  * not their steps), n4's do. The new run hangs with no culprit and is requeued alone, by a
@@ -4248,6 +4294,7 @@ int main(void)
         cmocka_unit_test(hang_blames_the_node_gone_silent),
         cmocka_unit_test(refused_requeue_is_reported),
         cmocka_unit_test(refused_requeue_after_a_node_fault_can_hang),
+        cmocka_unit_test(refused_requeue_job_that_hangs_is_requeued_again),
         cmocka_unit_test(refused_requeue_job_may_announce_a_save),
         cmocka_unit_test(refused_requeue_job_hung_in_a_save_is_paused_no_more),
         cmocka_unit_test(refused_requeue_job_requeued_by_hand_is_paused_no_more),
