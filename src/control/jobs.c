@@ -2219,8 +2219,8 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
  * A hung job stays hung, its time the hang's until it steps again or ends (no hang at start:
  * it never left its nodes), and someone must cancel or requeue it; one interrupted for its
  * node or a straggler goes on, and its next steps are taken as its next run (resume). A
- * `requeue_failed` warning, once per interruption, with the scheduler's words. Saved in the
- * ledger, as a restart must not take the job for a new run either.
+ * `requeue_failed` warning, once per requeue (hang() may try again), with the scheduler's words.
+ * Saved in the ledger, as a restart must not take the job for a new run either.
  */
 void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, const char *result)
 {
