@@ -149,11 +149,16 @@ static void *subuid_main(void *arg)
     }
 }
 
-static void receive_one(struct steps *st, const char *buf, size_t n, uint32_t sender)
+/* A datagram of `size` bytes, of which buf holds the first n. */
+static void receive_one(struct steps *st, const char *buf, size_t n, size_t size, uint32_t sender)
 {
     struct hn_steps_report r = {.uid = sender};
     char err[160];
-    int rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
+    int rc = -EBADMSG;
+    if (size > n) /* cut off by the buffer: refused by its own size, not the buffer's */
+        snprintf(err, sizeof(err), "datagram of %zu bytes (at most %d)", size, HN_STEP_DGRAM_MAX);
+    else
+        rc = hn_stepmsg_parse(buf, n, &r.msg, err, sizeof(err));
     r.time_ns = hn_wall_ns();
     pthread_mutex_lock(&st->lock);
     /* A user's subordinate uid counts as the user's (common/subuid.h). */
@@ -220,7 +225,7 @@ static void *receiver(void *arg)
             ssize_t n = recvmsg(st->fd, &mh, MSG_DONTWAIT | MSG_TRUNC);
             if (n < 0)
                 break;
-            receive_one(st, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf),
+            receive_one(st, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), (size_t)n,
                         sender_uid(&mh));
         }
     }

@@ -27,6 +27,7 @@ kmsg = $work/kmsg
 interval = 0.2
 hostname = "cfg-node"
 step-socket = $work/step.sock
+log-level = debug
 CONF
 : >"$work/kmsg"
 spawn_bg "$work/a1.log" "$HOUSTON" agent --config "$work/agent.conf"
@@ -75,6 +76,11 @@ check "three malformed ones counted" metric_is \
     'houston_agent_step_reports_total\{result="malformed"\}' 3
 check_eq "last step time of rank 3" 1.25 "$(metric 'houston_step_seconds\{job="77",rank="3",gpu="3"\}')"
 check_eq "last step of rank 2" 12 "$(metric 'houston_step\{job="77",rank="2",gpu="2"\}')"
+send_dgram "hs1 job=77 rank=1 step=13 dur=1 pad=$(printf '%02000d' 0)"
+check "an oversized report is counted" wait_for 10 \
+    metric_is 'houston_agent_step_reports_total\{result="malformed"\}' 4
+check "and logged by its own size (debug)" wait_for 10 \
+    grep -q 'malformed step report: datagram of 2036 bytes (at most' "$work/a1.log"
 
 kill -TERM "$a1"
 wait "$a1"
