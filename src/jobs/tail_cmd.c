@@ -8,10 +8,10 @@
  *
  * Lines end at '\n', '\r' or "\r\n" (Lightning redraws its progress bar after each '\r'); a run
  * of NULs (a hole a rotation or a crash left) ends the line it cuts short. A line longer than
- * LINE_MAX_BYTES is skipped, and counted as malformed when what was kept of it looks like an
- * iteration; so is an iteration line cut short (line_whole). A record whose step equals the
- * last one reported is a redraw of the same step and is skipped. Checkpoint lines give the
- * reports' ckpt= (save_seen()); a save's first line is a pause notice after the save's step, an
+ * LINE_MAX_BYTES is skipped, and counted as malformed when its first or last LINE_MAX_BYTES
+ * look like an iteration; so is an iteration line cut short (line_whole). A record whose step
+ * equals the last one reported is a redraw of the same step and is skipped. Checkpoint lines give
+ * the reports' ckpt= (save_seen()); a save's first line is a pause notice after the save's step, an
  * evaluation's after the last step reported. When the reports carry a world size W > 1, their
  * tokens are the job's divided by W (rank_share()). A report the agent's full queue refuses is
  * retried for a while (this is a tool, not a training rank: it may wait). With --follow a
@@ -111,7 +111,11 @@ struct tail {
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
-    int overlong;   /* the current line passed LINE_MAX_BYTES; the rest is being skipped */
+    int overlong; /* the current line passed LINE_MAX_BYTES; the rest is being skipped */
+    /* The last LINE_MAX_BYTES of an overlong line, a ring: its iteration text may come after
+     * the first (a progress bar redrawn without '\r', a warning printed without '\n'). */
+    char over[LINE_MAX_BYTES];
+    size_t over_at, over_len;
     int cut;        /* the current line ends without its terminator: at a NUL, at the end of
                        the input, or of a file replaced under us (line_whole) */
     int after_cr;   /* the last terminator was '\r': a '\n' right after it ends nothing */
@@ -619,16 +623,27 @@ static int line_whole(const char *line, size_t len, const struct hn_trainlog_rec
     return 1;
 }
 
-static void handle_line(struct tail *t, const char *line, size_t len, int overlong, int cut)
+/* An overlong line is skipped; malformed when its first or its last LINE_MAX_BYTES look like
+ * a record of the log (an iteration line cannot be this long: garbled, or lines glued). */
+static void overlong_line(struct tail *t)
+{
+    struct hn_trainlog_rec r;
+    t->st.lines++;
+    char last[LINE_MAX_BYTES];
+    size_t from = t->over_len < sizeof(t->over) ? 0 : t->over_at;
+    size_t first = t->over_len - from;
+    memcpy(last, t->over + from, first);
+    memcpy(last + first, t->over, from);
+    if (hn_trainlog_parse(t->line, t->len, &r) != 0 ||
+        hn_trainlog_parse(last, t->over_len, &r) != 0)
+        t->st.malformed++;
+}
+
+static void handle_line(struct tail *t, const char *line, size_t len, int cut)
 {
     struct hn_trainlog_rec r;
     t->st.lines++;
     int rc = hn_trainlog_parse(line, len, &r);
-    if (overlong) {
-        if (rc != 0)
-            t->st.malformed++; /* an iteration line cannot be this long: garbled */
-        return;
-    }
     if (rc < 0 || (cut && rc == HN_TRAINLOG_ITERATION && !line_whole(line, len, &r))) {
         t->st.malformed++;
         return;
@@ -694,9 +709,11 @@ static void end_line(struct tail *t)
 {
     if (t->skip_first)
         t->skip_first = 0;
+    else if (t->overlong)
+        overlong_line(t);
     else
-        handle_line(t, t->line, t->len, t->overlong, t->cut);
-    t->len = 0;
+        handle_line(t, t->line, t->len, t->cut);
+    t->len = t->over_at = t->over_len = 0;
     t->overlong = t->cut = 0;
 }
 
@@ -725,10 +742,15 @@ static void feed(struct tail *t, const char *data, size_t n)
             end_line(t);
             continue;
         }
-        if (t->len < sizeof(t->line))
+        if (t->len < sizeof(t->line)) {
             t->line[t->len++] = c;
-        else
-            t->overlong = 1;
+            continue;
+        }
+        t->overlong = 1;
+        t->over[t->over_at] = c;
+        t->over_at = (t->over_at + 1) % sizeof(t->over);
+        if (t->over_len < sizeof(t->over))
+            t->over_len++;
     }
 }
 
@@ -791,7 +813,7 @@ static int follow(struct tail *t, const char *path, int *fdp)
         if (fstat(*fdp, &now) == 0 && pos > now.st_size) {
             fprintf(stderr, "houston tail: %s: file truncated, reading it from the start\n", path);
             (void)lseek(*fdp, 0, SEEK_SET);
-            t->len = 0; /* a piece of a line from before the truncation ends nothing */
+            t->len = t->over_at = t->over_len = 0; /* a piece of a line from before ends nothing */
             t->overlong = t->after_cr = t->skip_first = 0;
             continue;
         }

@@ -813,6 +813,36 @@ static void test_nul_hole(void **state)
     free(data);
 }
 
+/* A line over 16 KiB is skipped, and malformed when its first or its last 16 KiB look like
+ * an iteration: one whose iteration text follows 20,000 bytes of a progress bar drawn without
+ * '\r' counts; 40,000 bytes of anything else do not. Before, only the first 16 KiB were
+ * looked at, so that line went uncounted. */
+static void test_overlong_line(void **state)
+{
+    (void)state;
+    char l1[512], l2[512], l3[512];
+    iter_line(l1, sizeof(l1), 1);
+    iter_line(l2, sizeof(l2), 2);
+    iter_line(l3, sizeof(l3), 3);
+    size_t n1 = strlen(l1), n2 = strlen(l2), n3 = strlen(l3), bar = 20000, junk = 40000;
+    size_t len = n1 + bar + n2 + junk + 1 + n3;
+    char *data = xcalloc(1, len), *p = data;
+    memcpy(p, l1, n1);
+    memset(p += n1, '#', bar);
+    memcpy(p += bar, l2, n2);
+    memset(p += n2, 'x', junk);
+    p[junk] = '\n';
+    memcpy(p + junk + 1, l3, n3);
+    char *out = run_tail_bytes(data, len, (const char *)NULL);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n3 75.000 -1\n");
+    assert_int_equal(malformed_of(), 1);
+    assert_non_null(strstr(last_err, "houston tail: 4 lines read, 2 iterations reported"));
+    free(out);
+    free(data);
+}
+
 /* The log's last line without its terminator is read when it is whole (a writer that ends
  * without a newline), but a line cut short (a job killed with its output buffered, a file
  * ending mid-write) is malformed, not read with what is left of its numbers: Megatron ends
@@ -926,8 +956,8 @@ int main(void)
         cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
         cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
         cmocka_unit_test(test_format_hint),     cmocka_unit_test(test_nemo1_save),
-        cmocka_unit_test(test_nul_hole),        cmocka_unit_test(test_cut_last_line),
-        cmocka_unit_test(test_follow_stop),
+        cmocka_unit_test(test_nul_hole),        cmocka_unit_test(test_overlong_line),
+        cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
