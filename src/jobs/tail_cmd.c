@@ -26,6 +26,7 @@
 #include "common/opts.h"
 #include "common/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -604,23 +605,25 @@ static void format_hint(struct tail *t, int at_end)
 }
 
 /*
- * Whether an iteration line that came without its terminator (cut) ends as its framework ends
- * one: Megatron's with " |" after its last field, NeMo 1's progress bar with ']' (blanks
- * after either). A line cut short, by the end of a log whose writer was killed with its
- * output buffered or by a hole of zeros, would otherwise be read with what is left of its
- * numbers ("(ms): 75" for 75000.0). NeMo 2's and DeepSpeed's lines have no such end: taken
- * as they are.
+ * Whether a record (rc: its kind) that came without its terminator (cut) is whole. A line cut
+ * short, by the end of a log whose writer was killed with its output buffered or by a hole of
+ * zeros, would otherwise be read with what is left of its numbers ("(ms): 75" for 75000.0,
+ * "iteration 10" for 1000). Megatron's iteration line ends with " |" after its last field,
+ * NeMo 1's progress bar with ']' (blanks after either); any other record is whole when it does
+ * not end in a number, which may be cut (NeMo 2's line ends with consumed_samples, a save line
+ * may end with its step). So a whole last line of those without a terminator is malformed
+ * too: writers end their lines, and one report is less harm than a wrong one.
  */
-static int line_whole(const char *line, size_t len, const struct hn_trainlog_rec *r)
+static int line_whole(const char *line, size_t len, int rc, const struct hn_trainlog_rec *r)
 {
     while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
         len--;
     char last = len > 0 ? line[len - 1] : '\0';
-    if (r->format == HN_TRAINLOG_MEGATRON)
+    if (rc == HN_TRAINLOG_ITERATION && r->format == HN_TRAINLOG_MEGATRON)
         return last == '|';
-    if (r->format == HN_TRAINLOG_NEMO && r->progress_bar)
+    if (rc == HN_TRAINLOG_ITERATION && r->format == HN_TRAINLOG_NEMO && r->progress_bar)
         return last == ']';
-    return 1;
+    return !isdigit((unsigned char)last) && last != '.';
 }
 
 /* An overlong line is skipped; malformed when its first or its last LINE_MAX_BYTES look like
@@ -644,7 +647,7 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
     struct hn_trainlog_rec r;
     t->st.lines++;
     int rc = hn_trainlog_parse(line, len, &r);
-    if (rc < 0 || (cut && rc == HN_TRAINLOG_ITERATION && !line_whole(line, len, &r))) {
+    if (rc < 0 || (cut && rc != HN_TRAINLOG_OTHER && !line_whole(line, len, rc, &r))) {
         t->st.malformed++;
         return;
     }

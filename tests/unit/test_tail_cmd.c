@@ -846,7 +846,8 @@ static void test_overlong_line(void **state)
 /* The log's last line without its terminator is read when it is whole (a writer that ends
  * without a newline), but a line cut short (a job killed with its output buffered, a file
  * ending mid-write) is malformed, not read with what is left of its numbers: Megatron ends
- * each field with " |", a NeMo 1 progress bar with ']'. */
+ * each field with " |", a NeMo 1 progress bar with ']'; other lines must not end in a
+ * number. */
 static void test_cut_last_line(void **state)
 {
     (void)state;
@@ -881,6 +882,28 @@ static void test_cut_last_line(void **state)
     assert_int_equal(malformed_of(), 1);
     free(out);
 #undef BAR
+
+    /* Lines without such an end are malformed when they end in a number, which may be cut:
+     * NeMo 2's in its step time (0.2 of 0.25), a save line in its step (10 of 1000). Before,
+     * both were read: a 0.2 s step, a save announced at step 10. */
+    char n2[512];
+    nemo_line(n2, sizeof(n2), 3);
+    *(strstr(n2, "in s: 0.2") + strlen("in s: 0.2")) = '\0';
+    out = TAIL(n2, "--format", "nemo");
+    assert_string_equal(out, "");
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+    (void)snprintf(text, sizeof(text), "%ssaving checkpoint at iteration      10", l1);
+    out = TAIL(text, (const char *)NULL);
+    assert_null(strstr(out, "pause="));
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+    /* Cut in its path, after the step: whole. */
+    (void)snprintf(text, sizeof(text), "%ssaving checkpoint at iteration    1000 to /ck", l1);
+    out = TAIL(text, (const char *)NULL);
+    assert_non_null(strstr(out, " step=1000 pause=checkpoint"));
+    assert_int_equal(malformed_of(), 0);
+    free(out);
 }
 
 /* --follow stopped (SIGTERM, as a batch script's `kill %1` once the training has ended) still
