@@ -35,7 +35,7 @@ struct series {
     int64_t rank, gpu;
     uint64_t step;
     double seconds;
-    uint64_t seen_ns; /* 0: free */
+    uint64_t seen_ns; /* collected, by hn_mono_ns(); 0: free */
 };
 
 struct steps {
@@ -367,7 +367,9 @@ static int steps_collect(void *state)
     if (err[0])
         hn_debug("steps: malformed step report: %s", err);
 
-    uint64_t now = hn_wall_ns();
+    /* Series age by the monotonic clock: a wall clock stepped back (NTP) made every series
+     * seen since look older than the TTL (unsigned), and one stepped forward aged them all. */
+    uint64_t now = hn_mono_ns();
     for (unsigned i = 0; i < st->ncycle; i++) {
         const struct hn_steps_report *r = &st->cycle[i];
         if (r->msg.pause != HN_PAUSE_NONE)
@@ -376,7 +378,7 @@ static int steps_collect(void *state)
         s->gpu = r->msg.gpu >= 0 ? r->msg.gpu : r->msg.local_rank;
         s->step = r->msg.step;
         s->seconds = r->msg.seconds;
-        s->seen_ns = r->time_ns;
+        s->seen_ns = now; /* within a cycle of its arrival */
     }
     for (size_t i = 0; i < SERIES_MAX; i++) {
         if (st->series[i].seen_ns && now - st->series[i].seen_ns > SERIES_TTL_NS)
