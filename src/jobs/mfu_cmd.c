@@ -453,7 +453,9 @@ static void print_human(const struct mfu_opts *o, const struct mfu_job *j, const
 {
     char a[32], b[32], c[32];
     printf("MFU                    %.1f%%\n", mfu * 100);
-    printf("model TFLOP/s per GPU  %.1f of %.4g peak\n", model_flops / 1e12, p->flops / 1e12);
+    /* The peak in up to six digits (%g): the SKU file's figures as written (1978.9, 362.05,
+     * 15000), where four would round 1978.9 to 1979 and print 15000 as 1.5e+04. */
+    printf("model TFLOP/s per GPU  %.1f of %.6g peak\n", model_flops / 1e12, p->flops / 1e12);
     printf("FLOPs per token        %s", si(a, sizeof(a), j->flops_per_token));
     if (j->from_model) {
         printf(" = 6 x %s", si(b, sizeof(b), j->active));
@@ -470,7 +472,7 @@ static void print_human(const struct mfu_opts *o, const struct mfu_job *j, const
     if (j->tokens_per_s > 0)
         printf("%s for the job on %u GPUs, ", si(a, sizeof(a), j->tokens_per_s), o->gpus);
     printf("%s per GPU\n", si(b, sizeof(b), j->tokens_per_s_per_gpu));
-    printf("peak                   %.4g TFLOP/s dense %s per GPU: %s, %s line %u", p->flops / 1e12,
+    printf("peak                   %.6g TFLOP/s dense %s per GPU: %s, %s line %u", p->flops / 1e12,
            o->dtype, p->sku->name, p->file, p->sku->line);
     if (p->sku->source[0])
         printf(" (cited in data/SOURCE.md: %s)", p->sku->source);

@@ -274,8 +274,11 @@ static int split_fields(char *line, char **field)
 /* Reads one line of at most size - 1 bytes into buf, without its line end ("\n" or "\r\n"; the
  * last line may have none), NUL-terminated. Returns 1 for a line, 0 at the end of input, -1 for
  * a longer line (the rest of it is skipped), -2 for a line holding a NUL byte, which no CSV text
- * does (UTF-16 or binary data): C strings would cut it there, so it is refused whole. */
-static int read_line(FILE *in, char *buf, size_t size)
+ * does (UTF-16 or binary data): C strings would cut it there, so it is refused whole. With
+ * give_up set it returns -1 or -2 at the first byte that decides it, leaving the rest of the
+ * line unread: for the header, whose failure ends the read, so that a file of zeros or
+ * /dev/zero (a line end never comes) is refused at once instead of read to its end or forever. */
+static int read_line(FILE *in, char *buf, size_t size, int give_up)
 {
     size_t len = 0;
     int c, nul = 0, too_long = 0;
@@ -285,6 +288,8 @@ static int read_line(FILE *in, char *buf, size_t size)
             buf[len++] = (char)c;
         else
             too_long = 1;
+        if (give_up && (nul || too_long))
+            break;
     }
     buf[len] = '\0';
     if (c == EOF && len == 0)
@@ -356,14 +361,17 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
 
     /* The header: the first line that is not blank. */
     int n = 0;
-    while ((rc = read_line(in, buf, LINE_MAX_BYTES)) != 0) {
+    while ((rc = read_line(in, buf, LINE_MAX_BYTES, 1)) != 0) {
         if (++line == 1 && rc > 0)
             strip_bom(buf);
         if (rc > 0 && buf[strspn(buf, " \t")] == '\0')
             continue;
         if (rc < 0 || (n = split_fields(buf, field)) < 0) {
             fprintf(stderr, "houston straggler: %s: line %u: the header line is not CSV%s\n", name,
-                    line, rc == -2 ? " text (it holds a NUL byte)" : "");
+                    line,
+                    rc == -2   ? " text (it holds a NUL byte)"
+                    : rc == -1 ? " text (it is longer than 64 KiB)"
+                               : "");
             goto out_free;
         }
         break;
@@ -394,7 +402,7 @@ static int read_rows(FILE *in, const char *name, const struct strag_opts *o, str
     need = col_sec > need ? col_sec : need;
     need = (col_comm > need ? col_comm : need) + 1;
 
-    while ((rc = read_line(in, buf, LINE_MAX_BYTES)) != 0) {
+    while ((rc = read_line(in, buf, LINE_MAX_BYTES, 0)) != 0) {
         line++;
         if (rc < 0) {
             bad_row(rs, line,

@@ -12,6 +12,7 @@
 
 #include "common/sku.h"
 #include "jobs/mfu.h"
+#include "verbs.h"
 
 #include <errno.h>
 #include <float.h>
@@ -266,6 +267,48 @@ static void test_parse_number_refuses(void **state)
     assert_int_equal(hn_mfu_parse_number("1", NULL), -EINVAL);
 }
 
+/* ---- the verb's output (src/jobs/mfu_cmd.c) ---- */
+
+/* The human lines show the peak as the SKU file writes it: GB300's 15000 fp4 TFLOP/s is not
+ * "1.5e+04", H100's 1978.9 fp8 not "1979". */
+static void test_cmd_peak_as_written(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *dtype, *peak;
+    } cases[] = {
+        {"gb300", "fp4", "15000"},
+        {"gb200", "fp4", "10000"},
+        {"h100", "fp8", "1978.9"},
+        {"tpuv4", "bf16", "275"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *argv[] = {"mfu",
+                        "--flops-per-token",
+                        "1e12",
+                        "--gpu",
+                        (char *)cases[i].gpu,
+                        "--tokens-per-sec-per-gpu",
+                        "100",
+                        "--dtype",
+                        (char *)cases[i].dtype,
+                        NULL};
+        struct tu_capture c;
+        tu_capture_begin(&c);
+        int rc = hn_cmd_mfu(9, argv);
+        tu_capture_end(&c);
+        char *out = tu_slurp(c.out, NULL);
+        char want[2][64];
+        (void)snprintf(want[0], sizeof(want[0]), "100.0 of %s peak\n", cases[i].peak);
+        (void)snprintf(want[1], sizeof(want[1]), "peak                   %s TFLOP/s dense %s",
+                       cases[i].peak, cases[i].dtype);
+        if (rc != 0 || !strstr(out, want[0]) || !strstr(out, want[1]))
+            fail_msg("--gpu %s --dtype %s: rc %d, want '%s' and '%s' in:\n%s", cases[i].gpu,
+                     cases[i].dtype, rc, want[0], want[1], out);
+        free(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_peak_get),
         cmocka_unit_test(test_parse_number_accepts),
         cmocka_unit_test(test_parse_number_refuses),
+        cmocka_unit_test(test_cmd_peak_as_written),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -1177,6 +1177,54 @@ static void test_cmd_nul_bytes(void **state)
     cmd_run_free(&r);
 }
 
+/* A header line over 64 KiB is refused for what it is, not as "not CSV". */
+static void test_cmd_long_header(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    fputs("step,rank,seconds,", f);
+    for (int k = 0; k < 70000; k++)
+        fputc('x', f);
+    fputs("\n1,0,1.0\n", f);
+    fclose(f);
+    struct cmd_run r = run_cmd(text, len);
+    free(text);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "line 1: the header line is not CSV text (it is longer than "
+                                  "64 KiB)"));
+    cmd_run_free(&r);
+}
+
+/* A header that goes wrong is refused at its first NUL byte, without waiting for a line end
+ * that may never come: a pipe that delivers NUL bytes and stays open (/dev/zero, a producer
+ * writing binary data) ends the command with exit 2 rather than hanging it. */
+static void test_cmd_header_gives_up_early(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    static const char bytes[] = "step,rank\0\0\0";
+    assert_int_equal(write(fds[1], bytes, sizeof(bytes) - 1), (ssize_t)(sizeof(bytes) - 1));
+    char path[64];
+    (void)snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
+    char *argv[] = {"straggler", "--csv", path, NULL};
+    struct tu_capture c;
+    alarm(20); /* before the fix this waited for the pipe forever */
+    tu_capture_begin(&c);
+    int rc = hn_cmd_straggler(3, argv);
+    tu_capture_end(&c);
+    alarm(0);
+    close(fds[0]);
+    close(fds[1]); /* the write end stayed open throughout */
+    char *err = tu_slurp(c.err, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(err, "the header line is not CSV text (it holds a NUL byte)"));
+    free(err);
+}
+
 /* Extra columns are ignored, however many: 303 columns with the three used first. */
 static void test_cmd_wide_csv(void **state)
 {
@@ -1286,6 +1334,8 @@ int main(void)
         cmocka_unit_test(test_cmd_bom),
         cmocka_unit_test(test_cmd_float_steps),
         cmocka_unit_test(test_cmd_nul_bytes),
+        cmocka_unit_test(test_cmd_long_header),
+        cmocka_unit_test(test_cmd_header_gives_up_early),
         cmocka_unit_test(test_cmd_wide_csv),
         cmocka_unit_test(test_cmd_many_detections_in_one_step),
         cmocka_unit_test(test_cmd_says_what_it_left_out),
