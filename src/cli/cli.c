@@ -3,6 +3,7 @@
 #include "cli/client.h"
 #include "common/buf.h"
 #include "common/fsroot.h"
+#include "common/jobid.h"
 #include "common/opts.h"
 #include "common/util.h"
 #include "verbs.h"
@@ -1181,7 +1182,9 @@ static void pct(double v, char *out, size_t size)
 static const char *const job_headers[] = {"JOB", "STATE", "RANKS", "STEP",       "STEP_S",
                                           "MFU", "ETTR",  "EMFU",  "LOST_GPU_H", "STRAGGLER"};
 
-/* Lost GPU-hours by cause, as "failure 1.2, hang 0.3" (causes with nothing lost left out). */
+/* Lost GPU-hours by cause, as "failure 1.20, hang 0.30": causes that round to 0.00 left out
+ * (one that showed "0.00" looked lost and was not), one the server does not know (null) as
+ * "-". */
 static void lost_text(const json_t *lost, char *out, size_t size)
 {
     size_t len = 0;
@@ -1191,9 +1194,12 @@ static void lost_text(const json_t *lost, char *out, size_t size)
     json_object_foreach((json_t *)lost, key, v)
     {
         double h = json_number_value(v);
-        if (!(h > 0.0005) || len >= size)
+        int known = json_is_number(v);
+        if ((known && !(h >= 0.005)) || len >= size)
             continue;
-        len += (size_t)snprintf(out + len, size - len, "%s%s %.2f", len ? ", " : "", key, h);
+        len +=
+            (size_t)(known ? snprintf(out + len, size - len, "%s%s %.2f", len ? ", " : "", key, h)
+                           : snprintf(out + len, size - len, "%s%s -", len ? ", " : "", key));
     }
     if (!out[0])
         snprintf(out, size, "0");
@@ -1370,18 +1376,21 @@ static int run_jobs(struct cli *c)
 {
     struct hn_client_reply r;
     hn_client_reply_init(&r);
-    char path[256];
-    if (c->o.target) {
-        if (check_len(c, "JOB", c->o.target, 63) != 0 || strpbrk(c->o.target, "/?#%& ")) {
-            fprintf(c->err, "houston jobs: '%s' is not a job id\n", c->o.target);
-            hn_client_reply_fini(&r);
-            return HN_CLI_USAGE;
-        }
-        snprintf(path, sizeof(path), "/v1/jobs/%s", c->o.target);
-    } else {
-        snprintf(path, sizeof(path), "/v1/jobs");
+    if (c->o.target && check_len(c, "JOB", c->o.target, HN_JOB_ID_SIZE - 1) != 0) {
+        hn_client_reply_fini(&r);
+        return HN_CLI_USAGE;
     }
-    int rc = call(c, "GET", path, NULL, &r);
+    /* A job id is any printable ASCII but '=' (HOUSTON_JOB_ID outside Slurm: "llama/7b#2"),
+     * escaped as the server unescapes it; ids with '/', '?', '#', '%' or '&' were refused. */
+    struct hn_buf path;
+    hn_buf_init(&path, 1024);
+    (void)hn_buf_puts(&path, "/v1/jobs");
+    if (c->o.target) {
+        (void)hn_buf_puts(&path, "/");
+        (void)hn_client_escape(&path, c->o.target);
+    }
+    int rc = call(c, "GET", path.data, NULL, &r);
+    hn_buf_fini(&path);
     if (rc == 0 && c->o.json) {
         rc = print_json(c, &r, c->o.target ? NULL : "jobs"); /* one job: {"job": {...}} */
     } else if (rc == 0) {

@@ -50,6 +50,13 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* A step number: reports carry 64 unsigned bits, which json_int_t does not hold (a client that
+ * sends (uint64_t)-1 showed step -1); beyond it, a real. */
+static json_t *jstep(uint64_t v)
+{
+    return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
 static void reply_json(struct hn_http_reply *r, int status, json_t *j)
 {
     r->status = status;
@@ -462,9 +469,12 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
             continue;
         struct job_metrics *m = &jobs[live++];
         hn_strlcpy(m->id, v.l.id, sizeof(m->id));
-        m->gauge[0] = v.mfu;
+        /* A job down (waiting for its next run, hung, suspended) does no model FLOPs: no MFU
+         * for that time, as in its history (the API's job keeps the last run's figure). */
+        int down = strcmp(v.state, "running") != 0;
+        m->gauge[0] = down ? NAN : v.mfu;
         m->gauge[1] = v.ettr;
-        m->gauge[2] = v.effective_mfu;
+        m->gauge[2] = down ? NAN : v.effective_mfu;
         m->gauge[3] = (double)v.l.step;
         m->gauge[4] = v.step_seconds;
         m->gauge[5] = v.no_progress_s;
@@ -668,19 +678,22 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     json_t *lost = json_object();
     json_t *lost_s = json_object();
     for (int k = 0; k < HN_LOSS_NCAUSES; k++) {
-        json_object_set_new(lost, hn_loss_cause_name(k), json_real(v->lost_gpu_h[k]));
-        json_object_set_new(lost_s, hn_loss_cause_name(k), json_real(v->l.lost_s[k]));
+        json_object_set_new(lost, hn_loss_cause_name(k), jnum(v->lost_gpu_h[k]));
+        json_object_set_new(lost_s, hn_loss_cause_name(k), jnum(v->l.lost_s[k]));
     }
+    /* Every real through jnum: json_pack's "f" fails on a NaN or an infinity (a step time
+     * taken up to DBL_MAX makes lost GPU time overflow), and the job would vanish from the
+     * list, or a cause from its losses. */
     json_t *o = json_pack(
-        "{s:o, s:s, s:i, s:i, s:f, s:f, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:o, "
+        "{s:o, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o, s:i}",
         "id", jstr(v->l.id), "state", v->state, "ranks", (int)v->l.ranks, "nodes", (int)v->nodes,
-        "first_seen", v->l.first_seen, "last_report", v->l.last_report, "step",
-        (json_int_t)v->l.step, "checkpoint",
+        "first_seen", jnum(v->l.first_seen), "last_report", jnum(v->l.last_report), "step",
+        jstep(v->l.step), "checkpoint",
         v->l.checkpoint >= 0 ? json_integer(v->l.checkpoint) : json_null(), "step_seconds",
         jnum(v->step_seconds), "tokens_per_s", jnum(v->tokens_per_s), "tflops_per_gpu",
         jnum(v->tflops_per_gpu), "mfu", jnum(v->mfu), "ettr", jnum(v->ettr), "effective_mfu",
-        jnum(v->effective_mfu), "productive_s", v->l.productive_s, "wall_s", v->wall_s,
+        jnum(v->effective_mfu), "productive_s", jnum(v->l.productive_s), "wall_s", jnum(v->wall_s),
         "lost_gpu_hours", lost, "lost_seconds", lost_s, "interruptions", (int)v->l.interruptions);
     if (!o)
         return NULL;
@@ -688,11 +701,12 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     if (v->straggler_rank >= 0) {
         json_t *phase = json_null();
         if (v->straggler_phase)
-            phase = json_pack("{s:s, s:f}", "name", v->straggler_phase, "excess",
-                              v->straggler_phase_excess);
-        st = json_pack("{s:i, s:o, s:f, s:I, s:o}", "rank", v->straggler_rank, "node",
-                       jstr(v->straggler_node), "slowdown", v->straggler_slowdown, "onset_step",
-                       (json_int_t)v->straggler_onset, "phase", phase ? phase : json_null());
+            phase = json_pack("{s:s, s:o}", "name", v->straggler_phase, "excess",
+                              jnum(v->straggler_phase_excess));
+        st = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", v->straggler_rank, "node",
+                       jstr(v->straggler_node), "slowdown", jnum(v->straggler_slowdown),
+                       "onset_step", jstep(v->straggler_onset), "phase",
+                       phase ? phase : json_null());
     }
     json_object_set_new(o, "straggler", st ? st : json_null());
     json_object_set_new(o, "plan", jstr(v->plan));
@@ -701,20 +715,20 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     json_object_set_new(o, "untimed_reports", json_integer((json_int_t)v->untimed_reports));
     json_object_set_new(o, "hangs_at_start", json_integer((json_int_t)v->l.restart_hangs));
     json_object_set_new(o, "requeue_failed", json_boolean(v->l.requeue_failed));
-    json_object_set_new(o, "longest_pause_s", json_real(v->l.pause_s));
+    json_object_set_new(o, "longest_pause_s", jnum(v->l.pause_s));
     json_object_set_new(o, "hang_limit_s", jnum(v->hang_limit_s));
     json_object_set_new(o, "no_progress_s", jnum(v->no_progress_s));
     json_t *pause = json_null();
     if (v->pause)
-        pause = json_pack("{s:s, s:I, s:o}", "kind", v->pause, "after_step",
-                          (json_int_t)v->pause_step, "for_s", jnum(v->pause_s));
+        pause = json_pack("{s:s, s:o, s:o}", "kind", v->pause, "after_step", jstep(v->pause_step),
+                          "for_s", jnum(v->pause_s));
     json_object_set_new(o, "pause", pause ? pause : json_null());
     if (with_series) {
         json_t *arr = json_array();
         for (size_t i = 0; i < v->nseries; i++) {
             const struct hn_job_point *p = &v->series[i];
-            json_array_append_new(arr, json_pack("{s:f, s:o, s:o, s:o}", "time", p->time, "mfu",
-                                                 jnum(p->mfu), "ettr", jnum(p->ettr),
+            json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:o}", "time", jnum(p->time),
+                                                 "mfu", jnum(p->mfu), "ettr", jnum(p->ettr),
                                                  "step_seconds", jnum(p->step_seconds)));
         }
         json_object_set_new(o, "series", arr);
@@ -779,8 +793,10 @@ static void api_jobs(void *ctx, const char *url, struct hn_http_reply *r)
 static void api_job(void *ctx, const char *url, struct hn_http_reply *r)
 {
     struct hn_control *c = ctx;
+    /* The rest of the path, unescaped by libmicrohttpd: a job id may hold a '/' (HOUSTON_JOB_ID
+     * outside Slurm), and there is nothing below a job to route to. */
     const char *id = url + strlen("/v1/jobs/");
-    if (!*id || strchr(id, '/')) {
+    if (!*id) {
         reply_error(r, 404, "no such job");
         return;
     }

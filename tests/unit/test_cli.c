@@ -324,6 +324,23 @@ static void test_jobs_render(void **unused)
         "7     ended    1      5     -       -      100.0%  -      0                              "
         "-\n");
     cap_free(&c);
+    /* A cause that rounds to 0.00 is left out (it printed "failure 0.00"); one the server
+     * does not know (null: not finite) is "-", not left out as if nothing was lost. */
+    cap_open(&c);
+    assert_int_equal(hn_cli_jobs_render("{\"jobs\": [{\"id\": \"8\", \"lost_gpu_hours\":"
+                                        " {\"failure\": 0.0049, \"straggler\": 0.005,"
+                                        " \"hang\": null, \"other\": 0}}]}",
+                                        c.f, err, sizeof(err)),
+                     0);
+    assert_non_null(strstr(cap_close(&c), "  straggler 0.01, hang -  "));
+    cap_free(&c);
+    cap_open(&c);
+    assert_int_equal(hn_cli_jobs_render("{\"jobs\": [{\"id\": \"8\", \"lost_gpu_hours\":"
+                                        " {\"failure\": 0.0049}}]}",
+                                        c.f, err, sizeof(err)),
+                     0);
+    assert_non_null(strstr(cap_close(&c), "  0  "));
+    cap_free(&c);
     cap_open(&c);
     assert_int_equal(hn_cli_jobs_render("{\"jobs\": []}", c.f, err, sizeof(err)), 0);
     assert_string_equal(cap_close(&c), "no jobs have reported steps\n");
@@ -820,6 +837,7 @@ static const struct hn_http_route routes[] = {
     {"GET", "/gateway/v1/nodes", h_gateway, 0},
     {"GET", "/slow/v1/nodes", h_slow, 0},
     {"GET", "/v1/jobs/9", h_job9, 0},
+    {"GET", "/v1/jobs/llama/7b?#2%&x", h_job9, 0}, /* unescaped by libmicrohttpd */
 };
 
 static void test_live(void **unused)
@@ -867,6 +885,12 @@ static void test_live(void **unused)
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "\n9    running  128    40 "));
     assert_non_null(strstr(r.out, "; no checkpoint reported\n"));
+    result_free(&r);
+    /* A job id outside Slurm (HOUSTON_JOB_ID) may hold any printable ASCII but '=': it is
+     * escaped in the path, where one with '/', '?', '#', '%' or '&' was refused as no job id. */
+    r = run_verb("jobs", "llama/7b?#2%&x", "--server", url, NULL);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\n9    running  128    40 "));
     result_free(&r);
 
     /* events: the query as sent, the table as printed. */
