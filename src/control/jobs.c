@@ -48,6 +48,9 @@
 #define OWNERS_CAP   8192 /* job owners from a scheduler poll (hash slots, power of two) */
 #define OWNERS_MAX   6144 /* owners kept from one poll (3/4 of OWNERS_CAP); others unknown */
 #define OWNER_WARN_S 60.0 /* a node's step_owner findings: at most one a minute */
+/* The longest step time taken: a day. More is a client's mistake (1e308 made lost GPU time
+ * overflow to infinity), refused like any value the brain cannot use. */
+#define STEP_SECONDS_MAX 86400.0
 
 /* The phases of a step a report may time (fwd=, bwd=, opt=; comm= is the wait, not work). */
 enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_OPTIMIZER, PHASES };
@@ -1681,7 +1684,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
 {
     struct hn_jobs *js = b->jobs;
     if (!hb_node_at(b, node) || !s->job || !s->job[0] || strlen(s->job) >= sizeof(js->v[0]->l.id) ||
-        (!s->pause && (!(s->seconds >= 0) || !isfinite(s->seconds))) || s->pause < 0 ||
+        (!s->pause && !(s->seconds >= 0 && s->seconds <= STEP_SECONDS_MAX)) || s->pause < 0 ||
         s->rank >= (int64_t)RANKS_MAX || s->world > (int64_t)RANKS_MAX)
         return -EINVAL;
     told(js, now);

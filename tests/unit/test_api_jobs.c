@@ -161,27 +161,33 @@ static void metrics_have_no_mfu_while_the_job_is_down(void **state)
     fleet_close(&f);
 }
 
-/* JSON has no NaN nor infinity: a figure that is not finite is null, and the job stays in the
- * list. A rank's step time is taken up to DBL_MAX (any user of a node can send one); its job's
- * lost GPU time then overflows to infinity, which dropped "failure" from lost_gpu_hours
- * (houston jobs showed 0 lost), and a job whose wall time or productive time did so vanished
- * from /v1/jobs. */
-static void figures_that_are_not_finite_are_null(void **state)
+/* A rank's step time of more than a day is refused, and counted (any user of a node can send
+ * one): 1e308 was taken, and its job's lost GPU time overflowed to infinity, which JSON cannot
+ * hold: "failure" went from lost_gpu_hours (houston jobs showed 0 lost). Every real of a job
+ * that is not finite is null (api.c, jnum), so such a job would stay in the list. */
+static void step_time_beyond_a_day_is_refused(void **state)
 {
     (void)state;
     struct fleet f;
     fleet_open(&f, "inf");
-    double t = run(&f, "big", 1.7e9, 1, 3, 1e308, NAN);
+    double t = run(&f, "big", 1.7e9, 1, 3, 2, NAN);
+    t = run(&f, "big", t, 4, 6, 1e308, NAN);
     hn_brain_xid(f.c.brain, t, 1, 0, 79);
     hn_control_tick(&f.c, t + 10);
     json_t *j = get_json(&f, "/v1/jobs", 200);
     json_t *job = json_array_get(json_object_get(j, "jobs"), 0);
     assert_non_null(job);
     assert_string_equal(json_string_value(json_object_get(job, "id")), "big");
+    assert_int_equal(json_integer_value(json_object_get(job, "step")), 3);
     json_t *lost = json_object_get(job, "lost_gpu_hours");
     assert_int_equal(json_object_size(lost), 5);
-    assert_true(json_is_null(json_object_get(lost, "failure")));
+    assert_true(json_is_number(json_object_get(lost, "failure")));
+    assert_true(json_real_value(json_object_get(lost, "failure")) > 0);
     json_decref(j);
+    int status;
+    char *m = get(&f, "/metrics", &status);
+    assert_non_null(strstr(m, "\nhouston_control_step_reports_total{result=\"refused\"} 24\n"));
+    free(m);
     fleet_close(&f);
 }
 
@@ -228,7 +234,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(metrics_have_no_mfu_while_the_job_is_down),
-        cmocka_unit_test(figures_that_are_not_finite_are_null),
+        cmocka_unit_test(step_time_beyond_a_day_is_refused),
         cmocka_unit_test(job_with_odd_characters_in_its_id),
         cmocka_unit_test(step_beyond_int64_is_not_negative),
     };

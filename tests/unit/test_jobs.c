@@ -3281,6 +3281,11 @@ static void restore_and_bad_reports(void **state)
     assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
     in = report("x", 0, 1, 1, NAN);
     assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    /* A step of more than a day is no step time (1e308 made lost GPU time overflow). */
+    in = report("x", 0, 1, 1, 86400.5);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
+    in = report("x", 0, 1, 1, 1e308);
+    assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
     in = report("x", 0, 1, 1, 1.0);
     assert_int_equal(hn_brain_step(b, 1, 7, &in), -EINVAL);
     in.rank = 1 << 21;
