@@ -2343,6 +2343,31 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     tag_job(b, from, j->l.id);
 }
 
+/*
+ * A job no scheduler lists (none polled, or an id it does not know: HOUSTON_JOB_ID outside
+ * Slurm) cannot be asked whether it still runs, and is not checked for hangs: silent for
+ * longer than its hang limit (a restart's, while it waits for its next run), it has ended, at
+ * its last report. Before, its wall time ran on for ever after it finished, its ETTR falling
+ * towards 0. A report brings it back (hn_brain_step), and the silence is then wall time
+ * neither productive nor lost to a cause, as any gap without reports.
+ */
+static void unlisted_end(struct hn_brain *b, double now, struct job *j)
+{
+    double last = fmax(j->l.last_report, j->last_progress);
+    double limit = j->l.pending ? restart_limit(b, j) : hang_limit(b, j);
+    if (!(last > 0) || now - last <= limit)
+        return;
+    j->l.ended = 1;
+    j->l.ended_at = last;
+    if (j->l.pending) { /* its wait ran to its last report, as for a job a poll missed */
+        j->l.ended_at = fmax(last, j->l.interrupted_at);
+        lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at, j->charged_ranks);
+        j->l.interrupted_at = j->l.ended_at;
+    }
+    j->pause = 0;
+    j->dirty = 1;
+}
+
 void hb_jobs_tick(struct hn_brain *b, double now)
 {
     struct hn_jobs *js = b->jobs;
@@ -2354,8 +2379,10 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         /* Only the scheduler can say a job still holds its nodes; without it, silence may
          * just be the end of the job. A job it lists waiting (requeued, suspended) has not
          * ended; one it no longer lists has, also while houston waits for its next run. */
-        if (j->sched_seen < 0)
+        if (j->sched_seen < 0) {
+            unlisted_end(b, now, j);
             continue;
+        }
         if (j->sched_seen < js->sched_poll) {
             j->l.ended = 1;
             j->l.ended_at = 0;

@@ -3090,6 +3090,58 @@ static void unwatched_waits_are_not_learned(void **state)
     hn_brain_free(b);
 }
 
+/* A job no scheduler lists (none polled, or HOUSTON_JOB_ID outside Slurm) that falls silent
+ * for longer than its hang limit (120 s: steps of 2 s) has ended, at its last report: its wall
+ * time and ETTR stop there. Before, its wall time ran on for ever, its ETTR falling towards 0
+ * (0.05 an hour after 20 steps), and it stayed "running". A report brings it back; one waiting
+ * for its next run ends too, under a restart's limit (2,700 s). */
+static void unlisted_job_ends_when_silent(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        step_all(b, t, "u", 8, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        hn_brain_tick(b, t);
+    }
+    double last = t - 2;
+    struct hn_job_view v;
+    hn_brain_tick(b, last + 120);
+    job_view(b, "u", &v);
+    assert_string_equal(v.state, "running");
+    hn_brain_tick(b, last + 121);
+    hn_brain_tick(b, last + 3600);
+    job_view(b, "u", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(v.l.last_report == last && fabs(v.wall_s - (last - v.l.first_seen)) < 1e-9);
+    double ettr = v.ettr;
+    assert_true(ettr > 0.9);
+    /* Back: it runs on, the silence in its wall time. */
+    step_all(b, last + 3600, "u", 8, 21, 2.0, NULL, 20);
+    job_view(b, "u", &v);
+    assert_string_equal(v.state, "running");
+    assert_true(v.ettr < 0.1);
+    hn_brain_free(b);
+
+    /* Interrupted (Xid 79 on n2), it never runs again: its wait ends at its last report. */
+    b = fleet(2);
+    t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        step_all(b, t, "w", 8, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        hn_brain_tick(b, t);
+    }
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    hn_brain_tick(b, t + 2690);
+    job_view(b, "w", &v);
+    assert_string_equal(v.state, "restarting");
+    hn_brain_tick(b, t + 3000);
+    job_view(b, "w", &v);
+    assert_string_equal(v.state, "ended");
+    assert_true(fabs(v.wall_s - (t - 2 - v.l.first_seen)) < 1e-9);
+    hn_brain_free(b);
+}
+
 static void job_that_ends_is_not_a_hang(void **state)
 {
     (void)state;
@@ -4287,6 +4339,7 @@ int main(void)
         cmocka_unit_test(drift_that_grows_becomes_a_straggler),
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
+        cmocka_unit_test(unlisted_job_ends_when_silent),
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(broken_comm_timer_is_no_straggler),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
