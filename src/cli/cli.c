@@ -1179,6 +1179,15 @@ static void pct(double v, char *out, size_t size)
         snprintf(out, size, "-");
 }
 
+/* A step time in seconds: three digits, but whole seconds from 1,000 s on (not "1.23e+03"). */
+static void step_text(double v, char *out, size_t size)
+{
+    if (!isfinite(v))
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, v < 999.5 ? "%.3g" : "%.0f", v);
+}
+
 static const char *const job_headers[] = {"JOB", "STATE", "RANKS", "STEP",       "STEP_S",
                                           "MFU", "ETTR",  "EMFU",  "LOST_GPU_H", "STRAGGLER"};
 
@@ -1215,8 +1224,7 @@ static void job_row(struct hn_cli_table *t, const json_t *j)
     snprintf(ranks, sizeof(ranks), isfinite(v) ? "%.0f" : "-", v);
     v = jnum(j, "step");
     snprintf(step, sizeof(step), isfinite(v) ? "%.0f" : "-", v);
-    v = jnum(j, "step_seconds");
-    snprintf(st, sizeof(st), isfinite(v) ? "%.3g" : "-", v);
+    step_text(jnum(j, "step_seconds"), st, sizeof(st));
     pct(jnum(j, "mfu"), mfu, sizeof(mfu));
     pct(jnum(j, "ettr"), ettr, sizeof(ettr));
     pct(jnum(j, "effective_mfu"), emfu, sizeof(emfu));
@@ -1286,11 +1294,7 @@ static void history_print(const json_t *series, FILE *out)
         hn_cli_format_time(jnum(p, "time"), when, sizeof(when));
         pct(jnum(p, "mfu"), mfu, sizeof(mfu));
         pct(jnum(p, "ettr"), ettr, sizeof(ettr));
-        double st = jnum(p, "step_seconds");
-        if (isnan(st))
-            snprintf(step, sizeof(step), "-");
-        else
-            snprintf(step, sizeof(step), "%.3g", st);
+        step_text(jnum(p, "step_seconds"), step, sizeof(step));
         const char *row[] = {when, mfu, ettr, step};
         hn_cli_table_add(&t, row);
     }

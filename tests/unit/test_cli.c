@@ -341,6 +341,13 @@ static void test_jobs_render(void **unused)
                      0);
     assert_non_null(strstr(cap_close(&c), "  0  "));
     cap_free(&c);
+    /* A step of 1,234.5 s reads as seconds, not "1.23e+03". */
+    cap_open(&c);
+    assert_int_equal(hn_cli_jobs_render("{\"jobs\": [{\"id\": \"9\", \"step_seconds\": 1234.5}]}",
+                                        c.f, err, sizeof(err)),
+                     0);
+    assert_non_null(strstr(cap_close(&c), "  1234  "));
+    cap_free(&c);
     cap_open(&c);
     assert_int_equal(hn_cli_jobs_render("{\"jobs\": []}", c.f, err, sizeof(err)), 0);
     assert_string_equal(cap_close(&c), "no jobs have reported steps\n");
