@@ -9,6 +9,8 @@ packages=(
     libjansson-dev
     # tests and checks
     libcmocka-dev clang clang-format clang-tidy cppcheck curl jq procps bc
+    # a wall clock that steps (the agent's step series under an NTP step)
+    faketime
     # ss: the tests find free ports and stray daemons with it
     iproute2
     # the pure-Python step-report client (python/) and the tests that drive it; locales for

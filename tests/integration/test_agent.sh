@@ -87,6 +87,29 @@ wait "$a1"
 check_eq "SIGTERM: clean exit, no leak reported" 0 $?
 check "the step socket is removed at exit" bash -c "[ ! -e '$work/step.sock' ]"
 
+say "2c. the wall clock steps back (NTP): the step series stay"
+# libfaketime moves the agent's wall clock by the offset in a file, read at every call; the
+# monotonic clock stays real. The series age by the monotonic clock: they vanished at the
+# next collection when they aged by the wall clock.
+need faketime
+ft_lib=$(dpkg -L libfaketime | grep '/libfaketimeMT\.so\.1$' | head -n1)
+echo "+0" >"$work/faketime"
+LD_PRELOAD=$ft_lib FAKETIME_TIMESTAMP_FILE=$work/faketime FAKETIME_NO_CACHE=1 \
+    FAKETIME_DONT_FAKE_MONOTONIC=1 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    spawn_bg "$work/a1c.log" "$HOUSTON" agent --config "$work/agent.conf"
+a1c=$HN_LAST_PID
+check "serves under faketime" wait_for 20 curl -fsS "$url/metrics"
+check "the step socket is there" wait_for 10 test -S "$work/step.sock"
+send_dgram "hs1 job=78 rank=0 lrank=0 step=5 dur=1"
+check "the report is shown" wait_for 10 metric_is 'houston_step\{job="78",rank="0",gpu="0"\}' 5
+echo "-120" >"$work/faketime"
+sleep 1 # five collections at 0.2 s
+check_eq "still shown after the clock went back 2 minutes" 5 \
+    "$(metric 'houston_step\{job="78",rank="0",gpu="0"\}')"
+kill -TERM "$a1c"
+wait "$a1c"
+check_eq "SIGTERM under faketime: clean exit" 0 $?
+
 say "3. NVML present, power NOT_SUPPORTED on every GPU"
 printf 'gpu all not_supported power\n' >"$work/state"
 HN_FAKENVML_STATE=$work/state spawn_bg "$work/a2.log" "$HOUSTON" agent --config "$work/agent.conf" \
