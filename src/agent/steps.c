@@ -428,8 +428,10 @@ static void steps_render(void *state, struct hn_expo *e)
             hn_expo_label(labels, sizeof(labels), &len, "job", s->job);
             snprintf(num, sizeof(num), "%lld", (long long)s->rank);
             hn_expo_label(labels, sizeof(labels), &len, "rank", num);
-            snprintf(num, sizeof(num), "%lld", (long long)s->gpu);
-            hn_expo_label(labels, sizeof(labels), &len, "gpu", num);
+            if (s->gpu >= 0) { /* absent when the report named none (no gpu=, no lrank=) */
+                snprintf(num, sizeof(num), "%lld", (long long)s->gpu);
+                hn_expo_label(labels, sizeof(labels), &len, "gpu", num);
+            }
             hn_expo_sample(e, fam[f], labels, f == 0 ? s->seconds : (double)s->step);
         }
     }

@@ -100,8 +100,9 @@ LD_PRELOAD=$ft_lib FAKETIME_TIMESTAMP_FILE=$work/faketime FAKETIME_NO_CACHE=1 \
 a1c=$HN_LAST_PID
 check "serves under faketime" wait_for 20 curl -fsS "$url/metrics"
 check "the step socket is there" wait_for 10 test -S "$work/step.sock"
-send_dgram "hs1 job=78 rank=0 lrank=0 step=5 dur=1"
+send_dgram "hs1 job=78 rank=0 lrank=0 step=5 dur=1" "hs1 job=79 rank=1 step=2 dur=1"
 check "the report is shown" wait_for 10 metric_is 'houston_step\{job="78",rank="0",gpu="0"\}' 5
+check_eq "one that names no GPU has no gpu label" 2 "$(metric 'houston_step\{job="79",rank="1"\}')"
 echo "-120" >"$work/faketime"
 sleep 1 # five collections at 0.2 s
 check_eq "still shown after the clock went back 2 minutes" 5 \
