@@ -469,8 +469,14 @@ static void brain_outputs(struct hn_sim *s)
         int node = o.node[0] ? hn_brain_find_node(s->brain, o.node) : -1;
         if (o.kind == HN_OUT_FINDING && node >= 0 && o.finding.severity >= HN_SEV_SUSPECT)
             detection(s, node);
-        if (o.kind == HN_OUT_FINDING && o.finding.severity >= HN_SEV_SUSPECT)
-            timeline(s, "finding %s %s: %.100s", o.node, o.finding.rule, o.finding.detail);
+        if (o.kind == HN_OUT_FINDING && o.finding.severity >= HN_SEV_SUSPECT) {
+            /* A decision's detail names its rule already ("straggler: job 1001 ..."). */
+            size_t rl = strlen(o.finding.rule);
+            int named =
+                strncmp(o.finding.detail, o.finding.rule, rl) == 0 && o.finding.detail[rl] == ':';
+            timeline(s, "finding %s %s%s%.100s", o.node, named ? "" : o.finding.rule,
+                     named ? "" : ": ", o.finding.detail);
+        }
         if (o.kind != HN_OUT_ACTION || node < 0)
             continue;
         struct snode *n = &s->nodes[node];

@@ -43,6 +43,8 @@ wait "$demo"
 check_eq "SIGTERM: clean exit" 0 $?
 check "it said what happened" grep -q 'the laggard was found and replaced' "$work/out"
 check "the timeline names the drain" grep -q 'drain n00037' "$work/out"
+check "and its decision, the rule said once" \
+    grep -qE 'finding n00037 straggler: job 1001 rank 148 [0-9]+% slower; replaced at checkpoint' "$work/out"
 [ "$HN_FAIL" -eq 0 ] || cat "$work/out" "$work/err"
 
 out=$(HOUSTON=$HOUSTON FAKENVML=$HN_FAKENVML DEMO_LISTEN=127.0.0.1:${HN_TEST_AGENT_DEMO_PORT:-19405} \
