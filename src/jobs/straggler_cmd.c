@@ -610,6 +610,15 @@ int hn_cmd_straggler(int argc, char **argv)
     if (rs.n)
         qsort(rs.v, rs.n, sizeof(*rs.v), cmp_row);
     uint64_t dup = 0;
+    if (nranks == 0 && rs.malformed) {
+        /* Nothing judged, and not for want of rows: exit 0 and silence would read as a
+         * healthy job (a time column in "1.2s", the wrong --seconds-col). */
+        fprintf(stderr,
+                "houston straggler: %s: none of its %llu rows could be read (first: line %u: "
+                "%s)\n",
+                name, (unsigned long long)rs.malformed, rs.first_bad_line, rs.first_bad);
+        goto out_ids;
+    }
     if (nranks == 0)
         fprintf(stderr, "houston straggler: %s: no data rows\n", name);
     if (nranks > 0 && run_detector(&o, name, &rs, ids, nranks, &dup) != 0) {

@@ -1177,6 +1177,25 @@ static void test_cmd_nul_bytes(void **state)
     cmd_run_free(&r);
 }
 
+/* Rows that are all malformed (a time column in "1.2s", the wrong --seconds-col) exit 2: with
+ * nothing on stdout and 0, a script took the job for a healthy one. A header and no rows at all
+ * is still 0 (nothing to judge, and nothing wrong with the file). */
+static void test_cmd_no_row_readable(void **state)
+{
+    (void)state;
+    static const char bad[] = "step,rank,seconds\n1,0,1.2s\n1,1,1.3s\n2,0,1.2s\n";
+    struct cmd_run r = run_cmd(bad, sizeof(bad) - 1);
+    assert_int_equal(r.rc, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "none of its 3 rows could be read"));
+    cmd_run_free(&r);
+    static const char none[] = "step,rank,seconds\n";
+    r = run_cmd(none, sizeof(none) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.err, "no data rows"));
+    cmd_run_free(&r);
+}
+
 /* A header line over 64 KiB is refused for what it is, not as "not CSV". */
 static void test_cmd_long_header(void **state)
 {
@@ -1335,6 +1354,7 @@ int main(void)
         cmocka_unit_test(test_cmd_float_steps),
         cmocka_unit_test(test_cmd_nul_bytes),
         cmocka_unit_test(test_cmd_long_header),
+        cmocka_unit_test(test_cmd_no_row_readable),
         cmocka_unit_test(test_cmd_header_gives_up_early),
         cmocka_unit_test(test_cmd_wide_csv),
         cmocka_unit_test(test_cmd_many_detections_in_one_step),
