@@ -130,7 +130,7 @@ struct hn_brain_config {
     /* Hot parts: a loaded GPU hotter than its same-SKU peers drawing the same power (within
      * 10%) by hot_min_delta_c and laggard_k robust deviations, laggard_cycles in a row. */
     double hot_min_delta_c; /* 8 */
-    /* Jobs (docs/jobs.md). A job restart costs restart_s (until the job has measured its own);
+    /* Jobs (docs/jobs.md). A job restart costs restart_s, the same for every job;
      * a persistent straggler is drained at the job's next checkpoint when the GPU time it
      * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
      * no step progress for max(hang_min_s, hang_k x its typical step time, hang_pause_k x the

@@ -143,17 +143,21 @@ struct job {
     double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
     double mfu;                       /* EWMA of each report's MFU on its node's GPU, NaN unknown */
     int strag_rank;                   /* -1: none */
-    int strag_shared;                 /* it shares its GPU (straggler_shared_gpu) */
+    unsigned strag_shared;            /* the ranks it shares its GPU with (straggler_shared_gpu),
+                                       * 0: none */
+    int strag_act;                    /* houston may drain its node (straggler_found) */
     int strag_from_start;             /* it was slow from the start (no episode: strag_watch) */
     int strag_next;                   /* its straggler recovered: look for another (strag_watch) */
     uint32_t drift[DRIFT_MAX];        /* ranks in an episode that were no straggler (drift) */
     unsigned ndrift;
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
-    double strag_slow; /* the straggler against its peers: 0.3 = 30% slower */
+    double strag_slow; /* the straggler against its peers now: 0.3 = 30% slower (strag_follow) */
+    double plan_slow;  /* strag_slow when the plan was made */
     uint64_t strag_onset;
     int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
     double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
     int drain_planned;
+    double strag_held_at; /* when the guard held the drain of its straggler's node; 0: not */
     char plan[256];
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
@@ -680,6 +684,7 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
+    j->strag_held_at = 0;
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
@@ -978,6 +983,64 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
     return b->cfg.straggler_horizon_s;
 }
 
+/* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now:
+ * the waste over the horizon (in *waste, *over) against a restart. Never for a node out of
+ * service already (draining, say: a job whose requeue failed runs on there), whose drain
+ * would do nothing, nor for one whose drain the guard holds for an operator already. */
+static int drain_pays(struct hn_brain *b, double now, const struct job *j, const struct node *n,
+                      double *waste, char *over, size_t size)
+{
+    *waste = strag_horizon(b, now, j, over, size) * j->strag_slow / (1 + j->strag_slow);
+    return j->strag_act && n && hb_in_service(n->state) && !n->held && *waste > b->cfg.restart_s;
+}
+
+/* The plan for j's straggler (strag_rank, strag_slow and the rest set), made as a
+ * straggler_policy finding with evidence ev and the job's plan. */
+static void straggler_plan(struct hn_brain *b, double now, struct job *j, const char *ev)
+{
+    unsigned rank = (unsigned)j->strag_rank;
+    struct node *n = rank_node(b, j, rank);
+    double restart = b->cfg.restart_s, waste;
+    char over[64];
+    j->drain_planned = drain_pays(b, now, j, n, &waste, over, sizeof(over));
+    j->plan_slow = j->strag_slow;
+    if (j->strag_shared)
+        snprintf(j->plan, sizeof(j->plan),
+                 "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
+                 "give each rank its own GPU",
+                 n->name, rank, j->ranks[rank].gpu, j->strag_shared,
+                 j->strag_shared == 1 ? "" : "s");
+    else if (!acts_on(b, j))
+        snprintf(j->plan, sizeof(j->plan),
+                 "none: the scheduler does not list job %s, so its reports are not known to "
+                 "come from its owner",
+                 j->l.id);
+    else if (n && !hb_in_service(n->state))
+        snprintf(j->plan, sizeof(j->plan),
+                 "none: %s is %s already; the job runs on there (requeue it to move rank %u "
+                 "off)",
+                 n->name, hn_node_state_name(n->state), rank);
+    else if (n && n->held)
+        snprintf(j->plan, sizeof(j->plan),
+                 "none: a drain of %s waits for an operator already (blast-radius guard)", n->name);
+    else if (j->drain_planned)
+        snprintf(j->plan, sizeof(j->plan),
+                 "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
+                 "costs %.0f s",
+                 n->name, waste, over, restart);
+    else
+        snprintf(j->plan, sizeof(j->plan),
+                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s)%s",
+                 n ? n->name : "the rank's node", waste, over, restart,
+                 n ? "" : "; its node is unknown");
+    struct hn_finding p;
+    hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
+                   j->plan);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = p;
+    tag_job(b, from, j->l.id);
+}
+
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
  * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
  * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
@@ -1038,43 +1101,38 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
                : !j->strag_shared && j->strag_slow >= d->vs_peers))
         return;
     j->strag_rank = (int)d->rank;
-    j->strag_shared = mates > 0;
+    j->strag_shared = mates;
+    j->strag_act = act && n;
     j->strag_slow = d->vs_peers;
     j->strag_onset = d->onset_step;
     j->strag_from_start = d->kind == HN_STRAG_FROM_START;
     j->strag_phase = phase;
     j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
+    straggler_plan(b, now, j, ev);
+}
 
-    double restart = b->cfg.restart_s;
-    char over[64];
-    double horizon = strag_horizon(b, now, j, over, sizeof(over));
-    double waste = horizon * j->strag_slow / (1 + j->strag_slow);
-    j->drain_planned = act && n && waste > restart;
-    if (mates)
-        snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
-                 "give each rank its own GPU",
-                 n->name, d->rank, j->ranks[d->rank].gpu, mates, mates == 1 ? "" : "s");
-    else if (!act)
-        snprintf(j->plan, sizeof(j->plan),
-                 "none: the scheduler does not list job %s, so its reports are not known to "
-                 "come from its owner",
-                 j->l.id);
-    else if (j->drain_planned)
-        snprintf(j->plan, sizeof(j->plan),
-                 "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
-                 "costs %.0f s",
-                 n->name, waste, over, restart);
-    else
-        snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s)%s",
-                 n ? n->name : "the rank's node", waste, over, restart,
-                 n ? "" : "; its node is unknown");
-    struct hn_finding p;
-    hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, f.gpu, ev, "%s", j->plan);
-    from = b->qlen;
-    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = p;
-    tag_job(b, from, j->l.id);
+/* The job's straggler, rank on node n, recovered: its planned drain is cancelled, and a drain
+ * of n the blast-radius guard held for it is called off, when nothing bad was found on n
+ * since (n stays suspect): an operator who approved it later would take out a node whose rank
+ * keeps up again, and requeue the job for nothing. Sets the plan; returns whether it called a
+ * held drain off. */
+static int strag_recovered(struct job *j, unsigned rank, struct node *n)
+{
+    char mine[HN_JOB_ID_SIZE + 32];
+    snprintf(mine, sizeof(mine), "job=%s rank=%u ", j->l.id, rank);
+    int release = n && n->held && j->strag_held_at > 0 && n->last_bad <= j->strag_held_at &&
+                  strcmp(n->held_finding.rule, "straggler") == 0 &&
+                  strncmp(n->held_finding.evidence, mine, strlen(mine)) == 0;
+    if (release)
+        n->held = 0;
+    j->strag_rank = -1;
+    j->strag_held_at = 0;
+    j->drain_planned = 0;
+    snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered%s%s%s", rank,
+             release ? "; the held drain of " : "", release ? n->name : "",
+             release ? " is called off (it stays suspect)" : "");
+    j->strag_next = 1; /* another may still be slow: strag_watch */
+    return release;
 }
 
 static void detection(struct hn_brain *b, double now, struct job *j,
@@ -1097,12 +1155,10 @@ static void detection(struct hn_brain *b, double now, struct job *j,
         hb_finding_set(&f, "job_recovered", HN_SEV_INFO, -1, ev,
                        "job %s is back to its normal step time", j->l.id);
     } else if (d->kind == HN_STRAG_RECOVERED) {
+        int released = strag_recovered(j, d->rank, n);
         hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
-                       "job %s rank %u is back in line with its peers", j->l.id, d->rank);
-        j->strag_rank = -1;
-        j->drain_planned = 0;
-        snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered", d->rank);
-        j->strag_next = 1; /* another may still be slow: strag_watch */
+                       "job %s rank %u is back in line with its peers%s", j->l.id, d->rank,
+                       released ? "; its node's held drain is called off" : "");
     } else if (d->kind == HN_STRAG_JOB_SLOWDOWN) {
         hb_finding_set(&f, "job_slowdown", HN_SEV_INFO, -1, ev,
                        "job %s slowed down as a whole by %.0f%% (not one rank)", j->l.id,
@@ -1182,15 +1238,13 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
         char ev[160];
         snprintf(ev, sizeof(ev), "job=%s rank=%u step=%llu baseline=%.3f from_start=1", j->l.id,
                  rank, (unsigned long long)step, in.baseline);
+        int released = strag_recovered(j, rank, n);
         hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev,
-                       "job %s rank %u is back in line with its peers", j->l.id, rank);
+                       "job %s rank %u is back in line with its peers%s", j->l.id, rank,
+                       released ? "; its node's held drain is called off" : "");
         size_t from = b->qlen;
         hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
         tag_job(b, from, j->l.id);
-        j->strag_rank = -1;
-        j->drain_planned = 0;
-        snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered", rank);
-        j->strag_next = 1;
     }
     if (!j->strag_next || j->strag_rank >= 0)
         return;
@@ -1208,6 +1262,49 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
     }
     if (best >= 0)
         found_now(b, now, j, (unsigned)best, &bi, step);
+}
+
+/* The job's plan is made again when the figure moves this much (either way) from the one it
+ * was made with, and the decision it gives changes: a straggler found small that grows (a GPU
+ * throttling more and more) is replaced after all, while one wandering about the line between
+ * keep and drain does not flap. */
+#define REPLAN_FACTOR 1.5
+
+/*
+ * The job's straggler against its peers now, after each row: the detector reports an episode
+ * once, with its slowdown then, but a GPU that throttles more and more, or a rank that gets
+ * better without recovering, moves on. Its share of each step (progress), the comparison with
+ * another straggler and the policy at the checkpoint all go by the figure now: the median of
+ * its recent reports over the step's reference inside an episode, its learned baseline over
+ * the typical rank's for one slow from the start (as strag_watch). When the decision changes
+ * with it (REPLAN_FACTOR), the plan is made again.
+ */
+static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t step)
+{
+    struct hn_strag_rank_info in;
+    if (j->strag_rank < 0 || hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) != 0 ||
+        !in.warm)
+        return;
+    double cur;
+    if (in.slow)
+        cur = in.vs_peers_now;
+    else if (j->strag_from_start)
+        cur = in.baseline - 1;
+    else
+        return; /* out of its episode: its recovery is on its way (detection) */
+    j->strag_slow = fmax(0, cur);
+    double waste;
+    char over[64];
+    struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
+    if (j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
+        j->strag_slow * REPLAN_FACTOR > j->plan_slow)
+        return;
+    if (drain_pays(b, now, j, n, &waste, over, sizeof(over)) == j->drain_planned)
+        return;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu vs_peers=%.3f planned_vs_peers=%.3f",
+             j->l.id, j->strag_rank, (unsigned long long)step, j->strag_slow, j->plan_slow);
+    straggler_plan(b, now, j, ev);
 }
 
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
@@ -1228,6 +1325,8 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
             drift_watch(b, now, j, r->step);
         if (j->strag && (j->strag_next || (j->strag_rank >= 0 && j->strag_from_start)))
             strag_watch(b, now, j, r->step);
+        if (j->strag && j->strag_rank >= 0)
+            strag_follow(b, now, j, r->step);
     }
     for (unsigned k = 0; k < j->l.ranks && r->have; k++)
         r->secs[k] = NAN;
@@ -1378,15 +1477,23 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
         return;
     struct hn_finding f;
     char ev[320];
-    /* The job's time left shrank since the plan: a restart now may no longer pay. */
+    /* The job's time left shrank since the plan, or its straggler got better: a restart now
+     * may no longer pay. Nor does a drain of a node out of service already (an operator put
+     * it in repair): it would do nothing, and the plan must not say it was done. (A node held
+     * by the guard meanwhile is said to be below.) */
     char over[64];
-    double waste =
-        strag_horizon(b, now, j, over, sizeof(over)) * j->strag_slow / (1 + j->strag_slow);
-    if (!(waste > b->cfg.restart_s)) {
-        snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
-                 "restart (%.0f s)",
-                 n->name, (long long)ckpt, waste, over, b->cfg.restart_s);
+    double waste;
+    if (!drain_pays(b, now, j, n, &waste, over, sizeof(over)) && !n->held) {
+        if (!hb_in_service(n->state))
+            snprintf(j->plan, sizeof(j->plan),
+                     "none: at checkpoint %lld %s is %s already; the job runs on there "
+                     "(requeue it to move rank %d off)",
+                     (long long)ckpt, n->name, hn_node_state_name(n->state), j->strag_rank);
+        else
+            snprintf(j->plan, sizeof(j->plan),
+                     "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
+                     "restart (%.0f s)",
+                     n->name, (long long)ckpt, waste, over, b->cfg.restart_s);
         snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f", j->l.id,
                  j->strag_rank, (long long)ckpt, j->strag_slow);
         hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag_rank].gpu, ev, "%s",
@@ -1408,6 +1515,8 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     hb_found(b, now, n, &f); /* the drain interrupts the job, which clears the plan */
     tag_job(b, from, j->l.id);
     /* The plan now says what was done, until the next decision or restart. */
+    if (n->held && strcmp(n->held_finding.rule, "straggler") == 0)
+        j->strag_held_at = now;
     if (n->held)
         snprintf(j->plan, sizeof(j->plan),
                  "drain %s at checkpoint %lld held for an operator (blast-radius guard): rank %d "

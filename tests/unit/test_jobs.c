@@ -2568,6 +2568,130 @@ static void plan_says_what_was_done_after_a_restart(void **state)
     hn_brain_free(b);
 }
 
+/* A straggler found small and kept (5% with 1,000 s left: 47 s wasted, less than a 60 s
+ * restart) whose GPU then gets worse, to 50% slower: the job goes by its figure now, its
+ * share of each step and its plan (made again once, a drain at the next checkpoint), and the
+ * checkpoint replaces the node. Before, the detector's figure at detection stayed for good:
+ * the plan kept the node, the straggler was charged 5% and nothing was ever drained. */
+static void straggler_that_gets_worse_is_weighed_again(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "gw");
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "gw", 16, s, 1.0, NULL, 0);
+    assert_int_equal(hn_brain_job_time_left(b, t, "gw", 1000), 0);
+    slow[9] = 0.045; /* rank 9 (n3): 5% */
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; s <= 120 && v.straggler_rank < 0; s++, t += 1.05) {
+        step_all(b, t, "gw", 16, s, 1.0, slow, 0);
+        job_view(b, "gw", &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "keep n3: the slowdown wastes"));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    slow[9] = 0.45; /* 50% */
+    int policies = 0;
+    for (int k = 0; k < 100; k++, s++, t += 1.5) {
+        step_all(b, t, "gw", 16, s, 1.0, slow, 0);
+        policies += find_output(b, HN_OUT_FINDING, "straggler_policy", NULL);
+    }
+    assert_int_equal(policies, 1); /* made again once, no flapping */
+    job_view(b, "gw", &v);
+    assert_true(v.straggler_slowdown > 0.4 && v.straggler_slowdown < 0.6);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    /* 100 steps of 1.5 s, a third of each (0.5 / 1.5) lost to it, less the ones before its
+     * figure caught up: at 5% it got 7 s. */
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] - lost > 30);
+    step_all(b, t, "gw", 16, s, 1.0, slow, (int64_t)s); /* a checkpoint */
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
+    hn_brain_free(b);
+}
+
+/* The straggler's node was drained at a checkpoint but the scheduler refused the requeue: the
+ * job runs on there, rank 9 still slow, and its next run finds it again. Its node is out of
+ * service already, so nothing is planned and nothing claimed. Before, the plan said "drain n3
+ * at the next checkpoint", and after it "drained n3 at checkpoint ..." though nothing was
+ * done. */
+static void straggler_on_a_node_draining_already_is_not_drained_again(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "rf", slow, &s);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    step_all(b, t, "rf", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: n3 drained */
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
+    struct hn_out o;
+    int requeue = 0;
+    while (!requeue && hn_brain_poll(b, &o))
+        requeue = o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
+    assert_true(requeue);
+    hn_brain_action_done(b, t + 1, &o.action, 0, "Requeue of JobId=rf not possible");
+    t += 2;
+    struct hn_job_view v;
+    for (int k = 0; k < 150; k++, t += 1.3)
+        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
+    job_view(b, "rf", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    if (!strstr(v.plan, "none: n3 is draining already"))
+        fail_msg("plan: %s", v.plan);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    s++;
+    step_all(b, t, "rf", 16, s, 1.0, slow, (int64_t)s); /* the next checkpoint */
+    assert_int_equal(find_output(b, HN_OUT_ACTION, NULL, NULL), 0);
+    job_view(b, "rf", &v);
+    assert_string_equal(v.state, "running");
+    assert_null(strstr(v.plan, "drained"));
+    assert_non_null(strstr(v.plan, "n3 is draining already"));
+    hn_brain_free(b);
+}
+
+/* The guard holds the drain of the straggler's node (n4's failure took the one removal it
+ * allows); the straggler then recovers: the held drain is called off, and n3 stays suspect.
+ * Before, it stayed held, for an operator to approve a drain of a node whose rank kept up
+ * again, requeueing the job for nothing. */
+static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "hd", slow, &s);
+    step_all(b, t, "hd", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint */
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_true(nv.held);
+    struct hn_job_view v;
+    job_view(b, "hd", &v);
+    assert_non_null(strstr(v.plan, "held for an operator"));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0;
+    for (int k = 0; k < 200; k++)
+        step_all(b, t += 1, "hd", 16, ++s, 1.0, slow, 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
+    assert_string_equal(o.node, "n3"); /* saved with the node */
+    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    job_view(b, "hd", &v);
+    assert_non_null(strstr(v.plan, "the held drain of n3 is called off"));
+    assert_int_equal(hn_brain_approve(b, t, 2, "op"), -EINVAL); /* nothing left to approve */
+    hn_brain_free(b);
+}
+
 /* A hung job whose requeue the scheduler refused stays hung an hour, then is cancelled: the
  * hour is the hang's (docs/jobs.md: its time is charged to the hang until it steps again or
  * ends), and its wall time and ETTR count it. Before, the hour vanished from both. */
@@ -4368,6 +4492,9 @@ int main(void)
         cmocka_unit_test(straggler_share_of_lost_work_is_not_charged_twice),
         cmocka_unit_test(hung_job_that_ends_keeps_its_hang),
         cmocka_unit_test(plan_says_what_was_done_after_a_restart),
+        cmocka_unit_test(straggler_that_gets_worse_is_weighed_again),
+        cmocka_unit_test(straggler_on_a_node_draining_already_is_not_drained_again),
+        cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
