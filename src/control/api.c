@@ -645,7 +645,8 @@ static void api_metrics(void *ctx, const char *url, struct hn_http_reply *r)
                              (double)c->pruned[3], (double)c->pruned[4]};
     family_by(&e, "houston_control_store_pruned_total",
               "Rows the store's retention (store-retention) deleted, by table: events and done "
-              "actions older than it, ended jobs whose last report is, their histories, and "
+              "actions older than it, ended jobs (and jobs forgotten before they ended) whose "
+              "last report is, their histories, and "
               "the frame records of agent boots whose last frame is.",
               HN_COUNTER, "table", tables, pruned, 5);
     hn_expo_one(&e, "houston_control_store_prune_errors_total",

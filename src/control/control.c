@@ -765,6 +765,15 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
  * and as much WAL (a first run on years of history goes on over the next ticks). */
 #define PRUNE_BATCH 10000
 
+/* Whether retention leaves job id's rows, not ended however silent: a job the brain still has
+ * (one the scheduler lists waiting, say) goes on, and is saved as it changes; one it forgot has
+ * only its rows, which nothing would end. */
+static int job_in_brain(void *ctx, const char *id)
+{
+    const struct hn_control *c = ctx;
+    return hn_brain_find_job(c->brain, id) >= 0;
+}
+
 /* Retention (store-retention): once an hour, and at every tick while a batch came back full;
  * after the tick's own transaction, in one of its own. A failure is logged and counted and
  * tried again an hour later: nothing the brain decided depends on it, so it does not stop the
@@ -776,7 +785,8 @@ static void prune(struct hn_control *c, double now)
     c->next_prune = now + 3600;
     struct hn_store_pruned p;
     if (hn_store_begin(c->store) != 0 ||
-        hn_store_prune(c->store, now - c->cfg.retention_days * 86400, PRUNE_BATCH, &p) != 0 ||
+        hn_store_prune(c->store, now - c->cfg.retention_days * 86400, PRUNE_BATCH, job_in_brain, c,
+                       &p) != 0 ||
         hn_store_commit(c->store) != 0) {
         c->prune_errors++;
         hn_warn("control: store-retention: %s; trying again in an hour", hn_store_error(c->store));
@@ -791,13 +801,13 @@ static void prune(struct hn_control *c, double now)
         hn_warn("control: store-retention: reading the saved jobs' ids: %s",
                 hn_store_error(c->store));
     }
-    if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs == PRUNE_BATCH ||
+    if (p.events == PRUNE_BATCH || p.actions == PRUNE_BATCH || p.jobs >= PRUNE_BATCH ||
         p.frames == PRUNE_BATCH) {
         c->next_prune = now; /* more to delete: at the next tick */
     } else if (c->pruned_told != c->pruned[0] + c->pruned[1] + c->pruned[2] + c->pruned[4]) {
         c->pruned_told = c->pruned[0] + c->pruned[1] + c->pruned[2] + c->pruned[4];
         hn_info("control: store-retention %.0f days: deleted %llu events, %llu actions, %llu "
-                "ended jobs and %llu agent boots' frame records so far",
+                "jobs and %llu agent boots' frame records so far",
                 c->cfg.retention_days, (unsigned long long)c->pruned[0],
                 (unsigned long long)c->pruned[1], (unsigned long long)c->pruned[2],
                 (unsigned long long)c->pruned[4]);

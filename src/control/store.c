@@ -965,7 +965,69 @@ int hn_store_load_job(struct hn_store *s, const char *id, struct hn_job_ledger *
     return ret;
 }
 
-int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_store_pruned *out)
+/* Jobs not ended whose last report is older than `before` and that keep() does not claim, with
+ * their histories: at most limit (-1: all) of them, by id. Such a job was forgotten by the
+ * controller before it could be called ended (more jobs than jobs-max, made-up ids among them,
+ * reported within one hang limit), so nothing would ever end it and retention never took it:
+ * the table, and the controller's set of saved ids, grew for ever. Their ids are read first,
+ * then deleted, rather than deleted under a scan of the same table. */
+static int prune_silent_jobs(struct hn_store *s, double before, int64_t limit, hn_store_id_fn keep,
+                             void *ctx, uint64_t *jobs, uint64_t *points)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT id FROM jobs WHERE ended = 0 AND last_report < ?1"
+                                " ORDER BY id",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(st, 1, before);
+    char **ids = NULL;
+    size_t n = 0, cap = 0;
+    while (rc == SQLITE_OK && (limit < 0 || (int64_t)n < limit) &&
+           (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = col_str(st, 0);
+        rc = SQLITE_OK;
+        if (!id[0] || (keep && keep(ctx, id)))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            ids = xrealloc(ids, cap * sizeof(*ids));
+        }
+        ids[n++] = xstrdup(id);
+    }
+    int ret = rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : fail(s, rc, "prune");
+    sqlite3_finalize(st);
+    st = NULL;
+    if (ret == 0 && n) {
+        rc = sqlite3_prepare_v2(s->db, "DELETE FROM jobs WHERE id = ?", -1, &st, NULL);
+        ret = rc == SQLITE_OK ? 0 : fail(s, rc, "prune");
+    }
+    for (size_t i = 0; ret == 0 && i < n; i++) {
+        struct binder b;
+        bind_init(&b, s->st[ST_POINTS_CLEAR]);
+        bind_str(&b, ids[i]);
+        ret = run(s, ST_POINTS_CLEAR, &b, "prune");
+        if (ret == 0)
+            *points += (uint64_t)sqlite3_changes(s->db);
+        if (ret == 0) {
+            sqlite3_reset(st);
+            rc = sqlite3_bind_text(st, 1, ids[i], -1, SQLITE_STATIC);
+            if (rc == SQLITE_OK)
+                rc = sqlite3_step(st);
+            ret = rc == SQLITE_DONE ? 0 : fail(s, rc, "prune");
+        }
+        if (ret == 0)
+            *jobs += (uint64_t)sqlite3_changes(s->db);
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return ret;
+}
+
+int hn_store_prune(struct hn_store *s, double before, size_t batch, hn_store_id_fn keep, void *ctx,
+                   struct hn_store_pruned *out)
 {
     /* The histories go with their jobs (the same jobs: the first `batch` by id). */
     static const char *const sql[] = {
@@ -1000,6 +1062,9 @@ int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_st
             return ret;
         n[k] = (uint64_t)sqlite3_changes(s->db);
     }
+    int ret = prune_silent_jobs(s, before, limit, keep, ctx, &n[3], &n[2]);
+    if (ret)
+        return ret;
     if (out)
         *out = (struct hn_store_pruned){n[0], n[1], n[3], n[2], n[4]};
     return 0;

@@ -115,14 +115,17 @@ int hn_store_load_points(struct hn_store *s, const char *job, hn_store_point_fn 
 
 /* Retention: deletes what is older than `before` (seconds since the epoch): events (those of
  * an action only once it is done), done actions (never the newest, whose id the next ones
- * follow), ended jobs whose last report is older, with their histories, and the frame records
- * of agent boots whose last frame is; at most `batch` events, actions, jobs and frame records
- * (0: all), so that a call is short: call again while a count comes back equal to batch. Rows
- * deleted per table go to *out (may be NULL). Runs in the caller's transaction, if any. */
+ * follow), jobs whose last report is older, with their histories (ended ones, and those not
+ * ended for which keep(ctx, id) returns 0: a job the caller no longer has, which nothing would
+ * end now; keep NULL: all), and the frame records of agent boots whose last frame is; at most
+ * `batch` events, actions, ended jobs, other jobs and frame records (0: all), so that a call is
+ * short: call again while a count comes back equal to batch or more. Rows deleted per table go
+ * to *out (may be NULL). Runs in the caller's transaction, if any. */
 struct hn_store_pruned {
     uint64_t events, actions, jobs, points, frames;
 };
-int hn_store_prune(struct hn_store *s, double before, size_t batch, struct hn_store_pruned *out);
+int hn_store_prune(struct hn_store *s, double before, size_t batch, hn_store_id_fn keep, void *ctx,
+                   struct hn_store_pruned *out);
 
 /* The event log, newest first. NULL/0 filter fields (or a NULL filter) match everything. */
 struct hn_event_filter {

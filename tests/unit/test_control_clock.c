@@ -493,6 +493,71 @@ static void retention_runs_in_the_tick(void **state)
     fleet_close(&f);
 }
 
+static int count_id(void *ctx, const char *id)
+{
+    (void)id;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+static int count_point(void *ctx, const struct hn_job_point *p)
+{
+    (void)p;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+/* The jobs the store holds. */
+static size_t saved_jobs(struct fleet *f)
+{
+    size_t n = 0;
+    assert_int_equal(hn_store_job_ids(f->c.store, count_id, &n), 0);
+    return n;
+}
+
+/* Job ids made up faster than they end (any user of a node may send them; here 40 in 40 s to a
+ * controller that keeps 16) are forgotten before the tick can call them ended: their saved
+ * ledgers, never ended, went unpruned for ever, and so did the saved ids the controller keeps in
+ * memory. Retention takes them too once they are silent for as long, as it takes an ended job;
+ * a job still in memory is not taken, however silent (one the scheduler lists waiting). */
+static void forgotten_jobs_that_never_ended_are_pruned(void **state)
+{
+    (void)state;
+    struct fleet f;
+    fleet_open_max(&f, "madeup", 16);
+    f.c.cfg.retention_days = 1;
+    double t = 100;
+    char id[16];
+    for (int k = 0; k < 40; k++, t += 1) {
+        snprintf(id, sizeof(id), "fake%d", k);
+        frame_of(&f, id, 0, t, 0, 1);
+        hn_control_tick(&f.c, t + 0.5);
+    }
+    assert_int_equal(hn_brain_job_count(f.c.brain), 16);
+    assert_int_equal(saved_jobs(&f), 40);
+    /* A job that reports and then only waits for its next run, for longer than the retention:
+     * the scheduler's polls keep it in memory, not ended. */
+    frame_of(&f, "queued", 0, t, 0, 1);
+    hn_brain_job_waiting(f.c.brain, t, "queued", HN_WAIT_QUEUED);
+    hn_control_tick(&f.c, t + 0.5);
+    for (double end = t + 3 * 86400; t < end; t += 600) {
+        hn_brain_job_waiting(f.c.brain, t, "queued", HN_WAIT_QUEUED);
+        hn_control_tick(&f.c, t);
+    }
+    print_message("after 3 days: %zu saved jobs, %llu pruned\n", saved_jobs(&f),
+                  (unsigned long long)f.c.pruned[2]);
+    /* The 40 made-up jobs went, those forgotten and those the tick ended; "queued" never did
+     * (taken, then saved again at its next change, it would lose its saved history). */
+    assert_int_equal(f.c.pruned[2], 40);
+    assert_true(hn_brain_find_job(f.c.brain, "queued") >= 0);
+    assert_int_equal(saved_jobs(&f), 1);
+    assert_int_equal(f.c.saved_jobs.n, 1);
+    size_t points = 0;
+    assert_int_equal(hn_store_load_points(f.c.store, "queued", count_point, &points), 0);
+    assert_true(points > 0);
+    fleet_close(&f);
+}
+
 /* A fleet whose GPUs have no dense peak for mfu-dtype (fp4 on H100s): the controller says at
  * start, once for the SKU, that the MFU of jobs on them is unknown. */
 static void sku_without_a_peak_is_warned(void **state)
@@ -528,6 +593,7 @@ int main(void)
         cmocka_unit_test(forgotten_waiting_job_is_reloaded_by_the_poll),
         cmocka_unit_test(failed_poll_keeps_the_lists),
         cmocka_unit_test(retention_runs_in_the_tick),
+        cmocka_unit_test(forgotten_jobs_that_never_ended_are_pruned),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -558,28 +558,38 @@ static void fill_log(struct hn_store *s)
     assert_int_equal(hn_store_action_done(s, 1, 1, "scontrol ok"), 0);
 }
 
+/* Whether a job is one the caller still has (hn_store_prune's keep): "run". */
+static int keep_run(void *ctx, const char *id)
+{
+    ++*(int *)ctx;
+    return strcmp(id, "run") == 0;
+}
+
 /* Retention: events and done actions older than the cut go (an event of an action only with
  * it, and never the newest action, whose id the next ones follow); ended jobs whose last
- * report is older go with their histories; running jobs and newer rows stay. */
+ * report is older go with their histories, and so do jobs not ended as silent unless the
+ * caller still has them; newer rows stay. */
 static void test_prune(void **state)
 {
     (void)state;
     struct hn_store *s = open_ok(":memory:");
     fill_log(s); /* events 1-3 at 10 (action 1, done), 4-5 at 20, 6 at 30 (action 2, pending) */
     struct hn_store_pruned p;
-    assert_int_equal(hn_store_prune(s, 25, 2, &p), 0); /* in batches of 2 */
+    assert_int_equal(hn_store_prune(s, 25, 2, NULL, NULL, &p), 0); /* in batches of 2 */
     assert_true(p.events == 2 && p.actions == 1 && p.jobs == 0 && p.points == 0);
-    assert_int_equal(hn_store_prune(s, 25, 2, &p), 0);
+    assert_int_equal(hn_store_prune(s, 25, 2, NULL, NULL, &p), 0);
     assert_true(p.events == 2 && p.actions == 0);
-    assert_int_equal(hn_store_prune(s, 25, 0, &p), 0); /* the rest */
+    assert_int_equal(hn_store_prune(s, 25, 0, NULL, NULL, &p), 0); /* the rest */
     assert_true(p.events == 1 && p.actions == 0 && p.jobs == 0 && p.points == 0);
     struct lines *l = query(s, NULL);
     assert_int_equal(l->count, 1);
     assert_int_equal(l->last_id, 6);
-    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0); /* action 2 pending: its event stays */
+    assert_int_equal(hn_store_prune(s, 100, 0, NULL, NULL, &p),
+                     0); /* action 2 pending: its event stays */
     assert_true(p.events == 0 && p.actions == 0);
     assert_int_equal(hn_store_action_done(s, 2, 1, "requeued"), 0);
-    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0); /* done, but the newest: stays */
+    assert_int_equal(hn_store_prune(s, 100, 0, NULL, NULL, &p),
+                     0); /* done, but the newest: stays */
     assert_true(p.events == 0 && p.actions == 0);
     assert_int_equal(hn_store_max_action_id(s), 2);
 
@@ -587,10 +597,10 @@ static void test_prune(void **state)
         const char *id;
         double last;
         int ended;
-    } jobs[] = {{"old", 50, 1}, {"run", 50, 0}, {"new", 500, 1}};
+    } jobs[] = {{"old", 50, 1}, {"run", 50, 0}, {"new", 500, 1}, {"lost", 60, 0}, {"live", 500, 0}};
     struct hn_job_point pts[2] = {{40, 0.4, 1, 2}, {50, 0.41, 1, 2}};
     assert_int_equal(hn_store_begin(s), 0);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 5; i++) {
         struct hn_job_ledger j = {
             .ranks = 8, .last_report = jobs[i].last, .checkpoint = -1, .ended = jobs[i].ended};
         hn_strlcpy(j.id, jobs[i].id, sizeof(j.id));
@@ -598,18 +608,31 @@ static void test_prune(void **state)
         assert_int_equal(hn_store_put_points(s, j.id, pts, 2, 0), 0);
     }
     assert_int_equal(hn_store_commit(s), 0);
-    assert_int_equal(hn_store_prune(s, 100, 0, &p), 0);
-    assert_true(p.jobs == 1 && p.points == 2);
+    /* "lost", not ended but silent since 60 and not the caller's, goes with "old"; "run" is
+     * asked about (only it and "lost" are) and stays. */
+    int asked = 0;
+    assert_int_equal(hn_store_prune(s, 100, 0, keep_run, &asked, &p), 0);
+    assert_true(p.jobs == 2 && p.points == 4);
+    assert_int_equal(asked, 2);
     char ids[64] = "";
     assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
-    assert_string_equal(ids, "run,new");
+    assert_string_equal(ids, "run,live,new");
     struct hn_job_point got[9];
     memset(got, 0, sizeof(got));
     assert_int_equal(hn_store_load_points(s, "old", load_point, got), 0);
     assert_int_equal((int)got[0].time, 0);
     assert_int_equal(hn_store_load_points(s, "run", load_point, got), 0);
     assert_int_equal((int)got[0].time, 2);
-    assert_int_equal(hn_store_prune(s, 100, 0, NULL), 0);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_points(s, "lost", load_point, got), 0);
+    assert_int_equal((int)got[0].time, 0);
+    /* Without keep every silent job goes, in batches too. */
+    assert_int_equal(hn_store_prune(s, 100, 1, NULL, NULL, &p), 0);
+    assert_true(p.jobs == 1 && p.points == 2);
+    ids[0] = '\0';
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job_id, ids), 0);
+    assert_string_equal(ids, "live,new");
+    assert_int_equal(hn_store_prune(s, 100, 0, NULL, NULL, NULL), 0);
     hn_store_close(s);
 }
 
@@ -827,11 +850,11 @@ static void test_frames_prune(void **state)
     assert_int_equal(hn_store_mark_frame(s, "n2", 1, 9, 50), 0);
     assert_int_equal(hn_store_commit(s), 0);
     struct hn_store_pruned p;
-    assert_int_equal(hn_store_prune(s, 200, 1, &p), 0); /* in batches of 1 */
+    assert_int_equal(hn_store_prune(s, 200, 1, NULL, NULL, &p), 0); /* in batches of 1 */
     assert_int_equal(p.frames, 1);
-    assert_int_equal(hn_store_prune(s, 200, 0, &p), 0);
+    assert_int_equal(hn_store_prune(s, 200, 0, NULL, NULL, &p), 0);
     assert_int_equal(p.frames, 1);
-    assert_int_equal(hn_store_prune(s, 200, 0, &p), 0);
+    assert_int_equal(hn_store_prune(s, 200, 0, NULL, NULL, &p), 0);
     assert_int_equal(p.frames, 0);
     assert_int_equal(hn_store_frame_seen(s, "n1", 2, 4), 1); /* kept */
     assert_int_equal(hn_store_frame_seen(s, "n1", 1, 5), 0); /* forgotten */
@@ -848,9 +871,9 @@ static void test_frames_prune(void **state)
     double t = strtod(text, NULL);
     assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
     assert_int_equal(hn_store_frame_seen(s, "n1", 2, 4), 1);
-    assert_int_equal(hn_store_prune(s, before - 1, 0, &p), 0);
+    assert_int_equal(hn_store_prune(s, before - 1, 0, NULL, NULL, &p), 0);
     assert_int_equal(p.frames, 0);
-    assert_int_equal(hn_store_prune(s, before + 3600, 0, &p), 0);
+    assert_int_equal(hn_store_prune(s, before + 3600, 0, NULL, NULL, &p), 0);
     assert_int_equal(p.frames, 1);
     hn_store_close(s);
 }
