@@ -323,6 +323,10 @@ struct hn_job_ledger {
      * is 0. */
     int pending, pending_cause;
     double interrupted_at;
+    /* When houston requeued it for that interruption (or again, after a hang at its restart):
+     * a report received before is of the run it ended, also after a controller restart. 0:
+     * not known (a ledger of schema 10 or older: its last report stands in). */
+    double requeued_at;
     /* Houston called it hung (state "hung") and it has not stepped since; of that, the hangs
      * at start in a row that named no node, which stop at the third (docs/jobs.md). Saved,
      * so that a controller restart does not requeue a job left alone again. */

@@ -120,15 +120,14 @@ struct job {
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     unsigned charged_ranks;           /* the interrupted run's ranks: its wait and give-back */
     double pending_at;                /* its last report before it was interrupted */
-    double run_from;    /* when this run's first report came (resume); 0: the first run */
-    double requeued_at; /* when it was interrupted (or a restart hang requeued it again) */
-    double sched_seen;  /* time of the last scheduler poll that listed it, -1: never */
-    int sched_waiting;  /* that poll listed it waiting (pending, suspended...), not running */
-    double run_listed;  /* the first poll since it last waited or ended that listed it
-                         * running; -1: none */
-    double ran_again;   /* the first poll that listed it running after one listed it waiting;
-                         * -1: none */
-    double time_left;   /* seconds to its time limit as of time_left_at; -1: no limit known */
+    double run_from;   /* when this run's first report came (resume); 0: the first run */
+    double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
+    int sched_waiting; /* that poll listed it waiting (pending, suspended...), not running */
+    double run_listed; /* the first poll since it last waited or ended that listed it
+                        * running; -1: none */
+    double ran_again;  /* the first poll that listed it running after one listed it waiting;
+                        * -1: none */
+    double time_left;  /* seconds to its time limit as of time_left_at; -1: no limit known */
     double time_left_at;
     int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
     double unseen_at; /* when */
@@ -678,7 +677,7 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->l.interruptions++;
     j->l.pending = 1;
     j->pending_at = j->l.last_report;
-    j->requeued_at = now;
+    j->l.requeued_at = now;
     j->l.pending_cause = cause;
     j->l.interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->pause = 0;
@@ -1767,7 +1766,7 @@ void hn_step_in_init(struct hn_step_in *s, const char *job, int64_t rank, uint64
 static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct node *n)
 {
     if (n->removed_at <= 0 || now > n->removed_at || now <= n->removed_from || j->l.pending ||
-        j->requeued_at >= n->removed_at)
+        j->l.requeued_at >= n->removed_at)
         return;
     /* As of the removal: the rest of the interrupted run's reports (stamped up to then) are
      * not its next run. */
@@ -1786,7 +1785,7 @@ static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct
 static int left_its_nodes(const struct hn_brain *b, const struct job *j)
 {
     return !b->jobs->sched_lists || j->sched_seen < 0 || j->sched_waiting ||
-           j->run_listed > j->requeued_at;
+           j->run_listed > j->l.requeued_at;
 }
 
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
@@ -1840,7 +1839,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         return 0;
     /* Received before the interruption: of the run it ended (dropped below), and no measure
      * of the waiting job's size either. */
-    if (j->l.pending && now <= j->requeued_at)
+    if (j->l.pending && now <= j->l.requeued_at)
         return 0;
     unsigned want = rank + 1;
     unsigned claim = s->world > 0 && (unsigned)s->world > want ? (unsigned)s->world : want;
@@ -1884,7 +1883,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
                    now - j->pending_at > fmax(60, 2 * typical_step(j)) ||
                    j->l.requeue_failed; /* it goes on where it runs: its steps are its run's */
         /* Whatever the rank, one received before the interruption is of the run it ended. */
-        if (!next || now <= j->requeued_at)
+        if (!next || now <= j->l.requeued_at)
             return 0;
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
@@ -2229,7 +2228,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
      * wait stays its interruption's: it never progressed since. */
     if (j->l.pending) {
         j->l.requeue_failed = 0;
-        j->requeued_at = now;
+        j->l.requeued_at = now;
         j->dirty = 1;
     }
     size_t from = b->qlen;
@@ -2388,8 +2387,8 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
      * since the requeue. A job the scheduler never took off its nodes is not a new run. */
-    if (j->sched_waiting || j->run_listed <= j->requeued_at || j->l.restart_hangs > RESTART_HANGS ||
-        j->l.requeue_failed)
+    if (j->sched_waiting || j->run_listed <= j->l.requeued_at ||
+        j->l.restart_hangs > RESTART_HANGS || j->l.requeue_failed)
         return;
     double since = j->run_listed;
     double limit = restart_limit(b, j);
@@ -2443,7 +2442,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         j->l.interrupted_at = since;
     }
     j->l.pending_cause = HN_LOSS_HANG;
-    j->requeued_at = now;
+    j->l.requeued_at = now;
     j->l.interruptions++;
     j->l.hung = 1;
     j->dirty = 1;
@@ -2735,7 +2734,9 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         j->l.pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? c : HN_LOSS_OTHER;
         if (!(l->interrupted_at > 0))
             j->l.interrupted_at = l->last_report;
-        j->pending_at = j->requeued_at = l->last_report;
+        j->pending_at = l->last_report;
+        if (!(l->requeued_at > 0)) /* a ledger from before it was saved */
+            j->l.requeued_at = l->last_report;
     }
     return 0;
 }

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      10
+#define SCHEMA_VERSION      11
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -107,6 +107,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE nodes ADD COLUMN removed_at REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE nodes ADD COLUMN removed_from REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE nodes ADD COLUMN removed_cause INTEGER NOT NULL DEFAULT 0;",
+    /* 10 -> 11: when houston requeued a job waiting for its next run, so that after a
+     * controller restart a late report of the run it ended is not its next run's. */
+    "ALTER TABLE jobs ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -132,7 +135,7 @@ enum stmt_id {
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
     " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other,"      \
-    " ranks_high"
+    " ranks_high, requeued_at"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -171,9 +174,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
         " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
         " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
-        " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high)"
+        " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high, requeued_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        " ?, ?, ?, ?)",
+        " ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -783,6 +786,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         bind_double(&b, l->lost_gpu_s[c]);
     bind_int(&b, l->ranks_high);
+    bind_double(&b, l->requeued_at);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -898,6 +902,8 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     }
     int64_t high = sqlite3_column_int64(st, 29);
     l.ranks_high = high > 0 && high <= UINT32_MAX ? (unsigned)high : 0;
+    double rq = sqlite3_column_double(st, 30);
+    l.requeued_at = rq > 0 && isfinite(rq) ? rq : 0;
     *out = l;
 }
 

@@ -1317,6 +1317,38 @@ static void job_first_heard_after_a_restore_is_requeued(void **state)
     hn_brain_free(b);
 }
 
+/* A job interrupted 100 s after its last report (an Xid on n2) waits for its next run, and
+ * the controller restarts. A report of the run it ended, stamped 90 s after that last report
+ * (before the requeue) and delivered late, is not its next run: the requeue's time is saved
+ * with its ledger (schema 11). Before, the restore took its last report for the requeue's
+ * time, and that report started a "next run" that had not begun. */
+static void restored_requeue_time_keeps_late_reports_out(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "rq", 0, 1, 20) - 2; /* its last report */
+    hn_brain_xid(b, t + 100, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    struct hn_job_ledger saved = *ledger_of(b, "rq");
+    assert_true(saved.pending == 1 && saved.requeued_at == t + 100);
+    hn_brain_free(b);
+    for (int known = 0; known < 2; known++) {
+        b = fleet(2);
+        struct hn_job_ledger l = saved;
+        if (!known)
+            l.requeued_at = 0; /* a ledger of schema 10 */
+        assert_int_equal(hn_brain_restore_job(b, &l), 0);
+        struct hn_step_in in = report("rq", 0, 8, 21, 2.0);
+        assert_int_equal(hn_brain_step(b, t + 90, 0, &in), 0);
+        struct hn_job_view v;
+        job_view(b, "rq", &v);
+        print_message("requeue time %s: the late report leaves the job %s\n",
+                      known ? "saved" : "not saved", v.state);
+        assert_string_equal(v.state, known ? "restarting" : "running");
+        hn_brain_free(b);
+    }
+}
+
 /* A job houston did not know ran on a node when a fault took the node out (its first reports
  * came in the same frame as the fault, after it in the controller's order, or the scheduler's
  * poll had not listed it yet): its reports received on the node before the removal, and after
@@ -4448,6 +4480,7 @@ int main(void)
         cmocka_unit_test(ledger_counts_failure_and_restart),
         cmocka_unit_test(job_first_heard_after_its_node_failed_is_requeued),
         cmocka_unit_test(job_first_heard_after_a_restore_is_requeued),
+        cmocka_unit_test(restored_requeue_time_keeps_late_reports_out),
         cmocka_unit_test(unheard_ranks_of_a_drained_job_wait_for_the_scheduler),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),
