@@ -1023,10 +1023,14 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
         snprintf(j->plan, sizeof(j->plan),
                  "none: a drain of %s waits for an operator already (blast-radius guard)", n->name);
     else if (j->drain_planned)
+        /* A job that never reported a checkpoint waits for one: a drain now would throw away
+         * all its work, and houston would not see that it did. Said, so that nobody waits for
+         * a drain that a client without ckpt= never lets come. */
         snprintf(j->plan, sizeof(j->plan),
                  "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
-                 "costs %.0f s",
-                 n->name, waste, over, restart);
+                 "costs %.0f s%s",
+                 n->name, waste, over, restart,
+                 j->l.checkpoint < 0 ? "; the job has reported no checkpoint yet (ckpt=)" : "");
     else
         snprintf(j->plan, sizeof(j->plan),
                  "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s)%s",

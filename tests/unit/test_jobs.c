@@ -356,6 +356,30 @@ static void mfu_from_reported_tflops_and_from_flops_per_token(void **state)
     hn_brain_free(b);
 }
 
+/* A straggler worth a drain in a job that has reported no checkpoint: the plan waits for one,
+ * and says that none has come, so that nobody waits for a drain a client without ckpt= never
+ * lets happen. Before, it said "drain n3 at the next checkpoint" and nothing more, for ever. */
+static void straggler_plan_says_no_checkpoint_was_reported(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 0, "nc");
+    double slow[16] = {0};
+    double t = 0;
+    for (uint64_t s = 1; s <= 60; s++, t += 1)
+        step_all(b, t, "nc", 16, s, 1.0, NULL, -1);
+    slow[9] = 0.27;
+    for (uint64_t s = 61; s <= 90; s++, t += 1.27)
+        step_all(b, t, "nc", 16, s, 1.0, slow, -1);
+    struct hn_job_view v;
+    job_view(b, "nc", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(v.plan, "; the job has reported no checkpoint yet (ckpt=)"));
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
 static void straggler_suspect_then_drained_at_checkpoint(void **state)
 {
     (void)state;
@@ -4487,6 +4511,7 @@ int main(void)
         cmocka_unit_test(requeued_job_on_another_sku_takes_its_peak),
         cmocka_unit_test(mfu_history_while_down_is_not_the_last_runs),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(straggler_plan_says_no_checkpoint_was_reported),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
