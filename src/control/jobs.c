@@ -67,6 +67,7 @@ struct rank_st {
     double last_secs;    /* its last compute time */
     int64_t uid;         /* who sent its last report; -1: unknown */
     float phase[PHASES]; /* its last forward, backward, optimizer times; NaN: not reported */
+    uint8_t strag_told;  /* a straggler finding named it in this run, and no recovery since */
 };
 
 struct row {
@@ -429,7 +430,7 @@ static void grow_ranks(struct job *j, unsigned n)
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     j->ranks_alloc = n;
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}};
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}, 0};
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -764,6 +765,8 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     clear_rows(j);
     hn_strag_free(j->strag);
     j->strag = NULL;
+    for (unsigned r = 0; r < j->l.ranks; r++)
+        j->ranks[r].strag_told = 0; /* the new run's detector finds its own */
 }
 
 /* Where its wall time ends: now while it has not ended; else its last report, or, for a job
@@ -1095,6 +1098,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
+    j->ranks[d->rank].strag_told = 1; /* its recovery is told too (detection) */
     /* One straggler per job, the one that costs most: a second, smaller one makes its node
      * suspect (above) and leaves the job's straggler and plan as they are. One on a shared
      * GPU, which houston leaves alone, never takes the place of one it would act on, and
@@ -1128,6 +1132,8 @@ static int strag_recovered(struct job *j, unsigned rank, struct node *n)
                   strncmp(n->held_finding.evidence, mine, strlen(mine)) == 0;
     if (release)
         n->held = 0;
+    if (rank < j->l.ranks)
+        j->ranks[rank].strag_told = 0;
     j->strag_rank = -1;
     j->strag_held_at = 0;
     j->drain_planned = 0;
@@ -1145,8 +1151,10 @@ static void detection(struct hn_brain *b, double now, struct job *j,
         straggler_found(b, now, j, d);
         return;
     }
+    /* A rank's recovery is told when a straggler finding named it: the job's straggler, or a
+     * second one that made its node suspect (a drift that never was one recovers unsaid). */
     if (d->kind == HN_STRAG_RECOVERED && d->rank != HN_STRAG_ALL_RANKS &&
-        j->strag_rank != (int)d->rank)
+        (d->rank >= j->l.ranks || !j->ranks[d->rank].strag_told))
         return;
     struct node *n = rank_node(b, j, d->rank); /* NULL for HN_STRAG_ALL_RANKS */
     struct hn_finding f;
@@ -1158,7 +1166,9 @@ static void detection(struct hn_brain *b, double now, struct job *j,
         hb_finding_set(&f, "job_recovered", HN_SEV_INFO, -1, ev,
                        "job %s is back to its normal step time", j->l.id);
     } else if (d->kind == HN_STRAG_RECOVERED) {
-        int released = strag_recovered(j, d->rank, n);
+        j->ranks[d->rank].strag_told = 0;
+        /* Not the job's straggler: its node was made suspect, and the plan is not its. */
+        int released = j->strag_rank == (int)d->rank && strag_recovered(j, d->rank, n);
         hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
                        "job %s rank %u is back in line with its peers%s", j->l.id, d->rank,
                        released ? "; its node's held drain is called off" : "");

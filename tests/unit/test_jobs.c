@@ -380,6 +380,56 @@ static void straggler_plan_says_no_checkpoint_was_reported(void **state)
     hn_brain_free(b);
 }
 
+/* Two stragglers in one job: rank 9 (n3) 30% slower, the job's, and rank 5 (n2) 15% slower,
+ * which makes n2 suspect too. When rank 5 recovers, that is told as well, for n2's operator;
+ * the job's straggler and plan stay rank 9's. Before, a recovery of any rank but the job's
+ * straggler was dropped, and n2's last word was that it straggled. */
+static void second_straggler_recovery_is_told(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    hn_brain_node_job(b, 0, 0, "two");
+    double slow[16] = {0};
+    double t = 0;
+    for (uint64_t s = 1; s <= 60; s++, t += 1)
+        step_all(b, t, "two", 16, s, 1.0, NULL, -1);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0.27;
+    slow[5] = 0.135;
+    int told[16] = {0};
+    struct hn_out o;
+    uint64_t s = 61;
+    for (; s <= 100; s++, t += 1.27) {
+        step_all(b, t, "two", 16, s, 1.0, slow, -1);
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0)
+                told[strstr(o.finding.evidence, "rank=9 ") ? 9 : 5]++;
+        }
+    }
+    assert_true(told[9] >= 1 && told[5] >= 1);
+    assert_int_equal(node_state(b, 1), HN_NODE_SUSPECT);
+    slow[5] = 0;
+    int recovered5 = 0, recovered9 = 0;
+    for (; s <= 200; s++, t += 1.27) {
+        step_all(b, t, "two", 16, s, 1.0, slow, -1);
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind != HN_OUT_FINDING || strcmp(o.finding.rule, "straggler_recovered") != 0)
+                continue;
+            recovered5 += strstr(o.finding.evidence, "rank=5 ") != NULL;
+            recovered9 += strstr(o.finding.evidence, "rank=9 ") != NULL;
+            if (strstr(o.finding.evidence, "rank=5 "))
+                assert_string_equal(o.node, "n2");
+        }
+    }
+    assert_int_equal(recovered5, 1);
+    assert_int_equal(recovered9, 0);
+    struct hn_job_view v;
+    job_view(b, "two", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    hn_brain_free(b);
+}
+
 static void straggler_suspect_then_drained_at_checkpoint(void **state)
 {
     (void)state;
@@ -4511,6 +4561,7 @@ int main(void)
         cmocka_unit_test(requeued_job_on_another_sku_takes_its_peak),
         cmocka_unit_test(mfu_history_while_down_is_not_the_last_runs),
         cmocka_unit_test(straggler_suspect_then_drained_at_checkpoint),
+        cmocka_unit_test(second_straggler_recovery_is_told),
         cmocka_unit_test(straggler_plan_says_no_checkpoint_was_reported),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_phase_from_phase_times),
