@@ -92,7 +92,7 @@ struct hn_control_node {
 
 /* A set of job ids (open addressing, grows at half full). */
 struct hn_idset {
-    char **v;
+    uint64_t *v; /* the ids' hashes (control.c, id_key); 0: a free slot */
     size_t cap, n;
 };
 
