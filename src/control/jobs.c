@@ -2697,12 +2697,17 @@ int hn_brain_restore_points(struct hn_brain *b, const char *id, const struct hn_
     if (i < 0)
         return -ENOENT;
     struct job *j = b->jobs->v[i];
-    /* Thinned as add_point would have: every k-th point, from the k-th on. */
+    /* Thinned as add_point would have: every k-th point, back from the newest, at most
+     * SERIES_MAX (the oldest go first, as there). From the k-th on, an odd count lost the
+     * newest point. */
     size_t k = 1;
     while (n / k > SERIES_MAX)
         k *= 2;
     j->nseries = 0;
-    for (size_t q = k - 1; q < n; q += k)
+    size_t count = n ? (n - 1) / k + 1 : 0;
+    if (count > SERIES_MAX)
+        count = SERIES_MAX;
+    for (size_t q = n - count * k + k - 1; count && q < n; q += k)
         j->series[j->nseries++] = p[q];
     j->series_dt = SERIES_DT * (double)k;
     j->next_point = j->nseries ? j->series[j->nseries - 1].time + j->series_dt : 0;

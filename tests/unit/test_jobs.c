@@ -3460,6 +3460,18 @@ static void history_is_saved_and_restored(void **state)
     i = (size_t)hn_brain_find_job(b, "hs");
     assert_int_equal(hn_brain_job_points_unsaved(b, i, &p, &n, &replace), 0);
     assert_true(replace && n == 500); /* the store gets the thinned history */
+    /* 1,025: every other one, back from the newest (the oldest goes). Before, from the
+     * second on, and the newest was lost. */
+    hn_brain_free(b);
+    b = fleet(1);
+    restore_running(b, "hs", 5000, 100, 50);
+    struct hn_job_point more[1025];
+    for (int k = 0; k < 1025; k++)
+        more[k] = (struct hn_job_point){1000 + 60.0 * k, 0.4, 0.9, 2.0};
+    assert_int_equal(hn_brain_restore_points(b, "hs", more, 1025), 0);
+    job_view(b, "hs", &v);
+    assert_int_equal(v.nseries, 512);
+    assert_true(v.series[511].time == 1000 + 60.0 * 1024 && v.series[0].time == 1000 + 60.0 * 2);
     /* 100 points: kept as they are, nothing to save again. */
     hn_brain_free(b);
     b = fleet(1);
