@@ -327,6 +327,9 @@ struct hn_job_ledger {
      * a report received before is of the run it ended, also after a controller restart. 0:
      * not known (a ledger of schema 10 or older: its last report stands in). */
     double requeued_at;
+    /* The ranks of the run it interrupted, which its wait is charged at (a bigger next run's
+     * early reports may have grown `ranks` meanwhile). 0: not known (schema 10 or older). */
+    unsigned charged_ranks;
     /* Houston called it hung (state "hung") and it has not stepped since; of that, the hangs
      * at start in a row that named no node, which stop at the third (docs/jobs.md). Saved,
      * so that a controller restart does not requeue a job left alone again. */

@@ -119,7 +119,6 @@ struct job {
     double charged_s;
     double charged_strag_s;           /* of it, the straggler's share (not the cause's) */
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
-    unsigned charged_ranks;           /* the interrupted run's ranks: its wait and give-back */
     double pending_at;                /* its last report before it was interrupted */
     double run_from;   /* when this run's first report came (resume); 0: the first run */
     double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
@@ -666,7 +665,7 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
 {
     if (j->l.pending || j->l.ended)
         return;
-    j->charged_ranks = ranks;
+    j->l.charged_ranks = ranks;
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
      * the cause, so that no second is lost twice. */
     j->charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
@@ -711,7 +710,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
         double unseen = 0;
         if (step > j->l.step + 1 && !isnan(typ))
             unseen = fmin(gap, (double)(step - 1 - j->l.step) * typ);
-        lose_n(j, j->l.pending_cause, gap - unseen, j->charged_ranks);
+        lose_n(j, j->l.pending_cause, gap - unseen, j->l.charged_ranks);
         j->l.productive_s += unseen;
     }
     /* The work lost is what the new run does again: the steps after the one before its first,
@@ -736,9 +735,9 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
          * step; so the cause never goes below 0. */
         if (more < 0 && j->charged_s > 0)
             lose_n(j, j->charged_cause, more * (1 - j->charged_strag_s / j->charged_s),
-                   j->charged_ranks);
+                   j->l.charged_ranks);
         else
-            lose_n(j, j->charged_cause, more, j->charged_ranks);
+            lose_n(j, j->charged_cause, more, j->l.charged_ranks);
         j->l.productive_s -= more;
     }
     j->charged_s = NAN;
@@ -2452,7 +2451,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
         return;
     }
     if (since > j->l.interrupted_at) {
-        lose_n(j, j->l.pending_cause, since - j->l.interrupted_at, j->charged_ranks);
+        lose_n(j, j->l.pending_cause, since - j->l.interrupted_at, j->l.charged_ranks);
         j->l.interrupted_at = since;
     }
     j->l.pending_cause = HN_LOSS_HANG;
@@ -2483,7 +2482,7 @@ static void unlisted_end(struct hn_brain *b, double now, struct job *j)
     j->l.ended_at = last;
     if (j->l.pending) { /* its wait ran to its last report, as for a job a poll missed */
         j->l.ended_at = fmax(last, j->l.interrupted_at);
-        lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at, j->charged_ranks);
+        lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at, j->l.charged_ranks);
         j->l.interrupted_at = j->l.ended_at;
     }
     j->pause = 0;
@@ -2514,7 +2513,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             if (j->l.pending) {
                 j->l.ended_at = fmax(j->sched_seen, j->l.interrupted_at);
                 lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at,
-                       j->charged_ranks);
+                       j->l.charged_ranks);
                 j->l.interrupted_at = j->l.ended_at;
             }
             j->pause = 0;
@@ -2631,7 +2630,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
      * through an outage instead of jumping when it is over. */
     if (j->l.pending && !j->l.ended && now > j->l.interrupted_at) {
         out->l.lost_s[j->l.pending_cause] += now - j->l.interrupted_at;
-        out->l.lost_gpu_s[j->l.pending_cause] += (now - j->l.interrupted_at) * j->charged_ranks;
+        out->l.lost_gpu_s[j->l.pending_cause] += (now - j->l.interrupted_at) * j->l.charged_ranks;
     }
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         out->lost_gpu_h[c] = out->l.lost_gpu_s[c] / 3600.0;
@@ -2729,7 +2728,10 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         grow_ranks(j, ranks);
     j->l = *l;
     j->l.ranks = ranks;
-    j->charged_ranks = ranks;
+    /* The interrupted run's size, which its wait is charged at; a ledger of schema 10 or
+     * older, or one not waiting, has none: its ranks stand in. */
+    if (!(l->pending && l->charged_ranks > 0 && l->charged_ranks <= ranks))
+        j->l.charged_ranks = ranks;
     /* A ledger of before GPU time was kept by charge: its time at its rank count. */
     for (int c = 0; c < HN_LOSS_NCAUSES; c++) {
         if (j->l.lost_gpu_s[c] == 0 && j->l.lost_s[c] != 0)

@@ -108,8 +108,10 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE nodes ADD COLUMN removed_from REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE nodes ADD COLUMN removed_cause INTEGER NOT NULL DEFAULT 0;",
     /* 10 -> 11: when houston requeued a job waiting for its next run, so that after a
-     * controller restart a late report of the run it ended is not its next run's. */
-    "ALTER TABLE jobs ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0;",
+     * controller restart a late report of the run it ended is not its next run's; and the
+     * size of that run, which its wait is charged at. */
+    "ALTER TABLE jobs ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN charged_ranks INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -135,7 +137,7 @@ enum stmt_id {
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
     " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other,"      \
-    " ranks_high, requeued_at"
+    " ranks_high, requeued_at, charged_ranks"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -174,9 +176,10 @@ static const char *const stmt_sql[ST_COUNT] = {
         " productive_s, lost_failure, lost_straggler, lost_hang, lost_operator, lost_other,"
         " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
         " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
-        " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high, requeued_at)"
+        " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high, requeued_at,"
+        " charged_ranks)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        " ?, ?, ?, ?, ?)",
+        " ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -787,6 +790,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
         bind_double(&b, l->lost_gpu_s[c]);
     bind_int(&b, l->ranks_high);
     bind_double(&b, l->requeued_at);
+    bind_int(&b, l->charged_ranks);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -904,6 +908,8 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     l.ranks_high = high > 0 && high <= UINT32_MAX ? (unsigned)high : 0;
     double rq = sqlite3_column_double(st, 30);
     l.requeued_at = rq > 0 && isfinite(rq) ? rq : 0;
+    int64_t charged = sqlite3_column_int64(st, 31);
+    l.charged_ranks = charged > 0 && charged <= UINT32_MAX ? (unsigned)charged : 0;
     *out = l;
 }
 

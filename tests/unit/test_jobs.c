@@ -1423,6 +1423,38 @@ static void restored_requeue_time_keeps_late_reports_out(void **state)
     }
 }
 
+/* A job of 8 ranks interrupted (an Xid on n2) gets an early report of a bigger next run (rank
+ * 12 of 16) before that run counts as started: the job grows to 16 ranks, but its wait is
+ * still charged at the 8 of the run it interrupted, also after a controller restart (the
+ * ledger's charged_ranks, schema 11). Before, the restored wait was charged at 16. */
+static void restored_wait_keeps_the_interrupted_runs_size(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "gw", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    struct hn_step_in in = report("gw", 12, 16, 1, 2.0);
+    assert_int_equal(hn_brain_step(b, t + 10, 0, &in), 0);
+    struct hn_job_view v;
+    job_view(b, "gw", &v);
+    assert_int_equal(v.l.ranks, 16);
+    assert_string_equal(v.state, "restarting");
+    struct hn_job_ledger saved = *ledger_of(b, "gw");
+    hn_brain_tick(b, t + 1000);
+    job_view(b, "gw", &v);
+    double before = v.l.lost_gpu_s[HN_LOSS_FAILURE];
+    struct hn_brain *again = fleet(2);
+    assert_int_equal(hn_brain_restore_job(again, &saved), 0);
+    hn_brain_tick(again, t + 1000);
+    job_view(again, "gw", &v);
+    print_message("wait charged: %.0f GPU-s, %.0f after a restart\n", before,
+                  v.l.lost_gpu_s[HN_LOSS_FAILURE]);
+    assert_true(fabs(v.l.lost_gpu_s[HN_LOSS_FAILURE] - before) < 1e-6);
+    hn_brain_free(again);
+    hn_brain_free(b);
+}
+
 /* A job houston did not know ran on a node when a fault took the node out (its first reports
  * came in the same frame as the fault, after it in the controller's order, or the scheduler's
  * poll had not listed it yet): its reports received on the node before the removal, and after
@@ -4567,6 +4599,7 @@ int main(void)
         cmocka_unit_test(job_first_heard_after_its_node_failed_is_requeued),
         cmocka_unit_test(job_first_heard_after_a_restore_is_requeued),
         cmocka_unit_test(restored_requeue_time_keeps_late_reports_out),
+        cmocka_unit_test(restored_wait_keeps_the_interrupted_runs_size),
         cmocka_unit_test(unheard_ranks_of_a_drained_job_wait_for_the_scheduler),
         cmocka_unit_test(restart_loses_what_the_next_run_redoes),
         cmocka_unit_test(mfu_from_reported_tflops_and_from_flops_per_token),

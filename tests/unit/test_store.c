@@ -184,11 +184,12 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 11 back to 10 (when a waiting job was requeued). */
+/* Takes a database of schema 11 back to 10 (when a waiting job was requeued, and its size). */
 static void drop_requeued_column(const char *path)
 {
     char text[64];
     raw_query(path, "ALTER TABLE jobs DROP COLUMN requeued_at", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN charged_ranks", text, sizeof(text));
 }
 
 /* Takes a database of schema 11 back to 9 (also a node's last removal). */
@@ -290,6 +291,7 @@ static void test_jobs(void **state)
     a.restart_hangs = 3;
     a.requeue_failed = 1;
     a.requeued_at = 860.5;
+    a.charged_ranks = 256;
     b.since_ckpt_s = 120.25; /* it ended: what it did since its last checkpoint */
     b.strag_ckpt_s = 10.5;
     a.ended_at = 0;
@@ -337,6 +339,7 @@ static void test_jobs(void **state)
                 got[0].lost_gpu_s[HN_LOSS_HANG] == 0);
     assert_int_equal(got[0].ranks_high, 1024);
     assert_true(got[0].requeued_at == 860.5 && got[1].requeued_at == 0);
+    assert_true(got[0].charged_ranks == 256 && got[1].charged_ranks == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
@@ -351,7 +354,8 @@ static void test_jobs(void **state)
     s = open_ok(path);
     memset(got, 0, sizeof(got));
     assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
-    assert_true(got[0].pending == 1 && got[0].requeued_at == 0 && got[0].interrupted_at == 850);
+    assert_true(got[0].pending == 1 && got[0].requeued_at == 0 && got[0].charged_ranks == 0 &&
+                got[0].interrupted_at == 850);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
     assert_string_equal(text, "11");
