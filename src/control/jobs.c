@@ -1981,10 +1981,13 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
 }
 
 /* A job waiting for its next run that a poll missed (ended) and the next one lists again: it
- * had not ended. */
+ * had not ended. Nor had one that unlisted_end ended for its silence (the only end of a job
+ * not waiting with an ended_at), as no scheduler listed it then: a controller restarted, or
+ * squeue failing, before its first poll, say; a hung job would otherwise stay "ended" while
+ * the scheduler lists it running, never checked for hangs. */
 static void relisted(struct job *j)
 {
-    if (j->l.ended && j->l.pending) {
+    if (j->l.ended && (j->l.pending || j->l.ended_at > 0)) {
         j->l.ended = 0;
         j->l.ended_at = 0;
         j->dirty = 1;
@@ -2470,7 +2473,8 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
  * longer than its hang limit (a restart's, while it waits for its next run), it has ended, at
  * its last report. Before, its wall time ran on for ever after it finished, its ETTR falling
  * towards 0. A report brings it back (hn_brain_step), and the silence is then wall time
- * neither productive nor lost to a cause, as any gap without reports.
+ * neither productive nor lost to a cause, as any gap without reports; so does a poll that
+ * lists it (relisted), which is then watched for hangs as any job it lists.
  */
 static void unlisted_end(struct hn_brain *b, double now, struct job *j)
 {

@@ -632,13 +632,17 @@ static void overlong_line(struct tail *t)
 {
     struct hn_trainlog_rec r;
     t->st.lines++;
+    /* The line's last LINE_MAX_BYTES: while the ring is not full, the end of the first ones
+     * leads it, so that a record across the two (a bar past byte 16,384) is seen whole. */
     char last[LINE_MAX_BYTES];
+    size_t lead = sizeof(last) - t->over_len; /* t->len is sizeof(t->line) here */
+    memcpy(last, t->line + t->len - lead, lead);
     size_t from = t->over_len < sizeof(t->over) ? 0 : t->over_at;
     size_t first = t->over_len - from;
-    memcpy(last, t->over + from, first);
-    memcpy(last + first, t->over, from);
+    memcpy(last + lead, t->over + from, first);
+    memcpy(last + lead + first, t->over, from);
     if (hn_trainlog_parse(t->line, t->len, &r) != 0 ||
-        hn_trainlog_parse(last, t->over_len, &r) != 0)
+        hn_trainlog_parse(last, sizeof(last), &r) != 0)
         t->st.malformed++;
 }
 

@@ -3404,6 +3404,28 @@ static void unlisted_job_ends_when_silent(void **state)
     hn_brain_free(b);
 }
 
+/* A job ended for its silence (unlisted_end) that a scheduler poll then lists is not over:
+ * a controller restarted after a running job hung (its ledger restored, no poll yet, so no
+ * job is listed) ended it at its first tick; the poll that lists it running a moment later
+ * must bring it back, so that the hang is found. Before, it stayed "ended" for ever, listed
+ * running by Slurm and never checked for hangs. */
+static void silent_end_of_a_job_the_scheduler_lists_is_undone(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    restore_running(b, "rh", 1000, 100, 90);
+    hn_brain_tick(b, 4000); /* silent for 3,000 s: longer than a restored job's limit */
+    struct hn_job_view v;
+    job_view(b, "rh", &v);
+    assert_string_equal(v.state, "ended");
+    /* The first poll lists it running on n1 and n2, whose agents send frames: hung. */
+    assert_int_equal(wait_as(b, "rh", 4000, 3000, NULL, NULL), 1);
+    job_view(b, "rh", &v);
+    assert_string_equal(v.state, "hung");
+    assert_true(v.l.productive_s + v.l.lost_s[HN_LOSS_HANG] <= v.wall_s + 1e-9);
+    hn_brain_free(b);
+}
+
 static void job_that_ends_is_not_a_hang(void **state)
 {
     (void)state;
@@ -4618,6 +4640,7 @@ int main(void)
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(unlisted_job_ends_when_silent),
+        cmocka_unit_test(silent_end_of_a_job_the_scheduler_lists_is_undone),
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(broken_comm_timer_is_no_straggler),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),

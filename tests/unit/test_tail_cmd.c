@@ -843,6 +843,30 @@ static void test_overlong_line(void **state)
     free(data);
 }
 
+/* The last 16 KiB of an overlong line are the line's, not only what came after its first
+ * 16 KiB: a NeMo 1 progress bar whose "train_step_timing" straddles byte 16,384 of the line
+ * (16,370 bytes of a bar drawn without '\r' before it) is seen whole in the line's last
+ * 16 KiB, and counted. Before, the first 16 KiB held "...train_st" and the ring only
+ * "ep_timing in s=1.5]": neither looked like a record, and the line went uncounted. */
+static void test_overlong_line_straddling(void **state)
+{
+    (void)state;
+    static const char bar[] = "Epoch 0: : 7%|#| 7/100 [01:00<01:00, global_step=6.000, "
+                              "train_step_timing in s=1.5]";
+    const char *key = strstr(bar, "train_step_timing");
+    size_t head = 16384 - (size_t)(key - bar) - 8; /* the line's byte 16,384 is in the key */
+    size_t len = head + sizeof(bar) - 1 + 1;
+    char *data = xcalloc(1, len);
+    memset(data, '#', head);
+    memcpy(data + head, bar, sizeof(bar) - 1);
+    data[len - 1] = '\n';
+    char *out = run_tail_bytes(data, len, "--format", "nemo", (const char *)NULL);
+    assert_string_equal(out, "");
+    assert_int_equal(malformed_of(), 1);
+    free(out);
+    free(data);
+}
+
 /* The log's last line without its terminator is read when it is whole (a writer that ends
  * without a newline), but a line cut short (a job killed with its output buffered, a file
  * ending mid-write) is malformed, not read with what is left of its numbers: Megatron ends
@@ -972,15 +996,25 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ckpt_real_log),   cmocka_unit_test(test_ckpt_success_line),
-        cmocka_unit_test(test_ckpt_async),      cmocka_unit_test(test_ckpt_restart),
-        cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
-        cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
-        cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
-        cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_deepspeed_eval),
-        cmocka_unit_test(test_format_hint),     cmocka_unit_test(test_nemo1_save),
-        cmocka_unit_test(test_nul_hole),        cmocka_unit_test(test_overlong_line),
-        cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
+        cmocka_unit_test(test_ckpt_real_log),
+        cmocka_unit_test(test_ckpt_success_line),
+        cmocka_unit_test(test_ckpt_async),
+        cmocka_unit_test(test_ckpt_restart),
+        cmocka_unit_test(test_tokens_per_rank),
+        cmocka_unit_test(test_deepspeed_real_log),
+        cmocka_unit_test(test_deepspeed_saves),
+        cmocka_unit_test(test_ckpt_one_notice),
+        cmocka_unit_test(test_nemo_async_save),
+        cmocka_unit_test(test_nemo_sync_save),
+        cmocka_unit_test(test_eval_notice),
+        cmocka_unit_test(test_deepspeed_eval),
+        cmocka_unit_test(test_format_hint),
+        cmocka_unit_test(test_nemo1_save),
+        cmocka_unit_test(test_nul_hole),
+        cmocka_unit_test(test_overlong_line),
+        cmocka_unit_test(test_overlong_line_straddling),
+        cmocka_unit_test(test_cut_last_line),
+        cmocka_unit_test(test_follow_stop),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
