@@ -152,6 +152,7 @@ struct job {
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
     double strag_slow; /* the straggler against its peers now: 0.3 = 30% slower (strag_follow) */
     double plan_slow;  /* strag_slow when the plan was made */
+    int plan_avail;    /* its node was in service and not held then (strag_follow) */
     uint64_t strag_onset;
     int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
     double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
@@ -1005,6 +1006,7 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
     char over[64];
     j->drain_planned = drain_pays(b, now, j, n, &waste, over, sizeof(over));
     j->plan_slow = j->strag_slow;
+    j->plan_avail = n && hb_in_service(n->state) && !n->held;
     if (j->strag_shared)
         snprintf(j->plan, sizeof(j->plan),
                  "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
@@ -1308,8 +1310,11 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     double waste;
     char over[64];
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
+    /* Nor when its node came back into service, or went out of it (an operator resumed a node
+     * the plan found draining, or the guard now holds another drain of it). */
+    int avail = n && hb_in_service(n->state) && !n->held;
     if (j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
-        j->strag_slow * REPLAN_FACTOR > j->plan_slow)
+        j->strag_slow * REPLAN_FACTOR > j->plan_slow && avail == j->plan_avail)
         return;
     if (drain_pays(b, now, j, n, &waste, over, sizeof(over)) == j->drain_planned)
         return;
@@ -1490,12 +1495,14 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     struct hn_finding f;
     char ev[320];
     /* The job's time left shrank since the plan, or its straggler got better: a restart now
-     * may no longer pay. Nor does a drain of a node out of service already (an operator put
-     * it in repair): it would do nothing, and the plan must not say it was done. (A node held
-     * by the guard meanwhile is said to be below.) */
+     * may no longer pay, also when the guard holds the node for something else meanwhile (the
+     * drain would then wait for an operator, below). Nor does a drain of a node out of
+     * service already (an operator put it in repair): it would do nothing, and the plan must
+     * not say it was done. */
     char over[64];
     double waste;
-    if (!drain_pays(b, now, j, n, &waste, over, sizeof(over)) && !n->held) {
+    (void)drain_pays(b, now, j, n, &waste, over, sizeof(over));
+    if (!hb_in_service(n->state) || !(waste > b->cfg.restart_s)) {
         if (!hb_in_service(n->state))
             snprintf(j->plan, sizeof(j->plan),
                      "none: at checkpoint %lld %s is %s already; the job runs on there "

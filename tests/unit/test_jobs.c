@@ -2788,6 +2788,63 @@ static void straggler_on_a_node_draining_already_is_not_drained_again(void **sta
     assert_string_equal(v.state, "running");
     assert_null(strstr(v.plan, "drained"));
     assert_non_null(strstr(v.plan, "n3 is draining already"));
+    /* An operator puts n3 back in service (a requeue moved nothing off it): rank 9 is still
+     * slow there, and the plan is made again. Before, it stayed "none" for good. */
+    assert_int_equal(hn_brain_resume(b, t, 2, "op"), 0);
+    for (int k = 0; k < 3; k++, t += 1.3)
+        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
+    job_view(b, "rf", &v);
+    if (!strstr(v.plan, "drain n3 at the next checkpoint"))
+        fail_msg("plan after n3 was resumed: %s", v.plan);
+    hn_brain_free(b);
+}
+
+/* A drain planned with 400 s left (about 70 s to waste against a 60 s restart); 250 s later,
+ * as the checkpoint comes, an Xid on n3 has the guard hold n3 (n5's failure took the one
+ * removal it allows). With 30 s left to waste the drain no longer pays: kept, as without the
+ * hold. Before, a held node skipped that sum: a fatal "replaced at checkpoint" finding, held
+ * for an operator to approve a drain that no longer paid. */
+static void held_node_at_the_checkpoint_still_weighs_the_drain(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    struct hn_brain *b = fleet_from(&cfg, 5, NULL);
+    hn_brain_xid(b, 0, 4, 0, 79); /* n5 fails and is drained */
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "hk");
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "hk", 16, s, 1.0, NULL, 0);
+    assert_int_equal(hn_brain_job_time_left(b, t, "hk", 400), 0);
+    slow[9] = 0.27;
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; s <= 90 && v.straggler_rank < 0; s++, t += 1.27) {
+        step_all(b, t, "hk", 16, s, 1.0, slow, 0);
+        job_view(b, "hk", &v);
+    }
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    for (double end = t + 250; t < end; s++, t += 1.27)
+        step_all(b, t, "hk", 16, s, 1.0, slow, 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    hn_brain_xid(b, t, 2, 1, 79);
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_true(nv.held);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    step_all(b, t, "hk", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint */
+    struct hn_out o;
+    int fatal = 0;
+    while (hn_brain_poll(b, &o))
+        fatal += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0 &&
+                 o.finding.severity == HN_SEV_FATAL;
+    assert_int_equal(fatal, 0);
+    job_view(b, "hk", &v);
+    if (!strstr(v.plan, "keep n3: at checkpoint"))
+        fail_msg("plan: %s", v.plan);
     hn_brain_free(b);
 }
 
@@ -4672,6 +4729,7 @@ int main(void)
         cmocka_unit_test(straggler_that_gets_worse_is_weighed_again),
         cmocka_unit_test(straggler_on_a_node_draining_already_is_not_drained_again),
         cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
+        cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
