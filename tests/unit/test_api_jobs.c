@@ -7,6 +7,7 @@
 #include "common/frame.h"
 #include "common/http.h"
 #include "control/control.h"
+#include "control_fleet.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -14,36 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
-struct fleet {
-    struct hn_control c;
-    struct hn_buf buf;
-    uint64_t seq[2];
-};
-
 /* A controller whose store is NAME.db, with nodes n1 and n2 (4 H100s each) once they send. */
 static void fleet_open(struct fleet *f, const char *name)
 {
-    memset(f, 0, sizeof(*f));
-    const char *dir = tu_tmpdir();
-    char path[PATH_MAX];
-    hn_control_config_defaults(&f->c.cfg);
-    snprintf(f->c.cfg.token_file, sizeof(f->c.cfg.token_file), "%s/token", dir);
-    tu_write_file(f->c.cfg.token_file, "agent-secret\n");
-    snprintf(f->c.cfg.operator_token_file, sizeof(f->c.cfg.operator_token_file), "%s/op", dir);
-    tu_write_file(f->c.cfg.operator_token_file, "operator-secret\n");
-    snprintf(path, sizeof(path), "%s/%s.db", dir, name);
-    hn_strlcpy(f->c.cfg.store, path, sizeof(f->c.cfg.store));
-    f->c.cfg.default_gpus = 4;
-    char err[256] = "";
-    assert_int_equal(hn_control_init(&f->c, err, sizeof(err)), 0);
-    hn_buf_init(&f->buf, 1 << 16);
-}
-
-static void fleet_close(struct fleet *f)
-{
-    hn_buf_fini(&f->buf);
-    hn_control_fini(&f->c);
-    hn_control_config_fini(&f->c.cfg);
+    fleet_config(f, name);
+    fleet_start(f);
 }
 
 /* Node n (0: n1, 1: n2) sends a frame at now in which ranks 4n..4n+3 of the 8 of `job` report

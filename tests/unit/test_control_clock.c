@@ -7,6 +7,7 @@
  */
 #include "common/frame.h"
 #include "control/control.h"
+#include "control_fleet.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -14,29 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-struct fleet {
-    struct hn_control c;
-    struct hn_buf buf;
-    uint64_t seq[2];
-};
-
-/* The configuration of a controller whose store is NAME.db and tokens are in the scratch
- * folder. */
-static void fleet_config(struct fleet *f, const char *name)
-{
-    memset(f, 0, sizeof(*f));
-    const char *dir = tu_tmpdir();
-    char path[PATH_MAX];
-    hn_control_config_defaults(&f->c.cfg);
-    snprintf(f->c.cfg.token_file, sizeof(f->c.cfg.token_file), "%s/token", dir);
-    tu_write_file(f->c.cfg.token_file, "agent-secret\n");
-    snprintf(f->c.cfg.operator_token_file, sizeof(f->c.cfg.operator_token_file), "%s/op", dir);
-    tu_write_file(f->c.cfg.operator_token_file, "operator-secret\n");
-    snprintf(path, sizeof(path), "%s/%s.db", dir, name);
-    hn_strlcpy(f->c.cfg.store, path, sizeof(f->c.cfg.store));
-    f->c.cfg.default_gpus = 4;
-}
 
 /* A fleet of n1 and n2 whose controller keeps at most jobs_max jobs (0: the default) and, when
  * squeue is not NULL, polls Slurm through that program (scontrol: /bin/false). */
@@ -50,9 +28,7 @@ static void fleet_open_sched(struct fleet *f, const char *name, size_t jobs_max,
         hn_strlcpy(f->c.cfg.squeue, squeue, sizeof(f->c.cfg.squeue));
         hn_strlcpy(f->c.cfg.scontrol, "/bin/false", sizeof(f->c.cfg.scontrol));
     }
-    char err[256] = "";
-    assert_int_equal(hn_control_init(&f->c, err, sizeof(err)), 0);
-    hn_buf_init(&f->buf, 1 << 16);
+    fleet_start(f);
 }
 
 static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
@@ -63,13 +39,6 @@ static void fleet_open_max(struct fleet *f, const char *name, size_t jobs_max)
 static void fleet_open(struct fleet *f, const char *name)
 {
     fleet_open_max(f, name, 0);
-}
-
-static void fleet_close(struct fleet *f)
-{
-    hn_buf_fini(&f->buf);
-    hn_control_fini(&f->c);
-    hn_control_config_fini(&f->c.cfg);
 }
 
 /* Node n (0: n1, 1: n2) sends a frame that arrives at now, collected by an agent whose clock
