@@ -1316,7 +1316,11 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     if (j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
         j->strag_slow * REPLAN_FACTOR > j->plan_slow && avail == j->plan_avail)
         return;
-    if (drain_pays(b, now, j, n, &waste, over, sizeof(over)) == j->drain_planned)
+    /* A node back in service is said even when the decision stays (no drain): the plan
+     * would name a state the node left ("draining already") for good. Not one going out of
+     * it: a hold of this job's own drain, or a checkpoint's, says so itself. */
+    if (drain_pays(b, now, j, n, &waste, over, sizeof(over)) == j->drain_planned &&
+        !(avail && !j->plan_avail))
         return;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu vs_peers=%.3f planned_vs_peers=%.3f",
@@ -1997,6 +2001,9 @@ static void relisted(struct job *j)
     if (j->l.ended && (j->l.pending || j->l.ended_at > 0)) {
         j->l.ended = 0;
         j->l.ended_at = 0;
+        /* Its silence was not watched as a listed job's (progress): a report before the next
+         * tick would learn it as a pause, and its hang limit grow to it. */
+        j->watched = 0;
         j->dirty = 1;
     }
 }

@@ -2756,6 +2756,42 @@ static void straggler_that_gets_worse_is_weighed_again(void **state)
  * service already, so nothing is planned and nothing claimed. Before, the plan said "drain n3
  * at the next checkpoint", and after it "drained n3 at checkpoint ..." though nothing was
  * done. */
+/* As above, but when the operator puts n3 back its drain no longer pays (30 s left): the plan
+ * is made again all the same and says so. Before, a decision that stayed "no drain" left the
+ * plan saying n3 was draining for good. */
+static void straggler_node_back_in_service_keeps_with_a_new_plan(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "rf", slow, &s);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    step_all(b, t, "rf", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: n3 drained */
+    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
+    struct hn_out o;
+    int requeue = 0;
+    while (!requeue && hn_brain_poll(b, &o))
+        requeue = o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
+    assert_true(requeue);
+    hn_brain_action_done(b, t + 1, &o.action, 0, "Requeue of JobId=rf not possible");
+    t += 2;
+    struct hn_job_view v;
+    for (int k = 0; k < 150; k++, t += 1.3)
+        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
+    job_view(b, "rf", &v);
+    if (!strstr(v.plan, "none: n3 is draining already"))
+        fail_msg("plan: %s", v.plan);
+    assert_int_equal(hn_brain_job_time_left(b, t, "rf", 30), 0);
+    assert_int_equal(hn_brain_resume(b, t, 2, "op"), 0);
+    for (int k = 0; k < 3; k++, t += 1.3)
+        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
+    job_view(b, "rf", &v);
+    if (!strstr(v.plan, "keep n3"))
+        fail_msg("plan after n3 was resumed: %s", v.plan);
+    hn_brain_free(b);
+}
+
 static void straggler_on_a_node_draining_already_is_not_drained_again(void **state)
 {
     (void)state;
@@ -3414,6 +3450,34 @@ static void unwatched_waits_are_not_learned(void **state)
  * time and ETTR stop there. Before, its wall time ran on for ever, its ETTR falling towards 0
  * (0.05 an hour after 20 steps), and it stayed "running". A report brings it back; one waiting
  * for its next run ends too, under a restart's limit (2,700 s). */
+/* A job unlisted_end ended that a poll lists again has a silence houston did not watch as the
+ * job's own: its next report must not learn it as a pause (as a report that brings it back
+ * does not), or its hang limit grows to the hour it was silent. */
+static void relisted_job_does_not_learn_its_silence(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = 0;
+    for (uint64_t s = 1; s <= 20; s++, t += 2) {
+        step_all(b, t, "u", 8, s, 2.0, NULL, (int64_t)(s / 10 * 10));
+        hn_brain_tick(b, t);
+    }
+    double last = t - 2;
+    hn_brain_tick(b, last + 3600);
+    struct hn_job_view v;
+    job_view(b, "u", &v);
+    assert_string_equal(v.state, "ended");
+    for (int i = 0; i < 2; i++)
+        hn_brain_node_job(b, last + 3600, i, "u");
+    job_view(b, "u", &v);
+    assert_string_equal(v.state, "running");
+    /* its next report before the controller's next tick */
+    step_all(b, last + 3601, "u", 8, 21, 2.0, NULL, 20);
+    job_view(b, "u", &v);
+    assert_true(v.l.pause_s < 10 && v.hang_limit_s < 600);
+    hn_brain_free(b);
+}
+
 static void unlisted_job_ends_when_silent(void **state)
 {
     (void)state;
@@ -4698,6 +4762,7 @@ int main(void)
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(unlisted_job_ends_when_silent),
         cmocka_unit_test(silent_end_of_a_job_the_scheduler_lists_is_undone),
+        cmocka_unit_test(relisted_job_does_not_learn_its_silence),
         cmocka_unit_test(healthy_job_raises_nothing),
         cmocka_unit_test(broken_comm_timer_is_no_straggler),
         cmocka_unit_test(real_h200_ranks_back_among_their_peers_are_no_straggler),
@@ -4728,6 +4793,7 @@ int main(void)
         cmocka_unit_test(plan_says_what_was_done_after_a_restart),
         cmocka_unit_test(straggler_that_gets_worse_is_weighed_again),
         cmocka_unit_test(straggler_on_a_node_draining_already_is_not_drained_again),
+        cmocka_unit_test(straggler_node_back_in_service_keeps_with_a_new_plan),
         cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
         cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
