@@ -2751,39 +2751,45 @@ static void straggler_that_gets_worse_is_weighed_again(void **state)
     hn_brain_free(b);
 }
 
-/* The straggler's node was drained at a checkpoint but the scheduler refused the requeue: the
- * job runs on there, rank 9 still slow, and its next run finds it again. Its node is out of
- * service already, so nothing is planned and nothing claimed. Before, the plan said "drain n3
- * at the next checkpoint", and after it "drained n3 at checkpoint ..." though nothing was
- * done. */
-/* As above, but when the operator puts n3 back its drain no longer pays (30 s left): the plan
- * is made again all the same and says so. Before, a decision that stayed "no drain" left the
- * plan saying n3 was draining for good. */
-static void straggler_node_back_in_service_keeps_with_a_new_plan(void **state)
+/* Job id's straggler, rank 9, had its node n3 drained at a checkpoint, but the scheduler
+ * refused the requeue: the job runs on there, rank 9 still slow, for 150 steps. Returns the
+ * time of the next step (*s the last one). */
+static double straggler_on_draining_node(struct hn_brain *b, const char *id, uint64_t *s)
 {
-    (void)state;
-    struct hn_brain *b = fleet(5);
     double slow[16] = {0};
-    uint64_t s;
-    double t = rank9_slow(b, "rf", slow, &s);
+    double t = rank9_slow(b, id, slow, s);
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
-    step_all(b, t, "rf", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: n3 drained */
+    step_all(b, t, id, 16, *s, 1.0, slow, (int64_t)*s); /* the checkpoint: n3 drained */
     assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
     struct hn_out o;
     int requeue = 0;
     while (!requeue && hn_brain_poll(b, &o))
         requeue = o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
     assert_true(requeue);
-    hn_brain_action_done(b, t + 1, &o.action, 0, "Requeue of JobId=rf not possible");
+    hn_brain_action_done(b, t + 1, &o.action, 0, "Requeue of the job not possible");
     t += 2;
-    struct hn_job_view v;
     for (int k = 0; k < 150; k++, t += 1.3)
-        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
+        step_all(b, t, id, 16, ++*s, 1.0, slow, 0);
+    return t;
+}
+
+/* As straggler_on_a_node_draining_already_is_not_drained_again, but when the operator puts n3
+ * back its drain no longer pays (30 s left): the plan is made again all the same and says so.
+ * Before, a decision that stayed "no drain" left the plan saying n3 was draining for good. */
+static void straggler_node_back_in_service_keeps_with_a_new_plan(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    uint64_t s;
+    double t = straggler_on_draining_node(b, "rf", &s);
+    struct hn_job_view v;
     job_view(b, "rf", &v);
     if (!strstr(v.plan, "none: n3 is draining already"))
         fail_msg("plan: %s", v.plan);
     assert_int_equal(hn_brain_job_time_left(b, t, "rf", 30), 0);
     assert_int_equal(hn_brain_resume(b, t, 2, "op"), 0);
+    double slow[16] = {0};
+    slow[9] = 0.27;
     for (int k = 0; k < 3; k++, t += 1.3)
         step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
     job_view(b, "rf", &v);
@@ -2792,26 +2798,20 @@ static void straggler_node_back_in_service_keeps_with_a_new_plan(void **state)
     hn_brain_free(b);
 }
 
+/* The straggler's node was drained at a checkpoint but the scheduler refused the requeue: the
+ * job runs on there, rank 9 still slow, and its next run finds it again. Its node is out of
+ * service already, so nothing is planned and nothing claimed. Before, the plan said "drain n3
+ * at the next checkpoint", and after it "drained n3 at checkpoint ..." though nothing was
+ * done. */
 static void straggler_on_a_node_draining_already_is_not_drained_again(void **state)
 {
     (void)state;
     struct hn_brain *b = fleet(5);
-    double slow[16] = {0};
     uint64_t s;
-    double t = rank9_slow(b, "rf", slow, &s);
-    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
-    step_all(b, t, "rf", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: n3 drained */
-    assert_int_equal(node_state(b, 2), HN_NODE_DRAINING);
-    struct hn_out o;
-    int requeue = 0;
-    while (!requeue && hn_brain_poll(b, &o))
-        requeue = o.kind == HN_OUT_ACTION && o.action.kind == HN_ACT_REQUEUE;
-    assert_true(requeue);
-    hn_brain_action_done(b, t + 1, &o.action, 0, "Requeue of JobId=rf not possible");
-    t += 2;
+    double t = straggler_on_draining_node(b, "rf", &s);
+    double slow[16] = {0};
+    slow[9] = 0.27;
     struct hn_job_view v;
-    for (int k = 0; k < 150; k++, t += 1.3)
-        step_all(b, t, "rf", 16, ++s, 1.0, slow, 0);
     job_view(b, "rf", &v);
     assert_int_equal(v.straggler_rank, 9);
     if (!strstr(v.plan, "none: n3 is draining already"))
