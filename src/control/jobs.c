@@ -985,6 +985,13 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
     return b->cfg.straggler_horizon_s;
 }
 
+/* Whether a drain of n would do something now: n is known, in service, and not held by the
+ * guard for an operator already. */
+static int node_free(const struct node *n)
+{
+    return n && hb_in_service(n->state) && !n->held;
+}
+
 /* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now:
  * the waste over the horizon (in *waste, *over) against a restart. Never for a node out of
  * service already (draining, say: a job whose requeue failed runs on there), whose drain
@@ -993,7 +1000,7 @@ static int drain_pays(struct hn_brain *b, double now, const struct job *j, const
                       double *waste, char *over, size_t size)
 {
     *waste = strag_horizon(b, now, j, over, size) * j->strag_slow / (1 + j->strag_slow);
-    return j->strag_act && n && hb_in_service(n->state) && !n->held && *waste > b->cfg.restart_s;
+    return j->strag_act && node_free(n) && *waste > b->cfg.restart_s;
 }
 
 /* The plan for j's straggler (strag_rank, strag_slow and the rest set), made as a
@@ -1006,7 +1013,7 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
     char over[64];
     j->drain_planned = drain_pays(b, now, j, n, &waste, over, sizeof(over));
     j->plan_slow = j->strag_slow;
-    j->plan_avail = n && hb_in_service(n->state) && !n->held;
+    j->plan_avail = node_free(n);
     if (j->strag_shared)
         snprintf(j->plan, sizeof(j->plan),
                  "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
@@ -1167,9 +1174,12 @@ static void detection(struct hn_brain *b, double now, struct job *j,
         hb_finding_set(&f, "job_recovered", HN_SEV_INFO, -1, ev,
                        "job %s is back to its normal step time", j->l.id);
     } else if (d->kind == HN_STRAG_RECOVERED) {
-        j->ranks[d->rank].strag_told = 0;
         /* Not the job's straggler: its node was made suspect, and the plan is not its. */
-        int released = j->strag_rank == (int)d->rank && strag_recovered(j, d->rank, n);
+        int released = 0;
+        if (j->strag_rank == (int)d->rank)
+            released = strag_recovered(j, d->rank, n);
+        else
+            j->ranks[d->rank].strag_told = 0;
         hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
                        "job %s rank %u is back in line with its peers%s", j->l.id, d->rank,
                        released ? "; its node's held drain is called off" : "");
@@ -1312,7 +1322,7 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     /* Nor when its node came back into service, or went out of it (an operator resumed a node
      * the plan found draining, or the guard now holds another drain of it). */
-    int avail = n && hb_in_service(n->state) && !n->held;
+    int avail = node_free(n);
     if (j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
         j->strag_slow * REPLAN_FACTOR > j->plan_slow && avail == j->plan_avail)
         return;
@@ -2481,6 +2491,15 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     tag_job(b, from, j->l.id);
 }
 
+/* A job that ends while it waits for its next run: its wait, lost to its cause, ran to `at`
+ * (not before its interruption), where its wall time ends too. */
+static void end_wait(struct job *j, double at)
+{
+    j->l.ended_at = fmax(at, j->l.interrupted_at);
+    lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at, j->l.charged_ranks);
+    j->l.interrupted_at = j->l.ended_at;
+}
+
 /*
  * A job no scheduler lists (none polled, or an id it does not know: HOUSTON_JOB_ID outside
  * Slurm) cannot be asked whether it still runs, and is not checked for hangs: silent for
@@ -2498,11 +2517,8 @@ static void unlisted_end(struct hn_brain *b, double now, struct job *j)
         return;
     j->l.ended = 1;
     j->l.ended_at = last;
-    if (j->l.pending) { /* its wait ran to its last report, as for a job a poll missed */
-        j->l.ended_at = fmax(last, j->l.interrupted_at);
-        lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at, j->l.charged_ranks);
-        j->l.interrupted_at = j->l.ended_at;
-    }
+    if (j->l.pending)
+        end_wait(j, last); /* as for a job a poll missed */
     j->pause = 0;
     j->dirty = 1;
 }
@@ -2528,12 +2544,8 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             /* Waiting for its next run, it never got one: the wait, lost to its cause, ran to
              * the last poll that listed it. (Should a later poll list it again, the wait goes
              * on from there: relisted.) */
-            if (j->l.pending) {
-                j->l.ended_at = fmax(j->sched_seen, j->l.interrupted_at);
-                lose_n(j, j->l.pending_cause, j->l.ended_at - j->l.interrupted_at,
-                       j->l.charged_ranks);
-                j->l.interrupted_at = j->l.ended_at;
-            }
+            if (j->l.pending)
+                end_wait(j, j->sched_seen);
             j->pause = 0;
             j->dirty = 1;
             continue;

@@ -495,33 +495,45 @@ static void straggler_suspect_then_drained_at_checkpoint(void **state)
     hn_brain_free(b);
 }
 
-/* Job `id` (16 ranks, 4 a node, steps of 1 s) whose rank 9 (n3) becomes 30% slower at step
- * 61; the scheduler says then that it has `left` seconds to its time limit (negative: none
- * known). Once the straggler is found, `later` seconds of slow steps pass, then a checkpoint.
- * Returns the job's plan at detection in plan and whether n3 was drained at the checkpoint. */
-static int straggler_with_time_left(const char *id, double left, double later, char *plan,
-                                    size_t size)
+/* Job `id` (16 ranks, 4 a node of n1-n4, steps of 1 s) whose rank 9 (n3) becomes 30% slower at
+ * step 61; the scheduler says then that it has `left` seconds to its time limit (negative:
+ * none known). Once the straggler is found, `later` seconds of slow steps pass. Returns the
+ * time of the next step (*s: its step, slow: the ranks' slowdowns), the job's plan at
+ * detection in plan, its outputs read. */
+static double straggler_found_with_time_left(struct hn_brain *b, const char *id, double left,
+                                             double later, uint64_t *s, double slow[16], char *plan,
+                                             size_t size)
 {
-    struct hn_brain *b = fleet(4);
     for (int i = 0; i < 4; i++)
         hn_brain_node_job(b, 0, i, id);
-    double slow[16] = {0};
     double t = 0;
-    uint64_t s = 1;
-    for (; s <= 60; s++, t += 1)
-        step_all(b, t, id, 16, s, 1.0, NULL, 0);
+    for (*s = 1; *s <= 60; (*s)++, t += 1)
+        step_all(b, t, id, 16, *s, 1.0, NULL, 0);
     assert_int_equal(hn_brain_job_time_left(b, t, id, left), 0);
     slow[9] = 0.27;
     struct hn_job_view v;
-    for (v.straggler_rank = -1; s <= 90 && v.straggler_rank < 0; s++, t += 1.27) {
-        step_all(b, t, id, 16, s, 1.0, slow, 0);
+    for (v.straggler_rank = -1; *s <= 90 && v.straggler_rank < 0; (*s)++, t += 1.27) {
+        step_all(b, t, id, 16, *s, 1.0, slow, 0);
         job_view(b, id, &v);
     }
     assert_int_equal(v.straggler_rank, 9);
     snprintf(plan, size, "%s", v.plan);
-    for (double end = t + later; t < end; s++, t += 1.27)
-        step_all(b, t, id, 16, s, 1.0, slow, 0);
+    for (double end = t + later; t < end; (*s)++, t += 1.27)
+        step_all(b, t, id, 16, *s, 1.0, slow, 0);
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    return t;
+}
+
+/* As straggler_found_with_time_left, then a checkpoint. Returns the job's plan at detection in
+ * plan and whether n3 was drained at the checkpoint. */
+static int straggler_with_time_left(const char *id, double left, double later, char *plan,
+                                    size_t size)
+{
+    struct hn_brain *b = fleet(4);
+    double slow[16] = {0};
+    uint64_t s;
+    double t = straggler_found_with_time_left(b, id, left, later, &s, slow, plan, size);
+    struct hn_job_view v;
     step_all(b, t, id, 16, s, 1.0, slow, (int64_t)s);
     int drained = node_state(b, 2) == HN_NODE_DRAINING;
     job_view(b, id, &v);
@@ -2848,24 +2860,12 @@ static void held_node_at_the_checkpoint_still_weighs_the_drain(void **state)
     cfg.guard_fraction = 0.01; /* one removal */
     struct hn_brain *b = fleet_from(&cfg, 5, NULL);
     hn_brain_xid(b, 0, 4, 0, 79); /* n5 fails and is drained */
-    for (int i = 0; i < 4; i++)
-        hn_brain_node_job(b, 0, i, "hk");
     double slow[16] = {0};
-    double t = 0;
-    uint64_t s = 1;
-    for (; s <= 60; s++, t += 1)
-        step_all(b, t, "hk", 16, s, 1.0, NULL, 0);
-    assert_int_equal(hn_brain_job_time_left(b, t, "hk", 400), 0);
-    slow[9] = 0.27;
+    uint64_t s;
+    char plan[256];
+    double t = straggler_found_with_time_left(b, "hk", 400, 250, &s, slow, plan, sizeof(plan));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
     struct hn_job_view v;
-    for (v.straggler_rank = -1; s <= 90 && v.straggler_rank < 0; s++, t += 1.27) {
-        step_all(b, t, "hk", 16, s, 1.0, slow, 0);
-        job_view(b, "hk", &v);
-    }
-    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
-    for (double end = t + 250; t < end; s++, t += 1.27)
-        step_all(b, t, "hk", 16, s, 1.0, slow, 0);
-    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     hn_brain_xid(b, t, 2, 1, 79);
     struct hn_node_view nv;
     hn_brain_node_view(b, 2, &nv);
