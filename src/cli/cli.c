@@ -1344,6 +1344,10 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
                 "%.0f reports had no compute time (comm= at least dur=): left out of the "
                 "straggler detector\n",
                 untimed);
+    double took = jnum(j, "restart_s");
+    if (!isnan(took))
+        fprintf(out, "its restarts took %.0f s (median of the last 5: requeue to first step)\n",
+                took);
     const char *state = jstr(j, "state");
     int over = state && strcmp(state, "ended") == 0;
     double starts = over ? 0 : jnum(j, "hangs_at_start");

@@ -431,7 +431,7 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
 /* What /metrics shows of a job that has not ended. */
 struct job_metrics {
     char id[sizeof(((struct hn_job_ledger *)0)->id)];
-    double gauge[8]; /* render_jobs' gauges, in order */
+    double gauge[9]; /* render_jobs' gauges, in order */
     double lost_gpu_h[HN_LOSS_NCAUSES];
     int straggler_rank, straggler_gpu; /* -1: no straggler now; GPU unknown */
     char straggler_node[HN_NAME_MAX];
@@ -457,6 +457,9 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         {"houston_job_pause_seconds",
          "Seconds since the job announced the pause it is in (a checkpoint save); absent when "
          "none."},
+        {"houston_job_restart_seconds",
+         "What the job's restarts took, requeue to the next run's first step (median of the "
+         "last 5); absent until one was measured."},
     };
     _Static_assert(sizeof(gauges) / sizeof(gauges[0]) ==
                        sizeof(((struct job_metrics *)0)->gauge) / sizeof(double),
@@ -480,6 +483,7 @@ static void render_jobs(struct hn_control *c, struct hn_expo *e)
         m->gauge[5] = v.no_progress_s;
         m->gauge[6] = v.hang_limit_s;
         m->gauge[7] = v.pause_s;
+        m->gauge[8] = v.l.restart_s > 0 ? v.l.restart_s : NAN;
         memcpy(m->lost_gpu_h, v.lost_gpu_h, sizeof(m->lost_gpu_h));
         m->straggler_rank = v.straggler_rank;
         m->straggler_gpu = -1;
@@ -717,6 +721,7 @@ static json_t *job_json(const struct hn_job_view *v, int with_series)
     json_object_set_new(o, "hangs_at_start", json_integer((json_int_t)v->l.restart_hangs));
     json_object_set_new(o, "requeue_failed", json_boolean(v->l.requeue_failed));
     json_object_set_new(o, "longest_pause_s", jnum(v->l.pause_s));
+    json_object_set_new(o, "restart_s", jnum(v->l.restart_s > 0 ? v->l.restart_s : NAN));
     json_object_set_new(o, "hang_limit_s", jnum(v->hang_limit_s));
     json_object_set_new(o, "no_progress_s", jnum(v->no_progress_s));
     json_t *pause = json_null();

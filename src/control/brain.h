@@ -130,7 +130,8 @@ struct hn_brain_config {
     /* Hot parts: a loaded GPU hotter than its same-SKU peers drawing the same power (within
      * 10%) by hot_min_delta_c and laggard_k robust deviations, laggard_cycles in a row. */
     double hot_min_delta_c; /* 8 */
-    /* Jobs (docs/jobs.md). A job restart costs restart_s, the same for every job;
+    /* Jobs (docs/jobs.md). A job restart costs restart_s until one of the job's own restarts
+     * was measured (hn_job_ledger.restart_s);
      * a persistent straggler is drained at the job's next checkpoint when the GPU time it
      * wastes over straggler_horizon_s exceeds a restart's. A job the scheduler still runs with
      * no step progress for max(hang_min_s, hang_k x its typical step time, hang_pause_k x the
@@ -330,6 +331,10 @@ struct hn_job_ledger {
     /* The ranks of the run it interrupted, which its wait is charged at (a bigger next run's
      * early reports may have grown `ranks` meanwhile). 0: not known (schema 10 or older). */
     unsigned charged_ranks;
+    /* What its restarts took, from the requeue (or the scheduler's own) to the new run's
+     * first step at its typical pace: the median of the last RESTARTS_KEPT measured, 0 when
+     * none was (the straggler policy then takes restart_s). */
+    double restart_s;
     /* Houston called it hung (state "hung") and it has not stepped since; of that, the hangs
      * at start in a row that named no node, which stop at the third (docs/jobs.md). Saved,
      * so that a controller restart does not requeue a job left alone again. */

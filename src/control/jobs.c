@@ -48,6 +48,9 @@
 #define OWNERS_CAP   8192 /* job owners from a scheduler poll (hash slots, power of two) */
 #define OWNERS_MAX   6144 /* owners kept from one poll (3/4 of OWNERS_CAP); others unknown */
 #define OWNER_WARN_S 60.0 /* a node's step_owner findings: at most one a minute */
+/* Measured restarts a job keeps (restart_taken): the policy weighs their median, so that one
+ * restart that waited long in the queue does not decide alone. */
+#define RESTARTS_KEPT 5
 /* The longest step time taken: a day. More is a client's mistake (1e308 made lost GPU time
  * overflow to infinity), refused like any value the brain cannot use. */
 #define STEP_SECONDS_MAX 86400.0
@@ -120,6 +123,12 @@ struct job {
     double charged_strag_s;           /* of it, the straggler's share (not the cause's) */
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     double pending_at;                /* its last report before it was interrupted */
+    /* Its restarts as measured (restart_taken): the last RESTARTS_KEPT, oldest first, whose
+     * median is l.restart_s; and when the one it waits for began (the interruption's requeue,
+     * kept through a requeue again after a hang at start). */
+    double restarts[RESTARTS_KEPT];
+    unsigned nrestarts;
+    double restart_from;
     double run_from;   /* when this run's first report came (resume); 0: the first run */
     double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
     int sched_waiting; /* that poll listed it waiting (pending, suspended...), not running */
@@ -679,6 +688,7 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->l.pending = 1;
     j->pending_at = j->l.last_report;
     j->l.requeued_at = now;
+    j->restart_from = now;
     j->l.pending_cause = cause;
     j->l.interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->pause = 0;
@@ -695,6 +705,30 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
     if (!j->l.pending && !j->l.ended)
         resize(j); /* its first row may not have come: the ranks its world has not are shed */
     interrupt_n(j, now, cause, j->l.ranks);
+}
+
+/*
+ * The first step of the run j waited for arrived at now and took `seconds`: what the restart
+ * took is from its start (restart_from: the requeue, houston's or the scheduler's as houston
+ * learnt of it) until that step began, and the first step's time beyond the job's typical
+ * step (start-up counted in it: compilation, warm-up). Time in the scheduler's queue counts:
+ * the ledger charges the whole wait to the interruption's cause, and the straggler policy
+ * weighs the same time (l.restart_s, the median of the last RESTARTS_KEPT).
+ */
+static void restart_taken(struct job *j, double now, double seconds)
+{
+    double typ = typical_step(j);
+    double took = now - j->restart_from - (isnan(typ) ? seconds : fmin(seconds, typ));
+    if (!(j->restart_from > 0) || !(took >= 0) || !isfinite(took))
+        return;
+    if (j->nrestarts == RESTARTS_KEPT)
+        memmove(j->restarts, j->restarts + 1, (RESTARTS_KEPT - 1) * sizeof(j->restarts[0]));
+    else
+        j->nrestarts++;
+    j->restarts[j->nrestarts - 1] = took;
+    double v[RESTARTS_KEPT];
+    memcpy(v, j->restarts, j->nrestarts * sizeof(v[0]));
+    j->l.restart_s = hn_median(v, j->nrestarts);
 }
 
 /* The first step of a new run arrived at now and took `seconds`. */
@@ -985,6 +1019,21 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
     return b->cfg.straggler_horizon_s;
 }
 
+/* What a restart of j costs, in seconds of its allocation: its own restarts' median when it
+ * has been measured (restart_taken), else restart-overhead. *how says which for the plan (""
+ * for restart-overhead, ", measured", or ", its last 3 restarts' median"). */
+static double restart_cost(const struct hn_brain *b, const struct job *j, char *how, size_t size)
+{
+    how[0] = '\0';
+    if (!(j->l.restart_s > 0))
+        return b->cfg.restart_s;
+    if (j->nrestarts > 1)
+        snprintf(how, size, ", its last %u restarts' median", j->nrestarts);
+    else
+        snprintf(how, size, ", measured"); /* or restored: the median of several */
+    return j->l.restart_s;
+}
+
 /* Whether a drain of n would do something now: n is known, in service, and not held by the
  * guard for an operator already. */
 static int node_free(const struct node *n)
@@ -992,15 +1041,24 @@ static int node_free(const struct node *n)
     return n && hb_in_service(n->state) && !n->held;
 }
 
-/* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now:
- * the waste over the horizon (in *waste, *over) against a restart. Never for a node out of
- * service already (draining, say: a job whose requeue failed runs on there), whose drain
- * would do nothing, nor for one whose drain the guard holds for an operator already. */
+/* What the policy weighs for j's straggler as it stands now: the waste over the horizon
+ * (*over says which), against a restart (*how says whose: restart_cost). */
+struct weigh {
+    double waste, restart;
+    char over[64], how[32];
+};
+
+/* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now
+ * (the sums in *w). Never for a node out of service already (draining, say: a job whose
+ * requeue failed runs on there), whose drain would do nothing, nor for one whose drain the
+ * guard holds for an operator already. */
 static int drain_pays(struct hn_brain *b, double now, const struct job *j, const struct node *n,
-                      double *waste, char *over, size_t size)
+                      struct weigh *w)
 {
-    *waste = strag_horizon(b, now, j, over, size) * j->strag_slow / (1 + j->strag_slow);
-    return j->strag_act && node_free(n) && *waste > b->cfg.restart_s;
+    w->waste =
+        strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag_slow / (1 + j->strag_slow);
+    w->restart = restart_cost(b, j, w->how, sizeof(w->how));
+    return j->strag_act && node_free(n) && w->waste > w->restart;
 }
 
 /* The plan for j's straggler (strag_rank, strag_slow and the rest set), made as a
@@ -1009,9 +1067,8 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
 {
     unsigned rank = (unsigned)j->strag_rank;
     struct node *n = rank_node(b, j, rank);
-    double restart = b->cfg.restart_s, waste;
-    char over[64];
-    j->drain_planned = drain_pays(b, now, j, n, &waste, over, sizeof(over));
+    struct weigh w;
+    j->drain_planned = drain_pays(b, now, j, n, &w);
     j->plan_slow = j->strag_slow;
     j->plan_avail = node_free(n);
     if (j->strag_shared)
@@ -1039,13 +1096,13 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
          * a drain that a client without ckpt= never lets come. */
         snprintf(j->plan, sizeof(j->plan),
                  "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
-                 "costs %.0f s%s",
-                 n->name, waste, over, restart,
+                 "costs %.0f s%s%s",
+                 n->name, w.waste, w.over, w.restart, w.how,
                  j->l.checkpoint < 0 ? "; the job has reported no checkpoint yet (ckpt=)" : "");
     else
         snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s)%s",
-                 n ? n->name : "the rank's node", waste, over, restart,
+                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s)%s",
+                 n ? n->name : "the rank's node", w.waste, w.over, w.restart, w.how,
                  n ? "" : "; its node is unknown");
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
@@ -1317,8 +1374,7 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     else
         return; /* out of its episode: its recovery is on its way (detection) */
     j->strag_slow = fmax(0, cur);
-    double waste;
-    char over[64];
+    struct weigh w;
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     /* Nor when its node came back into service, or went out of it (an operator resumed a node
      * the plan found draining, or the guard now holds another drain of it). */
@@ -1329,8 +1385,7 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     /* A node back in service is said even when the decision stays (no drain): the plan
      * would name a state the node left ("draining already") for good. Not one going out of
      * it: a hold of this job's own drain, or a checkpoint's, says so itself. */
-    if (drain_pays(b, now, j, n, &waste, over, sizeof(over)) == j->drain_planned &&
-        !(avail && !j->plan_avail))
+    if (drain_pays(b, now, j, n, &w) == j->drain_planned && !(avail && !j->plan_avail))
         return;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu vs_peers=%.3f planned_vs_peers=%.3f",
@@ -1513,10 +1568,9 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
      * drain would then wait for an operator, below). Nor does a drain of a node out of
      * service already (an operator put it in repair): it would do nothing, and the plan must
      * not say it was done. */
-    char over[64];
-    double waste;
-    (void)drain_pays(b, now, j, n, &waste, over, sizeof(over));
-    if (!hb_in_service(n->state) || !(waste > b->cfg.restart_s)) {
+    struct weigh w;
+    (void)drain_pays(b, now, j, n, &w);
+    if (!hb_in_service(n->state) || !(w.waste > w.restart)) {
         if (!hb_in_service(n->state))
             snprintf(j->plan, sizeof(j->plan),
                      "none: at checkpoint %lld %s is %s already; the job runs on there "
@@ -1525,8 +1579,8 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
         else
             snprintf(j->plan, sizeof(j->plan),
                      "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
-                     "restart (%.0f s)",
-                     n->name, (long long)ckpt, waste, over, b->cfg.restart_s);
+                     "restart (%.0f s%s)",
+                     n->name, (long long)ckpt, w.waste, w.over, w.restart, w.how);
         snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f", j->l.id,
                  j->strag_rank, (long long)ckpt, j->strag_slow);
         hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag_rank].gpu, ev, "%s",
@@ -1919,6 +1973,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         /* Whatever the rank, one received before the interruption is of the run it ended. */
         if (!next || now <= j->l.requeued_at)
             return 0;
+        if (!j->l.requeue_failed) /* one that ran on where it was did not restart */
+            restart_taken(j, now, s->seconds);
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
@@ -2269,6 +2325,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     if (j->l.pending) {
         j->l.requeue_failed = 0;
         j->l.requeued_at = now;
+        j->restart_from = now; /* the one refused restarted nothing */
         j->dirty = 1;
     }
     size_t from = b->qlen;
@@ -2788,6 +2845,12 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         j->pending_at = l->last_report;
         if (!(l->requeued_at > 0)) /* a ledger from before it was saved */
             j->l.requeued_at = l->last_report;
+        j->restart_from = j->l.requeued_at;
     }
+    /* Its restarts' median stands for the ones it was taken from. */
+    if (l->restart_s > 0 && isfinite(l->restart_s))
+        j->restarts[j->nrestarts++] = l->restart_s;
+    else
+        j->l.restart_s = 0;
     return 0;
 }

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION      11
+#define SCHEMA_VERSION      12
 #define BUSY_TIMEOUT_MS     5000
 #define QUERY_LIMIT_DEFAULT 100
 #define QUERY_LIMIT_MAX     10000
@@ -112,6 +112,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
      * size of that run, which its wait is charged at. */
     "ALTER TABLE jobs ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN charged_ranks INTEGER NOT NULL DEFAULT 0;",
+    /* 11 -> 12: what a job's restarts took (their median), which the straggler policy weighs
+     * against a straggler's waste. */
+    "ALTER TABLE jobs ADD COLUMN restart_s REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -137,7 +140,7 @@ enum stmt_id {
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
     " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other,"      \
-    " ranks_high, requeued_at, charged_ranks"
+    " ranks_high, requeued_at, charged_ranks, restart_s"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -177,9 +180,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
         " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
         " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high, requeued_at,"
-        " charged_ranks)"
+        " charged_ranks, restart_s)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        " ?, ?, ?, ?, ?, ?)",
+        " ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -791,6 +794,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_int(&b, l->ranks_high);
     bind_double(&b, l->requeued_at);
     bind_int(&b, l->charged_ranks);
+    bind_double(&b, l->restart_s);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -910,6 +914,8 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     l.requeued_at = rq > 0 && isfinite(rq) ? rq : 0;
     int64_t charged = sqlite3_column_int64(st, 31);
     l.charged_ranks = charged > 0 && charged <= UINT32_MAX ? (unsigned)charged : 0;
+    double took = sqlite3_column_double(st, 32);
+    l.restart_s = took > 0 && isfinite(took) ? took : 0;
     *out = l;
 }
 

@@ -137,6 +137,37 @@ static void metrics_have_no_mfu_while_the_job_is_down(void **state)
     fleet_close(&f);
 }
 
+/* What the job's restarts took (docs/jobs.md, Policy) is in its API view and /metrics once
+ * one was measured: requeued at an Xid at t, its next run's first step of 2 s (its typical
+ * one) ends at t + 599.5 (the report's own time, half a second before its frame): 597.5 s
+ * from the requeue to that step's start. */
+static void measured_restart_is_shown(void **state)
+{
+    (void)state;
+    struct fleet f;
+    fleet_open(&f, "restart");
+    double t = run(&f, "j", 1.7e9, 1, 30, 2, 400);
+    json_t *j = get_json(&f, "/v1/jobs/j", 200);
+    assert_true(json_is_null(json_object_get(json_object_get(j, "job"), "restart_s")));
+    json_decref(j);
+    int status;
+    char *m = get(&f, "/metrics", &status);
+    assert_non_null(strstr(m, "# TYPE houston_job_restart_seconds gauge"));
+    assert_null(strstr(m, "\nhouston_job_restart_seconds{"));
+    free(m);
+    hn_brain_xid(f.c.brain, t, 1, 0, 79);
+    t = run(&f, "j", t + 600, 1, 3, 2, 400);
+    j = get_json(&f, "/v1/jobs/j", 200);
+    json_t *job = json_object_get(j, "job");
+    assert_string_equal(json_string_value(json_object_get(job, "state")), "running");
+    assert_true(fabs(json_number_value(json_object_get(job, "restart_s")) - 597.5) < 1e-6);
+    json_decref(j);
+    m = get(&f, "/metrics", &status);
+    assert_non_null(strstr(m, "\nhouston_job_restart_seconds{job=\"j\"} 597.5\n"));
+    free(m);
+    fleet_close(&f);
+}
+
 /* A rank's step time of more than a day is refused, and counted (any user of a node can send
  * one): 1e308 was taken, and its job's lost GPU time overflowed to infinity, which JSON cannot
  * hold: "failure" went from lost_gpu_hours (houston jobs showed 0 lost). Every real of a job
@@ -210,6 +241,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(metrics_have_no_mfu_while_the_job_is_down),
+        cmocka_unit_test(measured_restart_is_shown),
         cmocka_unit_test(step_time_beyond_a_day_is_refused),
         cmocka_unit_test(job_with_odd_characters_in_its_id),
         cmocka_unit_test(step_beyond_int64_is_not_negative),

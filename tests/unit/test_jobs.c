@@ -608,6 +608,67 @@ static void straggler_policy_weighs_the_time_left(void **state)
     assert_non_null(strstr(plan, " | keep n3: at checkpoint "));
 }
 
+/* Job `id` (16 ranks on n1-n4, steps of 1 s, a checkpoint every 10 steps) is requeued by the
+ * scheduler n times, each run waiting waits[k] s for its next; after the last, rank 9 (n3)
+ * becomes 30% slower. Returns the job's plan once the straggler is found in plan, and its
+ * measured restart (l.restart_s) in *took. */
+static void straggler_after_restarts(const char *id, const double *waits, int n, char *plan,
+                                     size_t size, double *took)
+{
+    struct hn_brain *b = fleet(4);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, id);
+    double t = 0, slow[16] = {0};
+    uint64_t s = 1;
+    for (int k = 0; k <= n; k++) {
+        for (int m = 0; m < (k < n ? 10 : 60); m++, s++, t += 1)
+            step_all(b, t, id, 16, s, 1.0, NULL, (int64_t)((s - 1) / 10 * 10));
+        if (k == n)
+            break;
+        assert_int_equal(hn_brain_job_waiting(b, t, id, HN_WAIT_QUEUED), 0);
+        t += waits[k];
+        for (int i = 0; i < 4; i++)
+            hn_brain_node_job(b, t, i, id);
+        s = (s - 1) / 10 * 10 + 1; /* from its last checkpoint */
+    }
+    *took = ledger_of(b, id)->restart_s;
+    slow[9] = 0.27;
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; v.straggler_rank < 0 && s < 10000; s++, t += 1.27) {
+        step_all(b, t, id, 16, s, 1.0, slow, 0);
+        job_view(b, id, &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    snprintf(plan, size, "%s", v.plan);
+    hn_brain_free(b);
+}
+
+/* A restart costs the job what its own restarts took, once one was measured: from the
+ * requeue to the next run's first step, queue included (the first step's own second is
+ * training). A 30% straggler wastes about 830 s of every hour: more than restart-overhead
+ * (60 s here), less than a restart that waited 1,500 s; with later restarts of 100 and 200 s
+ * the median (200 s) decides, and the job is drained after all. */
+static void straggler_policy_weighs_the_jobs_own_restarts(void **state)
+{
+    (void)state;
+    char plan[300];
+    double took;
+    straggler_after_restarts("r0", NULL, 0, plan, sizeof(plan), &took);
+    assert_true(took == 0);
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(plan, ", a restart costs 60 s"));
+    const double once[] = {1500};
+    straggler_after_restarts("r1", once, 1, plan, sizeof(plan), &took);
+    assert_true(fabs(took - 1499) < 1e-6);
+    assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
+    assert_non_null(strstr(plan, ", less than a restart (1499 s, measured)"));
+    const double thrice[] = {1500, 100, 200};
+    straggler_after_restarts("r3", thrice, 3, plan, sizeof(plan), &took);
+    assert_true(fabs(took - 199) < 1e-6);
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(plan, ", a restart costs 199 s, its last 3 restarts' median"));
+}
+
 /* A job of 8 nodes x 4 ranks with steps of step_s whose agents forward each node's reports every
  * 10 s, each node at its own moment; its ranks report the steps first, first + every, ...
  * up to 6,000; rank 5 (n2) computes 30% longer from step 3,000 on. Node 1's agent is cut off
@@ -4752,6 +4813,7 @@ int main(void)
         cmocka_unit_test(second_straggler_recovery_is_told),
         cmocka_unit_test(straggler_plan_says_no_checkpoint_was_reported),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
+        cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),

@@ -134,7 +134,7 @@ static void test_schema_and_reopen(void **state)
     db_path(path, sizeof(path), "schema");
     struct hn_store *s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
     raw_query(path, "PRAGMA journal_mode", text, sizeof(text));
     assert_string_equal(text, "wal");
     raw_query(path,
@@ -184,15 +184,23 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 11 back to 10 (when a waiting job was requeued, and its size). */
+/* Takes a database of schema 12 back to 11 (what a job's restarts took). */
+static void drop_restart_column(const char *path)
+{
+    char text[64];
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_s", text, sizeof(text));
+}
+
+/* Takes a database of schema 12 back to 10 (when a waiting job was requeued, and its size). */
 static void drop_requeued_column(const char *path)
 {
     char text[64];
+    drop_restart_column(path);
     raw_query(path, "ALTER TABLE jobs DROP COLUMN requeued_at", text, sizeof(text));
     raw_query(path, "ALTER TABLE jobs DROP COLUMN charged_ranks", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 9 (also a node's last removal). */
+/* Takes a database of schema 12 back to 9 (also a node's last removal). */
 static void drop_removal_columns(const char *path)
 {
     char text[64];
@@ -202,7 +210,7 @@ static void drop_removal_columns(const char *path)
     raw_query(path, "ALTER TABLE nodes DROP COLUMN removed_cause", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 8 (also GPU time lost by cause). */
+/* Takes a database of schema 12 back to 8 (also GPU time lost by cause). */
 static void drop_gpu_columns(const char *path)
 {
     drop_removal_columns(path);
@@ -216,7 +224,7 @@ static void drop_gpu_columns(const char *path)
     raw_query(path, "ALTER TABLE jobs DROP COLUMN ranks_high", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 7 (also a job's work since its checkpoint, the end of
+/* Takes a database of schema 12 back to 7 (also a job's work since its checkpoint, the end of
  * the wait of one that ended waiting). */
 static void drop_ckpt_columns(const char *path)
 {
@@ -227,7 +235,7 @@ static void drop_ckpt_columns(const char *path)
     raw_query(path, "ALTER TABLE jobs DROP COLUMN ended_at", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 6 (also when a boot's last frame came). */
+/* Takes a database of schema 12 back to 6 (also when a boot's last frame came). */
 static void drop_frame_time(const char *path)
 {
     char text[64];
@@ -235,7 +243,7 @@ static void drop_frame_time(const char *path)
     raw_query(path, "ALTER TABLE frames DROP COLUMN time", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 5 (also the columns of a hung job, and of a failed
+/* Takes a database of schema 12 back to 5 (also the columns of a hung job, and of a failed
  * requeue; the index retention uses). */
 static void drop_hung_columns(const char *path)
 {
@@ -247,7 +255,7 @@ static void drop_hung_columns(const char *path)
     raw_query(path, "DROP INDEX events_time", text, sizeof(text));
 }
 
-/* Takes a database of schema 11 back to 4 (also the columns of a job waiting for its next run). */
+/* Takes a database of schema 12 back to 4 (also the columns of a job waiting for its next run). */
 static void drop_pending_columns(const char *path)
 {
     char text[64];
@@ -292,6 +300,7 @@ static void test_jobs(void **state)
     a.requeue_failed = 1;
     a.requeued_at = 860.5;
     a.charged_ranks = 256;
+    a.restart_s = 412.75;    /* its restarts took that (median) */
     b.since_ckpt_s = 120.25; /* it ended: what it did since its last checkpoint */
     b.strag_ckpt_s = 10.5;
     a.ended_at = 0;
@@ -340,15 +349,29 @@ static void test_jobs(void **state)
     assert_int_equal(got[0].ranks_high, 1024);
     assert_true(got[0].requeued_at == 860.5 && got[1].requeued_at == 0);
     assert_true(got[0].charged_ranks == 256 && got[1].charged_ranks == 0);
+    assert_true(got[0].restart_s == 412.75 && got[1].restart_s == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
     assert_non_null(strstr(l->text, "job=4242"));
     hn_store_close(s);
 
+    /* A database of schema 11 (before a job's restarts were measured) keeps its jobs, none
+     * measured (the brain takes restart-overhead). */
+    char text[128];
+    drop_restart_column(path);
+    raw_query(path, "PRAGMA user_version = 11", text, sizeof(text));
+    s = open_ok(path);
+    memset(got, 0, sizeof(got));
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    assert_true(got[0].restart_s == 0 && got[0].requeued_at == 860.5 &&
+                got[0].charged_ranks == 256);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "12");
+
     /* A database of schema 10 (before the requeue's time was saved) keeps its jobs, with none
      * (the brain takes the last report for it). */
-    char text[128];
     drop_requeued_column(path);
     raw_query(path, "PRAGMA user_version = 10", text, sizeof(text));
     s = open_ok(path);
@@ -358,7 +381,7 @@ static void test_jobs(void **state)
                 got[0].interrupted_at == 850);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
 
     /* A database of schema 8 (before GPU time was kept by charge) keeps its jobs, their GPU
      * time their wall time at their rank count. */
@@ -373,7 +396,7 @@ static void test_jobs(void **state)
     assert_true(got[1].since_ckpt_s == 120.25 && got[1].ended == 1);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
 
     /* A database of schema 7 (before the work since a checkpoint was saved) keeps its jobs,
      * with none. */
@@ -386,7 +409,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pending == 1 && got[0].hung == 1);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
 
     /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     drop_hung_columns(path);
@@ -398,7 +421,7 @@ static void test_jobs(void **state)
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
@@ -414,7 +437,7 @@ static void test_jobs(void **state)
     assert_true(got[0].pause_s == 0);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
 
     /* A database of schema 1 (before the ledger) is upgraded in place, its events kept. */
     drop_frame_time(path);
@@ -429,7 +452,7 @@ static void test_jobs(void **state)
     raw_query(path, "SELECT count(*) FROM events", text, sizeof(text));
     assert_string_equal(text, "2");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
     hn_store_close(s);
 }
 
@@ -554,7 +577,7 @@ static void test_job_points(void **state)
     raw_query(path, "SELECT count(*) FROM job_points", text, sizeof(text));
     assert_string_equal(text, "0");
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
     hn_store_close(s);
 }
 
@@ -892,7 +915,7 @@ static void test_frames_prune(void **state)
     double before = hn_wall_s();
     s = open_ok(path);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "11");
+    assert_string_equal(text, "12");
     raw_query(path, "SELECT time FROM frames", text, sizeof(text));
     double t = strtod(text, NULL);
     assert_true(t >= floor(before) && t <= hn_wall_s() + 1);
