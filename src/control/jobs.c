@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -654,6 +655,16 @@ static void told(struct hn_jobs *js, double now)
         js->now = now;
 }
 
+/* Sets j's plan, for people: cut at its size if need be (the decision comes first). */
+static void set_plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_plan(struct job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->plan, sizeof(j->plan), fmt, ap);
+    va_end(ap);
+}
+
 /* ---- accounting ---- */
 
 /* Charges seconds of the job's wall time to cause (a negative amount gives time back), and
@@ -1041,11 +1052,51 @@ static int node_free(const struct node *n)
     return n && hb_in_service(n->state) && !n->held;
 }
 
+static int job_uses(const struct job *j, int node);
+
+/* Whether taking node n (its index node) out of service interrupts job j: j runs there, by
+ * the scheduler's poll or by where its ranks report (hb_jobs_node_removed). The job's node
+ * table first: a job none of whose ranks reports from n is not scanned. */
+static int drain_takes(const struct job *j, const struct node *n, int node)
+{
+    return !j->l.ended && !j->l.pending &&
+           (hb_node_runs(n, j->l.id) || (ranks_on(j, node) > 0 && job_uses(j, node)));
+}
+
+/*
+ * What a drain of n costs the jobs other than j that it interrupts too, in seconds of j's
+ * allocation (*count: how many): each restarts (restart_cost) and loses its work since its
+ * last checkpoint, all of it when it reported none, at its own size. A drain at j's checkpoint
+ * costs j nothing of its work, but not them. Jobs houston has no step reports of are not
+ * counted: their size and work are not known.
+ */
+static double others_cost(const struct hn_brain *b, const struct job *j, const struct node *n,
+                          unsigned *count)
+{
+    const struct hn_jobs *js = b->jobs;
+    double gpu_s = 0;
+    char how[32];
+    *count = 0;
+    if (!n || !j->l.ranks)
+        return 0;
+    int node = (int)(n - b->nodes);
+    for (size_t i = 0; i < js->n; i++) {
+        const struct job *o = js->v[i];
+        if (o == j || !o->l.ranks || !drain_takes(o, n, node))
+            continue;
+        gpu_s += (restart_cost(b, o, how, sizeof(how)) + o->l.since_ckpt_s) * o->l.ranks;
+        ++*count;
+    }
+    return gpu_s / j->l.ranks;
+}
+
 /* What the policy weighs for j's straggler as it stands now: the waste over the horizon
  * (*over says which), against a restart (*how says whose: restart_cost). */
 struct weigh {
-    double waste, restart;
-    char over[64], how[32];
+    double waste, restart; /* restart: own + others */
+    double own, others;    /* j's restart (how says whose), and what the drain costs the other
+                              jobs it interrupts (also says how many) */
+    char over[64], how[32], also[48];
 };
 
 /* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now
@@ -1057,7 +1108,14 @@ static int drain_pays(struct hn_brain *b, double now, const struct job *j, const
 {
     w->waste =
         strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag_slow / (1 + j->strag_slow);
-    w->restart = restart_cost(b, j, w->how, sizeof(w->how));
+    unsigned others;
+    w->own = restart_cost(b, j, w->how, sizeof(w->how));
+    w->others = others_cost(b, j, n, &others);
+    w->restart = w->own + w->others;
+    w->also[0] = '\0';
+    if (others)
+        snprintf(w->also, sizeof(w->also), ", and %.0f s more for %u other job%s there", w->others,
+                 others, others == 1 ? "" : "s");
     return j->strag_act && node_free(n) && w->waste > w->restart;
 }
 
@@ -1072,37 +1130,36 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
     j->plan_slow = j->strag_slow;
     j->plan_avail = node_free(n);
     if (j->strag_shared)
-        snprintf(j->plan, sizeof(j->plan),
+        set_plan(j,
                  "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
                  "give each rank its own GPU",
                  n->name, rank, j->ranks[rank].gpu, j->strag_shared,
                  j->strag_shared == 1 ? "" : "s");
     else if (!acts_on(b, j))
-        snprintf(j->plan, sizeof(j->plan),
+        set_plan(j,
                  "none: the scheduler does not list job %s, so its reports are not known to "
                  "come from its owner",
                  j->l.id);
     else if (n && !hb_in_service(n->state))
-        snprintf(j->plan, sizeof(j->plan),
+        set_plan(j,
                  "none: %s is %s already; the job runs on there (requeue it to move rank %u "
                  "off)",
                  n->name, hn_node_state_name(n->state), rank);
     else if (n && n->held)
-        snprintf(j->plan, sizeof(j->plan),
-                 "none: a drain of %s waits for an operator already (blast-radius guard)", n->name);
+        set_plan(j, "none: a drain of %s waits for an operator already (blast-radius guard)",
+                 n->name);
     else if (j->drain_planned)
         /* A job that never reported a checkpoint waits for one: a drain now would throw away
          * all its work, and houston would not see that it did. Said, so that nobody waits for
          * a drain that a client without ckpt= never lets come. */
-        snprintf(j->plan, sizeof(j->plan),
+        set_plan(j,
                  "drain %s at the next checkpoint: the slowdown wastes %.0f s %s, a restart "
-                 "costs %.0f s%s%s",
-                 n->name, w.waste, w.over, w.restart, w.how,
+                 "costs %.0f s%s%s%s",
+                 n->name, w.waste, w.over, w.own, w.how, w.also,
                  j->l.checkpoint < 0 ? "; the job has reported no checkpoint yet (ckpt=)" : "");
     else
-        snprintf(j->plan, sizeof(j->plan),
-                 "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s)%s",
-                 n ? n->name : "the rank's node", w.waste, w.over, w.restart, w.how,
+        set_plan(j, "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s%s)%s",
+                 n ? n->name : "the rank's node", w.waste, w.over, w.own, w.how, w.also,
                  n ? "" : "; its node is unknown");
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
@@ -1202,9 +1259,8 @@ static int strag_recovered(struct job *j, unsigned rank, struct node *n)
     j->strag_rank = -1;
     j->strag_held_at = 0;
     j->drain_planned = 0;
-    snprintf(j->plan, sizeof(j->plan), "straggler rank %u recovered%s%s%s", rank,
-             release ? "; the held drain of " : "", release ? n->name : "",
-             release ? " is called off (it stays suspect)" : "");
+    set_plan(j, "straggler rank %u recovered%s%s%s", rank, release ? "; the held drain of " : "",
+             release ? n->name : "", release ? " is called off (it stays suspect)" : "");
     j->strag_next = 1; /* another may still be slow: strag_watch */
     return release;
 }
@@ -1572,15 +1628,15 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     (void)drain_pays(b, now, j, n, &w);
     if (!hb_in_service(n->state) || !(w.waste > w.restart)) {
         if (!hb_in_service(n->state))
-            snprintf(j->plan, sizeof(j->plan),
+            set_plan(j,
                      "none: at checkpoint %lld %s is %s already; the job runs on there "
                      "(requeue it to move rank %d off)",
                      (long long)ckpt, n->name, hn_node_state_name(n->state), j->strag_rank);
         else
-            snprintf(j->plan, sizeof(j->plan),
+            set_plan(j,
                      "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
-                     "restart (%.0f s%s)",
-                     n->name, (long long)ckpt, w.waste, w.over, w.restart, w.how);
+                     "restart (%.0f s%s%s)",
+                     n->name, (long long)ckpt, w.waste, w.over, w.own, w.how, w.also);
         snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f", j->l.id,
                  j->strag_rank, (long long)ckpt, j->strag_slow);
         hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag_rank].gpu, ev, "%s",
@@ -1605,14 +1661,13 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     if (n->held && strcmp(n->held_finding.rule, "straggler") == 0)
         j->strag_held_at = now;
     if (n->held)
-        snprintf(j->plan, sizeof(j->plan),
+        set_plan(j,
                  "drain %s at checkpoint %lld held for an operator (blast-radius guard): rank %d "
                  "is %.0f%% slower than its peers",
                  n->name, (long long)ckpt, rank, slow * 100);
     else
-        snprintf(j->plan, sizeof(j->plan),
-                 "drained %s at checkpoint %lld: rank %d was %.0f%% slower than its peers", n->name,
-                 (long long)ckpt, rank, slow * 100);
+        set_plan(j, "drained %s at checkpoint %lld: rank %d was %.0f%% slower than its peers",
+                 n->name, (long long)ckpt, rank, slow * 100);
 }
 
 /* The rank's compute time when it reported the time spent waiting in collectives; NaN (not
@@ -2048,11 +2103,10 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
     n->removed_cause = cause_of(f);
     for (size_t i = 0; i < js->n; i++) {
         struct job *j = js->v[i];
-        int named = hb_node_runs(n, j->l.id);
-        if (j->l.ended || j->l.pending || !(named || job_uses(j, node)))
+        if (!drain_takes(j, n, node))
             continue;
         interrupt(j, now, cause_of(f));
-        if (!named)
+        if (!hb_node_runs(n, j->l.id))
             hb_requeue(b, now, n, j->l.id);
     }
 }

@@ -608,6 +608,47 @@ static void straggler_policy_weighs_the_time_left(void **state)
     assert_non_null(strstr(plan, " | keep n3: at checkpoint "));
 }
 
+/* Job `other` (`world` ranks, 4 a node from n3 on, listed there) runs `steps` steps of 1 s,
+ * each saved (a checkpoint of that step) when `saves`, else none; then job "a" (16 ranks on n1-n4)
+ * gets a 30% straggler on n3, whose drain would interrupt `other` too. Returns a's plan. */
+static void straggler_beside(const char *other, int world, uint64_t steps, int saves, char *plan,
+                             size_t size)
+{
+    struct hn_brain *b = fleet(4);
+    for (int n = 2; n < 4; n++)
+        hn_brain_node_job(b, 0, n, other);
+    for (uint64_t s = 1; s <= steps; s++) {
+        for (int r = 0; r < world; r++) {
+            struct hn_step_in in = report(other, r, world, s, 1.0);
+            in.checkpoint = saves ? (int64_t)s : -1;
+            assert_int_equal(hn_brain_step(b, (double)s - (double)steps, 2 + r / 4, &in), 0);
+        }
+    }
+    double slow[16] = {0};
+    uint64_t s;
+    (void)straggler_found_with_time_left(b, "a", -1, 0, &s, slow, plan, size);
+    hn_brain_free(b);
+}
+
+/* A drain of the straggler's node interrupts every job there: the others' restarts and the
+ * work they did since their last checkpoint (at their own size, over the straggler's job's 16
+ * ranks) add to the cost of the straggler's job's own restart (60 s here), against the 830 s
+ * its 30% straggler wastes of every hour. Before, only the job's own restart was weighed. */
+static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
+{
+    (void)state;
+    char plan[300];
+    /* 2 ranks that just saved: (60 + 0) x 2 / 16 = 8 s more; drained. */
+    straggler_beside("o1", 2, 100, 1, plan, sizeof(plan));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(plan, ", a restart costs 60 s, and 8 s more for 1 other job there"));
+    /* 8 ranks with 2,000 s of work and no checkpoint: (60 + 2000) x 8 / 16 = 1030 s; kept. */
+    straggler_beside("o2", 8, 2000, 0, plan, sizeof(plan));
+    assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
+    assert_non_null(
+        strstr(plan, "less than a restart (60 s, and 1030 s more for 1 other job there)"));
+}
+
 /* Job `id` (16 ranks on n1-n4, steps of 1 s, a checkpoint every 10 steps) is requeued by the
  * scheduler n times, each run waiting waits[k] s for its next; after the last, rank 9 (n3)
  * becomes 30% slower. Returns the job's plan once the straggler is found in plan, and its
@@ -4814,6 +4855,7 @@ int main(void)
         cmocka_unit_test(straggler_plan_says_no_checkpoint_was_reported),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
+        cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
