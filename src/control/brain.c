@@ -56,6 +56,7 @@ void hn_brain_config_default(struct hn_brain_config *cfg)
     cfg->restart_s = 300;
     cfg->sbe_rate_per_h = 100;
     cfg->straggler_horizon_s = 3600;
+    cfg->straggler_hold_s = 600;
     hn_strag_config_default(&cfg->straggler);
     cfg->hang_min_s = 120;
     cfg->hang_k = 10;

@@ -139,11 +139,14 @@ struct hn_brain_config {
      * its nodes collected a frame that long after its last progress (hn_brain_node_heard). */
     double restart_s;           /* 300 */
     double straggler_horizon_s; /* 3600 */
-    double hang_min_s;          /* 120 */
-    double hang_k;              /* 10 */
-    double hang_pause_k;        /* 3 */
-    double hang_pause_max_s;    /* 2700 */
-    char mfu_dtype[16];         /* "bf16": the dense peak MFU is quoted against */
+    /* A told straggler's recovery is told once it has kept up this long; slow again before,
+     * it is the same episode (docs/jobs.md, "Recovery"). 0: at once. */
+    double straggler_hold_s; /* 600 */
+    double hang_min_s;       /* 120 */
+    double hang_k;           /* 10 */
+    double hang_pause_k;     /* 3 */
+    double hang_pause_max_s; /* 2700 */
+    char mfu_dtype[16];      /* "bf16": the dense peak MFU is quoted against */
     /* The straggler detector's thresholds for every job (hn_strag_config_default; the
      * controller's straggler-NAME settings). hn_brain_new warns and uses the defaults when they
      * fail hn_strag_config_check. */

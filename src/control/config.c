@@ -164,7 +164,7 @@ static const char *const rule_keys[] = {
     "laggard-cycles",      "laggard-min-peers", "laggard-max-age",
     "hot-min-delta",       "hang-min",          "hang-k",
     "hang-pause-k",        "hang-pause-max",    "restart-overhead",
-    "straggler-horizon",   "sbe-rate-per-h",
+    "straggler-horizon",   "straggler-hold",    "sbe-rate-per-h",
 };
 
 /* straggler-NAME for a threshold of the straggler detector (hn_strag_config_set). */
@@ -409,6 +409,8 @@ int hn_control_config_set(struct hn_control_config *cfg, const char *key, const 
         return set_num(&b->restart_s, v, 0, 86400, key, err, errsize);
     if (strcmp(key, "straggler-horizon") == 0)
         return set_num(&b->straggler_horizon_s, v, 0, 30 * 86400, key, err, errsize);
+    if (strcmp(key, "straggler-hold") == 0)
+        return set_num(&b->straggler_hold_s, v, 0, 86400, key, err, errsize);
     if (strncmp(key, "straggler-", 10) == 0) {
         char why[128];
         int rc = hn_strag_config_set(&b->straggler, key + 10, v, why, sizeof(why));

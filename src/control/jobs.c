@@ -72,6 +72,7 @@ struct rank_st {
     int64_t uid;         /* who sent its last report; -1: unknown */
     float phase[PHASES]; /* its last forward, backward, optimizer times; NaN: not reported */
     uint8_t strag_told;  /* a straggler finding named it in this run, and no recovery since */
+    uint16_t relapses;   /* slow again within straggler-hold of a recovery, since it was told */
 };
 
 struct row {
@@ -83,6 +84,18 @@ struct row {
 /* Drifting ranks a job follows, to call one a straggler once it is slower than its peers after
  * all (drift_watch); a ninth is not followed. */
 #define DRIFT_MAX 8
+
+/* Ranks a job holds the recovery of (straggler-hold: quiet_start); a ninth is told at once. */
+#define QUIET_MAX 8
+
+/* A told straggler the detector saw recover, whose recovery is told once it has kept up for
+ * straggler-hold (quiet_watch): what the detector said then. */
+struct quiet {
+    unsigned rank;
+    double at;
+    uint64_t onset_step, detect_step;
+    double slowdown;
+};
 
 struct job {
     struct hn_job_ledger l;
@@ -159,6 +172,9 @@ struct job {
     int strag_next;                   /* its straggler recovered: look for another (strag_watch) */
     uint32_t drift[DRIFT_MAX];        /* ranks in an episode that were no straggler (drift) */
     unsigned ndrift;
+    struct quiet quiet[QUIET_MAX]; /* recoveries held (quiet_start) */
+    unsigned nquiet;
+    int strag_quiet;   /* the job's straggler is one of them: not charged, its drain waits */
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
     double strag_slow; /* the straggler against its peers now: 0.3 = 30% slower (strag_follow) */
     double plan_slow;  /* strag_slow when the plan was made */
@@ -440,7 +456,7 @@ static void grow_ranks(struct job *j, unsigned n)
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     j->ranks_alloc = n;
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}, 0};
+        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}, 0, 0};
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -706,6 +722,8 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->drain_planned = 0;
     j->strag_rank = -1;
     j->strag_held_at = 0;
+    j->nquiet = 0; /* the run's held recoveries go with it */
+    j->strag_quiet = 0;
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
@@ -810,8 +828,10 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     clear_rows(j);
     hn_strag_free(j->strag);
     j->strag = NULL;
-    for (unsigned r = 0; r < j->l.ranks; r++)
+    for (unsigned r = 0; r < j->l.ranks; r++) {
         j->ranks[r].strag_told = 0; /* the new run's detector finds its own */
+        j->ranks[r].relapses = 0;
+    }
 }
 
 /* Where its wall time ends: now while it has not ended; else its last report, or, for a job
@@ -1120,12 +1140,15 @@ static int drain_pays(struct hn_brain *b, double now, const struct job *j, const
 }
 
 /* The plan for j's straggler (strag_rank, strag_slow and the rest set), made as a
- * straggler_policy finding with evidence ev and the job's plan. */
-static void straggler_plan(struct hn_brain *b, double now, struct job *j, const char *ev)
+ * straggler_policy finding with evidence ev and the job's plan; when `changed_only`, the
+ * finding only if the decision is not the one planned already (a relapse: straggler_found). */
+static void straggler_plan(struct hn_brain *b, double now, struct job *j, const char *ev,
+                           int changed_only)
 {
     unsigned rank = (unsigned)j->strag_rank;
     struct node *n = rank_node(b, j, rank);
     struct weigh w;
+    int was = j->drain_planned;
     j->drain_planned = drain_pays(b, now, j, n, &w);
     j->plan_slow = j->strag_slow;
     j->plan_avail = node_free(n);
@@ -1161,12 +1184,31 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
         set_plan(j, "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s%s)%s",
                  n ? n->name : "the rank's node", w.waste, w.over, w.own, w.how, w.also,
                  n ? "" : "; its node is unknown");
+    if (changed_only && was == j->drain_planned)
+        return;
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
                    j->plan);
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, n)->finding = p;
     tag_job(b, from, j->l.id);
+}
+
+/* The held recovery of rank, if any, ends: it is slow again (a relapse, counted). Returns
+ * whether there was one. */
+static int quiet_end(struct job *j, unsigned rank)
+{
+    for (unsigned k = 0; k < j->nquiet; k++) {
+        if (j->quiet[k].rank != rank)
+            continue;
+        j->quiet[k] = j->quiet[--j->nquiet];
+        if (j->ranks[rank].relapses < UINT16_MAX)
+            j->ranks[rank].relapses++;
+        if (j->strag_rank == (int)rank)
+            j->strag_quiet = 0;
+        return 1;
+    }
+    return 0;
 }
 
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
@@ -1186,6 +1228,11 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     struct node *n = rank_node(b, j, d->rank);
     unsigned mates = n ? healthy_gpu_mates(b, j, d->rank, d->detect_step) : 0;
     int act = acts_on(b, j) && !mates;
+    /* Slow again while its recovery is held (straggler-hold): the same episode, not a new one.
+     * Nothing is told again, unless the node has been put back in service meanwhile (an
+     * operator resumed it): then it is made suspect again as for a first detection. */
+    int relapse = quiet_end(j, d->rank);
+    int silent = relapse && !(act && n && n->state == HN_NODE_READY);
     struct hn_finding f;
     char ev[320], where[64] = "";
     double phase_excess;
@@ -1215,9 +1262,9 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
                        "job %s rank %u is %.0f%% slower than its peers since step %llu%s", j->l.id,
                        d->rank, d->vs_peers * 100, (unsigned long long)d->onset_step, where);
     size_t from = b->qlen;
-    if (n)
+    if (!silent && n)
         hb_found(b, now, n, &f);
-    else
+    else if (!silent)
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     tag_job(b, from, j->l.id);
     j->ranks[d->rank].strag_told = 1; /* its recovery is told too (detection) */
@@ -1229,15 +1276,18 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         (mates ? !j->strag_shared || j->strag_slow >= d->vs_peers
                : !j->strag_shared && j->strag_slow >= d->vs_peers))
         return;
+    /* A relapse of the job's straggler keeps its episode's onset. */
+    if (!(silent && j->strag_rank == (int)d->rank))
+        j->strag_onset = d->onset_step;
+    silent = silent && j->strag_rank == (int)d->rank;
     j->strag_rank = (int)d->rank;
     j->strag_shared = mates;
     j->strag_act = act && n;
     j->strag_slow = d->vs_peers;
-    j->strag_onset = d->onset_step;
     j->strag_from_start = d->kind == HN_STRAG_FROM_START;
     j->strag_phase = phase;
     j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
-    straggler_plan(b, now, j, ev);
+    straggler_plan(b, now, j, ev, silent);
 }
 
 /* The job's straggler, rank on node n, recovered: its planned drain is cancelled, and a drain
@@ -1265,6 +1315,86 @@ static int strag_recovered(struct job *j, unsigned rank, struct node *n)
     return release;
 }
 
+/* A told rank recovered for good: the job's straggler's plan and held drain go
+ * (strag_recovered), and the recovery is told with evidence ev, and how often the rank fell
+ * back while it was held (straggler-hold). */
+static void recovery_told(struct hn_brain *b, double now, struct job *j, unsigned rank,
+                          const char *ev)
+{
+    struct node *n = rank_node(b, j, rank);
+    int released = 0;
+    if (j->strag_rank == (int)rank)
+        released = strag_recovered(j, rank, n);
+    else /* not the job's straggler: its node was made suspect, and the plan is not its */
+        j->ranks[rank].strag_told = 0;
+    unsigned relapses = j->ranks[rank].relapses;
+    j->ranks[rank].relapses = 0;
+    char more[64] = "";
+    if (relapses)
+        snprintf(more, sizeof(more), " (slow again %u time%s before it held)", relapses,
+                 relapses == 1 ? "" : "s");
+    struct hn_finding f;
+    hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev,
+                   "job %s rank %u is back in line with its peers%s%s", j->l.id, rank,
+                   released ? "; its node's held drain is called off" : "", more);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
+/*
+ * A told rank the detector saw recover (d): its recovery is held for straggler-hold
+ * (quiet_watch tells it then), so that a rank that keeps falling back (a GPU throttling on and
+ * off) is one episode and not three findings every few minutes. Meanwhile the job's straggler
+ * is not charged and not shown, and a drain planned for it waits. Without a hold, or with
+ * QUIET_MAX held already, it is told now.
+ */
+static void quiet_start(struct hn_brain *b, double now, struct job *j,
+                        const struct hn_strag_detection *d)
+{
+    if (!(b->cfg.straggler_hold_s > 0) || j->nquiet == QUIET_MAX) {
+        char ev[320];
+        snprintf(ev, sizeof(ev), "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f",
+                 j->l.id, d->rank, (unsigned long long)d->onset_step,
+                 (unsigned long long)d->detect_step, d->slowdown);
+        recovery_told(b, now, j, d->rank, ev);
+        return;
+    }
+    j->quiet[j->nquiet++] =
+        (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown};
+    if (j->strag_rank == (int)d->rank) {
+        j->strag_quiet = 1;
+        set_plan(j,
+                 "rank %u keeps up with its peers again since step %llu: its recovery is told "
+                 "after %.0f s of it; a drain planned waits until then",
+                 d->rank, (unsigned long long)d->detect_step, b->cfg.straggler_hold_s);
+    }
+}
+
+/* The recoveries held for straggler-hold and not broken by a relapse are told, after each
+ * row. */
+static void quiet_watch(struct hn_brain *b, double now, struct job *j)
+{
+    for (unsigned k = 0; k < j->nquiet;) {
+        struct quiet q = j->quiet[k];
+        if (now - q.at < b->cfg.straggler_hold_s) {
+            k++;
+            continue;
+        }
+        j->quiet[k] = j->quiet[--j->nquiet];
+        if (j->strag_rank == (int)q.rank)
+            j->strag_quiet = 0;
+        char ev[320];
+        snprintf(ev, sizeof(ev),
+                 "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f held_s=%.0f "
+                 "relapses=%u",
+                 j->l.id, q.rank, (unsigned long long)q.onset_step,
+                 (unsigned long long)q.detect_step, q.slowdown, now - q.at,
+                 (unsigned)j->ranks[q.rank].relapses);
+        recovery_told(b, now, j, q.rank, ev);
+    }
+}
+
 static void detection(struct hn_brain *b, double now, struct job *j,
                       const struct hn_strag_detection *d)
 {
@@ -1274,9 +1404,11 @@ static void detection(struct hn_brain *b, double now, struct job *j,
     }
     /* A rank's recovery is told when a straggler finding named it: the job's straggler, or a
      * second one that made its node suspect (a drift that never was one recovers unsaid). */
-    if (d->kind == HN_STRAG_RECOVERED && d->rank != HN_STRAG_ALL_RANKS &&
-        (d->rank >= j->l.ranks || !j->ranks[d->rank].strag_told))
+    if (d->kind == HN_STRAG_RECOVERED && d->rank != HN_STRAG_ALL_RANKS) {
+        if (d->rank < j->l.ranks && j->ranks[d->rank].strag_told)
+            quiet_start(b, now, j, d);
         return;
+    }
     struct node *n = rank_node(b, j, d->rank); /* NULL for HN_STRAG_ALL_RANKS */
     struct hn_finding f;
     char ev[320];
@@ -1286,16 +1418,6 @@ static void detection(struct hn_brain *b, double now, struct job *j,
     if (d->kind == HN_STRAG_RECOVERED && d->rank == HN_STRAG_ALL_RANKS) {
         hb_finding_set(&f, "job_recovered", HN_SEV_INFO, -1, ev,
                        "job %s is back to its normal step time", j->l.id);
-    } else if (d->kind == HN_STRAG_RECOVERED) {
-        /* Not the job's straggler: its node was made suspect, and the plan is not its. */
-        int released = 0;
-        if (j->strag_rank == (int)d->rank)
-            released = strag_recovered(j, d->rank, n);
-        else
-            j->ranks[d->rank].strag_told = 0;
-        hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[d->rank].gpu : -1, ev,
-                       "job %s rank %u is back in line with its peers%s", j->l.id, d->rank,
-                       released ? "; its node's held drain is called off" : "");
     } else if (d->kind == HN_STRAG_JOB_SLOWDOWN) {
         hb_finding_set(&f, "job_slowdown", HN_SEV_INFO, -1, ev,
                        "job %s slowed down as a whole by %.0f%% (not one rank)", j->l.id,
@@ -1369,19 +1491,10 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
     if (j->strag_rank >= 0 && j->strag_from_start &&
         hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) == 0 && in.warm && !in.slow &&
         in.baseline < 1 + STRAGGLER_MIN_VS_PEERS) {
-        unsigned rank = (unsigned)j->strag_rank;
-        struct node *n = rank_node(b, j, rank);
-        struct hn_finding f;
         char ev[160];
-        snprintf(ev, sizeof(ev), "job=%s rank=%u step=%llu baseline=%.3f from_start=1", j->l.id,
-                 rank, (unsigned long long)step, in.baseline);
-        int released = strag_recovered(j, rank, n);
-        hb_finding_set(&f, "straggler_recovered", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev,
-                       "job %s rank %u is back in line with its peers%s", j->l.id, rank,
-                       released ? "; its node's held drain is called off" : "");
-        size_t from = b->qlen;
-        hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
-        tag_job(b, from, j->l.id);
+        snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu baseline=%.3f from_start=1", j->l.id,
+                 j->strag_rank, (unsigned long long)step, in.baseline);
+        recovery_told(b, now, j, (unsigned)j->strag_rank, ev);
     }
     if (!j->strag_next || j->strag_rank >= 0)
         return;
@@ -1419,8 +1532,8 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
 static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
     struct hn_strag_rank_info in;
-    if (j->strag_rank < 0 || hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) != 0 ||
-        !in.warm)
+    if (j->strag_rank < 0 || j->strag_quiet ||
+        hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) != 0 || !in.warm)
         return;
     double cur;
     if (in.slow)
@@ -1446,7 +1559,7 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu vs_peers=%.3f planned_vs_peers=%.3f",
              j->l.id, j->strag_rank, (unsigned long long)step, j->strag_slow, j->plan_slow);
-    straggler_plan(b, now, j, ev);
+    straggler_plan(b, now, j, ev, 0);
 }
 
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
@@ -1465,6 +1578,8 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
         }
         if (j->strag && j->ndrift)
             drift_watch(b, now, j, r->step);
+        if (j->strag && j->nquiet)
+            quiet_watch(b, now, j);
         if (j->strag && (j->strag_next || (j->strag_rank >= 0 && j->strag_from_start)))
             strag_watch(b, now, j, r->step);
         if (j->strag && j->strag_rank >= 0)
@@ -1611,8 +1726,8 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     /* The straggler's share, of the time that is left. */
     j->l.strag_ckpt_s = before > 0 ? j->l.strag_ckpt_s * (j->l.since_ckpt_s / before) : 0;
     replace_flagged(b, now, j, ckpt);
-    if (j->l.pending || !j->drain_planned || j->strag_rank < 0)
-        return;
+    if (j->l.pending || !j->drain_planned || j->strag_rank < 0 || j->strag_quiet)
+        return; /* a straggler keeping up again (quiet_start): the drain waits */
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     j->drain_planned = 0;
     if (!n)
@@ -1726,7 +1841,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         }
         /* A straggler's share of each step is GPU time lost to it; the step still counts as
          * productive (Meta's ETTR), the slowdown shows in MFU instead. */
-        if (j->strag_rank >= 0) {
+        if (j->strag_rank >= 0 && !j->strag_quiet) {
             double share = add * j->strag_slow / (1 + j->strag_slow);
             lose(j, HN_LOSS_STRAGGLER, share);
             j->l.strag_ckpt_s += share;
@@ -2775,14 +2890,15 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     }
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         out->lost_gpu_h[c] = out->l.lost_gpu_s[c] / 3600.0;
-    out->straggler_rank = j->strag_rank;
-    if (j->strag_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
+    /* One keeping up again, its recovery held (quiet_start), is not shown. */
+    out->straggler_rank = j->strag_quiet ? -1 : j->strag_rank;
+    if (out->straggler_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
         hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,
                    sizeof(out->straggler_node));
-    out->straggler_slowdown = j->strag_rank >= 0 ? j->strag_slow : 0;
+    out->straggler_slowdown = out->straggler_rank >= 0 ? j->strag_slow : 0;
     out->straggler_onset = j->strag_onset;
     out->straggler_phase =
-        j->strag_rank >= 0 && j->strag_phase >= 0 ? phase_names[j->strag_phase] : NULL;
+        out->straggler_rank >= 0 && j->strag_phase >= 0 ? phase_names[j->strag_phase] : NULL;
     out->straggler_phase_excess = out->straggler_phase ? j->strag_phase_excess : NAN;
     hn_strlcpy(out->plan, j->plan, sizeof(out->plan));
     out->series = j->series;

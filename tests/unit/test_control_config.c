@@ -65,7 +65,7 @@ static void retention_and_jobs_max(void **state)
 }
 
 /* straggler-NAME: the detector's thresholds by the names of houston straggler's flags, range
- * checked as there; straggler-horizon stays the policy's. */
+ * checked as there; straggler-horizon and straggler-hold stay the policy's. */
 static void straggler_thresholds(void **state)
 {
     (void)state;
@@ -78,6 +78,10 @@ static void straggler_thresholds(void **state)
     set_ok(&c, "straggler-min-slowdown", "0.05");
     set_ok(&c, "straggler-warmup", "12");
     set_ok(&c, "straggler-horizon", "600");
+    assert_true(c.brain.straggler_hold_s == 600); /* the default */
+    set_ok(&c, "straggler-hold", "0");
+    assert_true(c.brain.straggler_hold_s == 0);
+    set_fails(&c, "straggler-hold", "-1", "straggler-hold");
     assert_true(c.brain.straggler.cusum_h == 14 && c.brain.straggler.min_slowdown == 0.05);
     assert_int_equal(c.brain.straggler.warmup, 12);
     assert_true(c.brain.straggler_horizon_s == 600);

@@ -36,6 +36,7 @@ static void fleet_config(struct hn_brain_config *cfg)
     cfg->guard_fraction = 1;
     cfg->guard_per_rack = 0;
     cfg->restart_s = 60;
+    cfg->straggler_hold_s = 0; /* recoveries told at once, but where a test holds them */
 }
 
 /* A brain with cfg and `nodes` ready nodes of 4 H100s in one rack, called name[0..nodes)
@@ -647,6 +648,96 @@ static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
     assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
     assert_non_null(
         strstr(plan, "less than a restart (60 s, and 1030 s more for 1 other job there)"));
+}
+
+/* Steps of job "f" (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower) from
+ * *s at *t, `cycles` times `slow_steps` with rank 9 slow then `fast_steps` with it in line;
+ * counts the findings by rule (straggler, straggler_policy, straggler_recovered) in n[3], and
+ * keeps the last recovery in *rec. */
+static void flap(struct hn_brain *b, double *t, uint64_t *s, int cycles, int slow_steps,
+                 int fast_steps, int n[3], struct hn_out *rec)
+{
+    static const char *const rules[] = {"straggler", "straggler_policy", "straggler_recovered"};
+    double slow[16] = {0};
+    for (int c = 0; c < cycles; c++) {
+        for (int k = 0; k < slow_steps + fast_steps; k++, (*s)++) {
+            slow[9] = k < slow_steps ? 0.27 : 0;
+            step_all(b, *t, "f", 16, *s, 1.0, slow, -1);
+            *t += 1 + slow[9];
+            struct hn_out o;
+            while (hn_brain_poll(b, &o)) {
+                for (int r = 0; r < 3 && o.kind == HN_OUT_FINDING; r++) {
+                    if (strcmp(o.finding.rule, rules[r]) != 0)
+                        continue;
+                    n[r]++;
+                    if (r == 2)
+                        *rec = o;
+                }
+            }
+        }
+    }
+}
+
+/* A rank that keeps falling back (a GPU throttling on and off) is one episode: its recovery
+ * is held for straggler-hold (600 s) and told once it has kept up that long. Before, each
+ * cycle of 80 slow and 80 normal steps was three findings (straggler, straggler_policy,
+ * straggler_recovered): 45 of each in the 2.3 hours below. While it keeps up, its drain waits
+ * and it is neither charged nor shown; slow again, the plan is back without a new finding. A
+ * node an operator resumed meanwhile is made suspect again. */
+static void flapping_straggler_is_one_episode(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "f");
+    double t = 0;
+    uint64_t s = 1;
+    int n[3] = {0};
+    struct hn_out rec;
+    for (; s <= 100; s++, t += 1)
+        step_all(b, t, "f", 16, s, 1.0, NULL, -1);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    flap(b, &t, &s, 22, 80, 80, n, &rec);
+    assert_int_equal(n[0], 1);
+    assert_int_equal(n[1], 1);
+    assert_int_equal(n[2], 0);
+    struct hn_job_view v;
+    job_view(b, "f", &v); /* 80 steps in line: held */
+    assert_int_equal(v.straggler_rank, -1);
+    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    flap(b, &t, &s, 1, 0, 100, n, &rec); /* not charged while it keeps up */
+    job_view(b, "f", &v);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == lost);
+    flap(b, &t, &s, 1, 40, 0, n, &rec); /* slow again: the plan is back, nothing told */
+    job_view(b, "f", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > lost);
+    assert_true(n[0] == 1 && n[1] == 1 && n[2] == 0);
+    /* In line for good: told once, 600 s after the detector saw it. */
+    flap(b, &t, &s, 1, 0, 700, n, &rec);
+    assert_int_equal(n[2], 1);
+    assert_non_null(strstr(rec.finding.detail, "job f rank 9 is back in line with its peers (slow "
+                                               "again 22 times before it held)"));
+    assert_non_null(strstr(rec.finding.evidence, " held_s=600 relapses=22"));
+    job_view(b, "f", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_non_null(strstr(v.plan, "straggler rank 9 recovered"));
+    /* A new episode; while its recovery is held an operator resumes n3: slow again, n3 is
+     * made suspect again. */
+    flap(b, &t, &s, 1, 80, 80, n, &rec);
+    assert_true(n[0] == 2 && n[2] == 1);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
+    assert_int_equal(hn_brain_resume(b, t, 2, "op"), 0);
+    assert_int_equal(node_state(b, 2), HN_NODE_READY);
+    flap(b, &t, &s, 1, 80, 0, n, &rec);
+    assert_int_equal(n[0], 3);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
+    hn_brain_free(b);
 }
 
 /* Job `id` (16 ranks on n1-n4, steps of 1 s, a checkpoint every 10 steps) is requeued by the
@@ -4855,6 +4946,7 @@ int main(void)
         cmocka_unit_test(straggler_plan_says_no_checkpoint_was_reported),
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
+        cmocka_unit_test(flapping_straggler_is_one_episode),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
