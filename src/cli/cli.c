@@ -1346,7 +1346,8 @@ int hn_cli_job_render(const char *json, FILE *out, char *err, size_t errsize)
                 untimed);
     double took = jnum(j, "restart_s");
     if (!isnan(took))
-        fprintf(out, "its restarts took %.0f s (median of the last 5: requeue to first step)\n",
+        fprintf(out,
+                "its restarts took %.0f s (median of up to its last 5, requeue to first step)\n",
                 took);
     const char *state = jstr(j, "state");
     int over = state && strcmp(state, "ended") == 0;

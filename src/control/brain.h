@@ -338,6 +338,11 @@ struct hn_job_ledger {
      * first step at its typical pace: the median of the last RESTARTS_KEPT measured, 0 when
      * none was (the straggler policy then takes restart_s). */
     double restart_s;
+    /* When the restart it waits for began, which restart_s measures from: the interruption's
+     * requeue, kept through a requeue again after a hang at start (requeued_at moves on).
+     * Saved, so that a controller restart measures the same. 0: not known (a ledger of schema
+     * 11 or older: requeued_at stands in). */
+    double restart_from;
     /* Houston called it hung (state "hung") and it has not stepped since; of that, the hangs
      * at start in a row that named no node, which stop at the third (docs/jobs.md). Saved,
      * so that a controller restart does not requeue a job left alone again. */

@@ -138,11 +138,9 @@ struct job {
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
     double pending_at;                /* its last report before it was interrupted */
     /* Its restarts as measured (restart_taken): the last RESTARTS_KEPT, oldest first, whose
-     * median is l.restart_s; and when the one it waits for began (the interruption's requeue,
-     * kept through a requeue again after a hang at start). */
+     * median is l.restart_s (measured from l.restart_from). */
     double restarts[RESTARTS_KEPT];
     unsigned nrestarts;
-    double restart_from;
     double run_from;   /* when this run's first report came (resume); 0: the first run */
     double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
     int sched_waiting; /* that poll listed it waiting (pending, suspended...), not running */
@@ -715,7 +713,7 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->l.pending = 1;
     j->pending_at = j->l.last_report;
     j->l.requeued_at = now;
-    j->restart_from = now;
+    j->l.restart_from = now;
     j->l.pending_cause = cause;
     j->l.interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
     j->pause = 0;
@@ -738,7 +736,7 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 
 /*
  * The first step of the run j waited for arrived at now and took `seconds`: what the restart
- * took is from its start (restart_from: the requeue, houston's or the scheduler's as houston
+ * took is from its start (l.restart_from: the requeue, houston's or the scheduler's as houston
  * learnt of it) until that step began, and the first step's time beyond the job's typical
  * step (start-up counted in it: compilation, warm-up). Time in the scheduler's queue counts:
  * the ledger charges the whole wait to the interruption's cause, and the straggler policy
@@ -747,8 +745,8 @@ static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
 static void restart_taken(struct job *j, double now, double seconds)
 {
     double typ = typical_step(j);
-    double took = now - j->restart_from - (isnan(typ) ? seconds : fmin(seconds, typ));
-    if (!(j->restart_from > 0) || !(took >= 0) || !isfinite(took))
+    double took = now - j->l.restart_from - (isnan(typ) ? seconds : fmin(seconds, typ));
+    if (!(j->l.restart_from > 0) || !(took >= 0) || !isfinite(took))
         return;
     if (j->nrestarts == RESTARTS_KEPT)
         memmove(j->restarts, j->restarts + 1, (RESTARTS_KEPT - 1) * sizeof(j->restarts[0]));
@@ -1052,14 +1050,15 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
 
 /* What a restart of j costs, in seconds of its allocation: its own restarts' median when it
  * has been measured (restart_taken), else restart-overhead. *how says which for the plan (""
- * for restart-overhead, ", measured", or ", its last 3 restarts' median"). */
+ * for restart-overhead, ", measured", or ", median of its last 3"). Short: the plan says it with
+ * the longest node names and a job without a checkpoint within its 255 bytes. */
 static double restart_cost(const struct hn_brain *b, const struct job *j, char *how, size_t size)
 {
     how[0] = '\0';
     if (!(j->l.restart_s > 0))
         return b->cfg.restart_s;
     if (j->nrestarts > 1)
-        snprintf(how, size, ", its last %u restarts' median", j->nrestarts);
+        snprintf(how, size, ", median of its last %u", j->nrestarts);
     else
         snprintf(how, size, ", measured"); /* or restored: the median of several */
     return j->l.restart_s;
@@ -2287,6 +2286,10 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     j->run_listed = -1;
     if (j->l.requeue_failed) { /* someone requeued it after all */
         j->l.requeue_failed = 0;
+        /* Its restart begins with that requeue, as houston learns of it (as for one of a
+         * running job, interrupt): houston's was refused and moved nothing, and the job sat
+         * where it ran (hung, say) until now. Saved, for a controller restart. */
+        j->l.requeued_at = j->l.restart_from = now;
         j->pause = 0; /* that run, and the pause it announced, are over */
         j->dirty = 1;
     }
@@ -2494,7 +2497,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     if (j->l.pending) {
         j->l.requeue_failed = 0;
         j->l.requeued_at = now;
-        j->restart_from = now; /* the one refused restarted nothing */
+        j->l.restart_from = now; /* the one refused restarted nothing */
         j->dirty = 1;
     }
     size_t from = b->qlen;
@@ -3015,7 +3018,9 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         j->pending_at = l->last_report;
         if (!(l->requeued_at > 0)) /* a ledger from before it was saved */
             j->l.requeued_at = l->last_report;
-        j->restart_from = j->l.requeued_at;
+        /* Not after the last requeue: a damaged database, or one of schema 11 or older. */
+        if (!(l->restart_from > 0 && l->restart_from <= j->l.requeued_at))
+            j->l.restart_from = j->l.requeued_at;
     }
     /* Its restarts' median stands for the ones it was taken from. */
     if (l->restart_s > 0 && isfinite(l->restart_s))

@@ -114,7 +114,9 @@ static const char *const migrations[SCHEMA_VERSION] = {
     "ALTER TABLE jobs ADD COLUMN charged_ranks INTEGER NOT NULL DEFAULT 0;",
     /* 11 -> 12: what a job's restarts took (their median), which the straggler policy weighs
      * against a straggler's waste. */
-    "ALTER TABLE jobs ADD COLUMN restart_s REAL NOT NULL DEFAULT 0;",
+    "ALTER TABLE jobs ADD COLUMN restart_s REAL NOT NULL DEFAULT 0;"
+    /* and when the restart a waiting job waits for began, which it is measured from */
+    "ALTER TABLE jobs ADD COLUMN restart_from REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt_id {
@@ -140,7 +142,7 @@ enum stmt_id {
     " lost_straggler, lost_hang, lost_operator, lost_other, interruptions, ended, pause_s,"        \
     " pending, pending_cause, interrupted_at, hung, restart_hangs, requeue_failed, since_ckpt_s,"  \
     " strag_ckpt_s, ended_at, gpu_failure, gpu_straggler, gpu_hang, gpu_operator, gpu_other,"      \
-    " ranks_high, requeued_at, charged_ranks, restart_s"
+    " ranks_high, requeued_at, charged_ranks, restart_s, restart_from"
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_JOB_GET] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?",
@@ -180,9 +182,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         " interruptions, ended, pause_s, pending, pending_cause, interrupted_at, hung,"
         " restart_hangs, requeue_failed, since_ckpt_s, strag_ckpt_s, ended_at, gpu_failure,"
         " gpu_straggler, gpu_hang, gpu_operator, gpu_other, ranks_high, requeued_at,"
-        " charged_ranks, restart_s)"
+        " charged_ranks, restart_s, restart_from)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        " ?, ?, ?, ?, ?, ?, ?)",
+        " ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 struct hn_store {
@@ -795,6 +797,7 @@ int hn_store_put_job(struct hn_store *s, const struct hn_job_ledger *l)
     bind_double(&b, l->requeued_at);
     bind_int(&b, l->charged_ranks);
     bind_double(&b, l->restart_s);
+    bind_double(&b, l->restart_from);
     return run(s, ST_JOB, &b, "put_job");
 }
 
@@ -916,6 +919,8 @@ static void job_row(sqlite3_stmt *st, struct hn_job_ledger *out)
     l.charged_ranks = charged > 0 && charged <= UINT32_MAX ? (unsigned)charged : 0;
     double took = sqlite3_column_double(st, 32);
     l.restart_s = took > 0 && isfinite(took) ? took : 0;
+    double from = sqlite3_column_double(st, 33);
+    l.restart_from = from > 0 && isfinite(from) ? from : 0;
     *out = l;
 }
 

@@ -798,7 +798,58 @@ static void straggler_policy_weighs_the_jobs_own_restarts(void **state)
     straggler_after_restarts("r3", thrice, 3, plan, sizeof(plan), &took);
     assert_true(fabs(took - 199) < 1e-6);
     assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
-    assert_non_null(strstr(plan, ", a restart costs 199 s, its last 3 restarts' median"));
+    assert_non_null(strstr(plan, ", a restart costs 199 s, median of its last 3"));
+}
+
+/* The straggler policy's plan is whole however long it gets (docs/jobs.md, "Policy"): on
+ * nodes with the longest names the configuration allows, a job that never reported a
+ * checkpoint, restarted 5 times (about 2,000 s each), with two weeks left. Before, the words
+ * of the measured restart pushed the plan and its finding past 255 bytes, and the end of what
+ * it says ("(ckpt=)") was cut off. */
+static void straggler_plan_with_measured_restarts_is_whole(void **state)
+{
+    (void)state;
+    char names[4][HN_NAME_MAX];
+    const char *name[4];
+    for (int i = 0; i < 4; i++) {
+        memset(names[i], 'a' + i, HN_NAME_MAX - 1);
+        names[i][HN_NAME_MAX - 1] = '\0';
+        name[i] = names[i];
+    }
+    struct hn_brain *b = fleet_named(4, 0, name);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "lp");
+    double t = 0, slow[16] = {0};
+    uint64_t s = 1;
+    for (int k = 0; k < 5; k++) {
+        for (; s <= 10; s++, t += 1)
+            step_all(b, t, "lp", 16, s, 1.0, NULL, -1);
+        assert_int_equal(hn_brain_job_waiting(b, t, "lp", HN_WAIT_QUEUED), 0);
+        t += 2000 + k;
+        for (int i = 0; i < 4; i++)
+            hn_brain_node_job(b, t, i, "lp");
+        s = 1; /* no checkpoint: from the start */
+    }
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "lp", 16, s, 1.0, NULL, -1);
+    assert_int_equal(hn_brain_job_time_left(b, t, "lp", 14 * 86400), 0);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0.27;
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; v.straggler_rank < 0 && s < 200; s++, t += 1.27) {
+        step_all(b, t, "lp", 16, s, 1.0, slow, -1);
+        job_view(b, "lp", &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    assert_true(fabs(v.l.restart_s - 2001) < 1e-6);
+    assert_non_null(strstr(v.plan, "drain ccc"));
+    static const char end[] = "; the job has reported no checkpoint yet (ckpt=)";
+    size_t n = strlen(v.plan);
+    assert_true(n > strlen(end) && strcmp(v.plan + n - strlen(end), end) == 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_policy", &o), 1);
+    assert_string_equal(o.finding.detail, v.plan);
+    hn_brain_free(b);
 }
 
 /* A job of 8 nodes x 4 ranks with steps of step_s whose agents forward each node's reports every
@@ -3395,6 +3446,38 @@ static void refused_requeue_job_hung_in_a_save_is_paused_no_more(void **state)
     hn_brain_free(b);
 }
 
+/* A restart that hung at start is measured from the interruption's requeue (Xid 79 at t),
+ * through houston's requeue again at the hang (t + 2,780), to the next run's first step (at
+ * t + 3,200; 2 s, its typical one): 3,198 s, also with a controller restart after that second
+ * requeue. Before, the restored job measured from the second requeue (418 s): a controller
+ * restart changed what the policy weighs. */
+static void restart_that_hung_at_start_is_measured_whole_after_a_restore(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = run_steps(b, "hs", 0, 1, 20);
+    hn_brain_xid(b, t, 1, 0, 79);
+    (void)find_output(b, HN_OUT_ACTION, NULL, NULL);
+    hn_brain_set_state(b, t, 1, HN_NODE_READY, "test"); /* replaced, back in service */
+    assert_int_equal(wait_listed_waiting(b, "hs", t, 60, HN_WAIT_QUEUED), 0);
+    assert_int_equal(wait_as(b, "hs", t + 60, 2800, NULL, NULL), 1); /* at start: runs again */
+    assert_non_null(strstr(last_hang, "runs again"));
+    struct hn_job_ledger saved = *ledger_of(b, "hs");
+    assert_true(saved.pending && saved.restart_hangs == 1 && saved.requeued_at > t + 2700);
+    struct hn_brain *again = fleet(2);
+    assert_int_equal(hn_brain_restore_job(again, &saved), 0);
+    struct hn_brain *each[2] = {b, again};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(wait_listed_waiting(each[k], "hs", t + 2860, 60, HN_WAIT_QUEUED), 0);
+        run_steps(each[k], "hs", t + 3200, 11, 11); /* its next run, from checkpoint 10 */
+        struct hn_job_view v;
+        job_view(each[k], "hs", &v);
+        assert_string_equal(v.state, "running");
+        assert_true(fabs(v.l.restart_s - 3198) < 1e-6);
+        hn_brain_free(each[k]);
+    }
+}
+
 /* A job whose requeue failed announced a save, and then someone requeued it by hand (listed
  * waiting): that run and its pause are over, its next run is in none. */
 static void refused_requeue_job_requeued_by_hand_is_paused_no_more(void **state)
@@ -3414,6 +3497,36 @@ static void refused_requeue_job_requeued_by_hand_is_paused_no_more(void **state)
     assert_string_equal(v.state, "running");
     assert_null(v.pause);
     hn_brain_free(b);
+}
+
+/* A hung job whose requeue the scheduler refuses stays hung where it runs until someone
+ * requeues it by hand (listed waiting, at t + 7200 here); its restart is measured from that
+ * requeue, which moved it: its next run's first step (2 s, its typical one) comes 100 s
+ * later, so the restart took 98 s; also with a controller restart in between. Before, it was
+ * measured from houston's refused requeue, with the hour the job sat hung counted as
+ * restart (7,178 s). */
+static void refused_requeue_job_requeued_by_hand_measures_its_restart_from_then(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    double t = refused_requeue(b, "rh");
+    assert_int_equal(wait_as(b, "rh", t + 30, 3600, NULL, NULL), 1); /* hung, requeued again */
+    struct hn_action a = {.kind = HN_ACT_REQUEUE};
+    snprintf(a.job, sizeof(a.job), "rh");
+    hn_brain_action_done(b, t + 3631, &a, 0, "Job is not requeueable");
+    assert_int_equal(hn_brain_job_waiting(b, t + 7200, "rh", HN_WAIT_QUEUED), 0);
+    struct hn_job_ledger saved = *ledger_of(b, "rh");
+    struct hn_brain *again = fleet(2);
+    assert_int_equal(hn_brain_restore_job(again, &saved), 0);
+    struct hn_brain *each[2] = {b, again};
+    for (int k = 0; k < 2; k++) {
+        run_steps(each[k], "rh", t + 7300, 11, 11); /* its next run, from checkpoint 10 */
+        struct hn_job_view v;
+        job_view(each[k], "rh", &v);
+        assert_string_equal(v.state, "running");
+        assert_true(fabs(v.l.restart_s - 98) < 1e-6);
+        hn_brain_free(each[k]);
+    }
 }
 
 /* A job that says it is saving a checkpoint may pause up to hang-pause-max (2,700 s), even
@@ -4948,6 +5061,7 @@ int main(void)
         cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
         cmocka_unit_test(flapping_straggler_is_one_episode),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
+        cmocka_unit_test(straggler_plan_with_measured_restarts_is_whole),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
         cmocka_unit_test(straggler_thresholds_come_from_the_config),
@@ -4975,6 +5089,8 @@ int main(void)
         cmocka_unit_test(refused_requeue_job_may_announce_a_save),
         cmocka_unit_test(refused_requeue_job_hung_in_a_save_is_paused_no_more),
         cmocka_unit_test(refused_requeue_job_requeued_by_hand_is_paused_no_more),
+        cmocka_unit_test(refused_requeue_job_requeued_by_hand_measures_its_restart_from_then),
+        cmocka_unit_test(restart_that_hung_at_start_is_measured_whole_after_a_restore),
         cmocka_unit_test(hang_requeue_goes_by_a_node_of_the_job),
         cmocka_unit_test(job_table_keeps_jobs_max),
         cmocka_unit_test(restored_restarting_job_stays_so),

@@ -184,11 +184,13 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
-/* Takes a database of schema 12 back to 11 (what a job's restarts took). */
+/* Takes a database of schema 12 back to 11 (what a job's restarts took, and when the one it
+ * waits for began). */
 static void drop_restart_column(const char *path)
 {
     char text[64];
     raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_s", text, sizeof(text));
+    raw_query(path, "ALTER TABLE jobs DROP COLUMN restart_from", text, sizeof(text));
 }
 
 /* Takes a database of schema 12 back to 10 (when a waiting job was requeued, and its size). */
@@ -301,6 +303,7 @@ static void test_jobs(void **state)
     a.requeued_at = 860.5;
     a.charged_ranks = 256;
     a.restart_s = 412.75;    /* its restarts took that (median) */
+    a.restart_from = 790.5;  /* the one it waits for began then (requeued again since) */
     b.since_ckpt_s = 120.25; /* it ended: what it did since its last checkpoint */
     b.strag_ckpt_s = 10.5;
     a.ended_at = 0;
@@ -350,6 +353,7 @@ static void test_jobs(void **state)
     assert_true(got[0].requeued_at == 860.5 && got[1].requeued_at == 0);
     assert_true(got[0].charged_ranks == 256 && got[1].charged_ranks == 0);
     assert_true(got[0].restart_s == 412.75 && got[1].restart_s == 0);
+    assert_true(got[0].restart_from == 790.5 && got[1].restart_from == 0);
     struct hn_event_filter f = {.job = "4242"};
     struct lines *l = query(s, &f);
     assert_int_equal(l->count, 1);
@@ -364,7 +368,7 @@ static void test_jobs(void **state)
     s = open_ok(path);
     memset(got, 0, sizeof(got));
     assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
-    assert_true(got[0].restart_s == 0 && got[0].requeued_at == 860.5 &&
+    assert_true(got[0].restart_s == 0 && got[0].restart_from == 0 && got[0].requeued_at == 860.5 &&
                 got[0].charged_ranks == 256);
     hn_store_close(s);
     raw_query(path, "PRAGMA user_version", text, sizeof(text));
