@@ -449,6 +449,46 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
 }
 
 /* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size. */
+/* Sets j's plan, for people: cut at its size if need be (the decision comes first). */
+static void set_plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_plan(struct job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->plan, sizeof(j->plan), fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * The job's straggler detector starts again (a new run, or a run whose rank count changed:
+ * its ranks are not the ones the detector knew). What it found goes with it: the job's
+ * straggler, its plan and held recoveries, and which ranks a finding named. A rank still slow
+ * is found anew, as slow from the start. Kept, a straggler the new detector never flagged
+ * would have been charged and its drain planned for ever, also after it recovered, which the
+ * new detector cannot see. A drain the guard holds for an operator stays held.
+ */
+static void detector_reset(struct job *j)
+{
+    hn_strag_free(j->strag);
+    j->strag = NULL;
+    if (j->strag_rank >= 0)
+        set_plan(j,
+                 "none for now: the job has %u ranks and its straggler detector starts again; "
+                 "rank %d is found anew if it is still slow",
+                 j->l.ranks, j->strag_rank);
+    j->strag_rank = -1;
+    j->drain_planned = 0;
+    j->strag_held_at = 0;
+    j->strag_next = 0;
+    j->strag_quiet = 0;
+    j->nquiet = 0;
+    j->ndrift = 0;
+    for (unsigned r = 0; r < j->l.ranks; r++) {
+        j->ranks[r].strag_told = 0;
+        j->ranks[r].relapses = 0;
+    }
+}
+
 static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
@@ -463,8 +503,7 @@ static void grow_ranks(struct job *j, unsigned n)
     j->l.ranks = n;
     if (n > j->l.ranks_high)
         j->l.ranks_high = n;
-    hn_strag_free(j->strag);
-    j->strag = NULL;
+    detector_reset(j);
 }
 
 static void clear_rows(struct job *j)
@@ -628,8 +667,7 @@ static void resize(struct job *j)
         set_rank_node(j, &j->ranks[r], -1);
     j->shed_from = j->l.ranks;
     j->l.ranks = n;
-    hn_strag_free(j->strag);
-    j->strag = NULL;
+    detector_reset(j);
 }
 
 static unsigned ranks_per_node(const struct hn_brain *b)
@@ -667,16 +705,6 @@ static void told(struct hn_jobs *js, double now)
 {
     if (now > js->now)
         js->now = now;
-}
-
-/* Sets j's plan, for people: cut at its size if need be (the decision comes first). */
-static void set_plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_plan(struct job *j, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(j->plan, sizeof(j->plan), fmt, ap);
-    va_end(ap);
 }
 
 /* ---- accounting ---- */
@@ -824,12 +852,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
     clear_rows(j);
-    hn_strag_free(j->strag);
-    j->strag = NULL;
-    for (unsigned r = 0; r < j->l.ranks; r++) {
-        j->ranks[r].strag_told = 0; /* the new run's detector finds its own */
-        j->ranks[r].relapses = 0;
-    }
+    detector_reset(j); /* the new run's detector finds its own */
 }
 
 /* Where its wall time ends: now while it has not ended; else its last report, or, for a job

@@ -740,6 +740,54 @@ static void flapping_straggler_is_one_episode(void **state)
     hn_brain_free(b);
 }
 
+/* A job that gains ranks mid-run (elastic training: 16 ranks, then 20 with n5) gets a new
+ * straggler detector, which knows nothing of the episode the old one found. The straggler
+ * found before goes with it: rank 9 keeps up again from the growth on, and the new detector
+ * cannot tell. Before, it stayed the job's straggler for good, charged at 30% a step, and its
+ * node was drained at the next checkpoint. A rank still slow is found anew. */
+static void grown_job_forgets_the_old_detectors_straggler(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(5);
+    for (int i = 0; i < 5; i++)
+        hn_brain_node_job(b, 0, i, "g");
+    double t = 0, slow[20] = {0};
+    uint64_t s = 1;
+    for (; s <= 60; s++, t += 1)
+        step_all(b, t, "g", 16, s, 1.0, NULL, 0);
+    slow[9] = 0.27;
+    struct hn_job_view v;
+    for (v.straggler_rank = -1; v.straggler_rank < 0 && s < 100; s++, t += 1.27) {
+        step_all(b, t, "g", 16, s, 1.0, slow, 0);
+        job_view(b, "g", &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    slow[9] = 0;
+    step_all(b, t, "g", 20, s++, 1.0, NULL, 0);
+    t += 1;
+    job_view(b, "g", &v);
+    assert_int_equal(v.l.ranks, 20);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_non_null(strstr(v.plan, "none for now: the job has 20 ranks and its straggler detector "
+                                   "starts again; rank 9 is found anew if it is still slow"));
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    for (int k = 0; k < 100; k++, s++, t += 1)
+        step_all(b, t, "g", 20, s, 1.0, NULL, (int64_t)s - 1);
+    job_view(b, "g", &v);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == lost);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT); /* not drained */
+    /* Slow again: found anew by the new detector, as slow from the start or in an episode. */
+    slow[9] = 0.27;
+    for (int k = 0; k < 100 && v.straggler_rank < 0; k++, s++, t += 1.27) {
+        step_all(b, t, "g", 20, s, 1.0, slow, 0);
+        job_view(b, "g", &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    hn_brain_free(b);
+}
+
 /* Job `id` (16 ranks on n1-n4, steps of 1 s, a checkpoint every 10 steps) is requeued by the
  * scheduler n times, each run waiting waits[k] s for its next; after the last, rank 9 (n3)
  * becomes 30% slower. Returns the job's plan once the straggler is found in plan, and its
@@ -5061,6 +5109,7 @@ int main(void)
         cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
         cmocka_unit_test(flapping_straggler_is_one_episode),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
+        cmocka_unit_test(grown_job_forgets_the_old_detectors_straggler),
         cmocka_unit_test(straggler_plan_with_measured_restarts_is_whole),
         cmocka_unit_test(straggler_phase_from_phase_times),
         cmocka_unit_test(fast_steps_from_batching_agents_find_the_straggler),
