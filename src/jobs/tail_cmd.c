@@ -100,6 +100,7 @@ struct tail {
     double ds_time, ds_saving, ds_save_began, ds_save_ready;
     double ds_eval; /* seconds of evaluations (Hugging Face's eval_runtime) since the step line */
     uint64_t ds_save_step; /* the step of the save in progress */
+    int64_t tag_save_step; /* the step of the last save under a tag of the job's own; -1: none */
     int ds_save_lost;      /* a save since the last step line has no known length */
     int64_t ds_ready_step; /* a "ready" line's step, complete at the next step line; -1 */
     int64_t ds_batch;      /* the configuration's train_batch_size, -1 until it is seen */
@@ -149,7 +150,8 @@ void hn_usage_tail(FILE *out)
             "and the controller reads them as the job's step time. Unreadable lines are\n"
             "counted and skipped. A checkpoint save's first line (Megatron's 'saving\n"
             "checkpoint at iteration N', DeepSpeed's 'Checkpoint global_stepN is about to be\n"
-            "saved!', NeMo's 'Epoch E, global step N: ...' or 'Global Checkpoint Save') is sent\n"
+            "saved!' (under a tag of the job's own, of the last step line), NeMo's 'Epoch E,\n"
+            "global step N: ...' or 'Global Checkpoint Save') is sent\n"
             "as a pause notice, so that a long save is not taken for a hang; once the save is\n"
             "complete ('successfully saved checkpoint', 'is ready now!', NeMo's 'finalized\n"
             "successfully', else the next iteration line of a save that was not async), every\n"
@@ -686,6 +688,17 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
         t->nemo1 = r.progress_bar;
     if (r.lightning && t->nemo1 && r.iteration > 0)
         r.iteration--; /* NeMo 1: Lightning's step is steps done already */
+    if (r.no_step) {
+        /* A save under a tag of the job's own: of the step the log showed last (at most a log
+         * interval behind the save's own: a checkpoint that old is what a restart loses at
+         * worst), and its "ready" lines are of the last such save begun. Before any step
+         * line, or a "ready" line before any such save, there is nothing to go by. */
+        if (rc == HN_TRAINLOG_SAVE && t->have_last && t->last_iter <= INT64_MAX)
+            t->tag_save_step = (int64_t)t->last_iter;
+        else if (rc == HN_TRAINLOG_SAVE || t->tag_save_step < 0)
+            return;
+        r.iteration = (uint64_t)t->tag_save_step;
+    }
     if (rc != HN_TRAINLOG_ITERATION) {
         /* A checkpoint save begins: the steps stop on purpose. One notice a save, however
          * many of its lines say it begins (Megatron-DeepSpeed's two, NeMo's two). */
@@ -698,6 +711,8 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
         return;
     }
     if (r.format == HN_TRAINLOG_DEEPSPEED) {
+        t->have_last = 1; /* what a save under a tag of the job's own is of */
+        t->last_iter = r.iteration;
         deepspeed_step(t, &r);
         return;
     }
@@ -921,7 +936,7 @@ int hn_cmd_tail(int argc, char **argv)
     struct tail *t = xcalloc(1, sizeof(*t));
     t->o = &o;
     t->last_tokens = -1;
-    t->ckpt = t->save_at = -1;
+    t->ckpt = t->save_at = t->tag_save_step = -1;
     t->ds_save_began = t->ds_save_ready = NAN;
     t->ds_batch = t->ds_ready_step = t->eval_after = -1;
     int status = 2;

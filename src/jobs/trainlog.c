@@ -465,13 +465,10 @@ static int deepspeed_step(const char *line, const char *end, uint64_t *n, int *b
     return -1;
 }
 
-/* The checkpoint engine's lines around a save of tag "global_stepN" (DeepSpeed's default tag),
- * "[Torch] Checkpoint global_stepN is about to be saved!" (or "is begin to save!" in other
- * releases) when it begins and "... is ready now!" when a rank's files are written: their kind
- * with *n = N, or HN_TRAINLOG_OTHER. */
-static int deepspeed_save(const char *line, const char *end, uint64_t *n)
+/* The kind of a checkpoint engine's line whose tag ends at s->p (its tail says which), or
+ * HN_TRAINLOG_OTHER. */
+static int deepspeed_save_tail(const struct span *s)
 {
-    static const char key[] = "Checkpoint global_step";
     static const struct {
         const char *tail;
         int kind;
@@ -480,18 +477,42 @@ static int deepspeed_save(const char *line, const char *end, uint64_t *n)
         {" is begin to save!", HN_TRAINLOG_SAVE},
         {" is ready now!", HN_TRAINLOG_SAVED},
     };
-    const char *p = find(line, end, key);
-    if (!p)
-        return HN_TRAINLOG_OTHER;
-    struct span s = {p + sizeof(key) - 1, end};
-    if (scan_u64(&s, n) != 0)
-        return HN_TRAINLOG_OTHER;
     for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
         size_t tn = strlen(tails[i].tail);
-        if ((size_t)(end - s.p) >= tn && memcmp(s.p, tails[i].tail, tn) == 0)
+        if ((size_t)(s->end - s->p) >= tn && memcmp(s->p, tails[i].tail, tn) == 0)
             return tails[i].kind;
     }
     return HN_TRAINLOG_OTHER;
+}
+
+/* The checkpoint engine's lines around a save of tag "global_stepN" (DeepSpeed's default tag),
+ * "[Torch] Checkpoint global_stepN is about to be saved!" (or "is begin to save!" in other
+ * releases) when it begins and "... is ready now!" when a rank's files are written: their kind
+ * with *n = N, or HN_TRAINLOG_OTHER. A save under a tag of the job's own (save_checkpoint's
+ * tag=, one word), which names no step, only with the torch engine's "[Torch] " before it
+ * (other lines may say "Checkpoint best is ..."): its kind with *no_step set. */
+static int deepspeed_save(const char *line, const char *end, uint64_t *n, int *no_step)
+{
+    static const char key[] = "Checkpoint global_step", torch[] = "[Torch] Checkpoint ";
+    *no_step = 0;
+    const char *p = find(line, end, key);
+    if (p) {
+        struct span s = {p + sizeof(key) - 1, end};
+        if (scan_u64(&s, n) == 0 && deepspeed_save_tail(&s) != HN_TRAINLOG_OTHER)
+            return deepspeed_save_tail(&s);
+    }
+    p = find(line, end, torch);
+    if (!p)
+        return HN_TRAINLOG_OTHER;
+    struct span s = {p + sizeof(torch) - 1, end};
+    const char *tag = s.p;
+    while (s.p < end && *s.p != ' ' && *s.p != '\t')
+        s.p++;
+    if (s.p == tag)
+        return HN_TRAINLOG_OTHER;
+    *n = 0;
+    *no_step = 1;
+    return deepspeed_save_tail(&s);
 }
 
 /* The configuration's "train_batch_size" + blanks + dots + blanks + N + the end of the line
@@ -521,12 +542,12 @@ static int64_t deepspeed_batch(const char *line, const char *end)
 static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
     uint64_t n = 0;
-    int bad = 0, kind = HN_TRAINLOG_ITERATION;
+    int bad = 0, kind = HN_TRAINLOG_ITERATION, no_step = 0;
     int64_t batch = -1;
     if (deepspeed_step(line, end, &n, &bad) != 0) {
         if (bad)
             return -1;
-        kind = deepspeed_save(line, end, &n);
+        kind = deepspeed_save(line, end, &n, &no_step);
         if (kind == HN_TRAINLOG_OTHER && (batch = deepspeed_batch(line, end)) < 0)
             return HN_TRAINLOG_OTHER;
         if (batch > 0)
@@ -538,6 +559,7 @@ static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_
     fill(out, &v);
     out->format = HN_TRAINLOG_DEEPSPEED;
     out->iteration = n;
+    out->no_step = no_step;
     out->elapsed_ms = NAN;
     out->time_s = line_time(line, end);
     read_prefix(line, end, out->prefix);

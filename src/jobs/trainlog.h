@@ -109,6 +109,9 @@ struct hn_trainlog_rec {
      * the step Lightning prints), one too many for NeMo 1 (trainer.global_step: steps done).
      * The reader, which knows which kind of iteration lines the log has, takes the 1 off. */
     int progress_bar, lightning;
+    /* A checkpoint line that names no step (DeepSpeed's save under a tag of the job's own):
+     * iteration 0; the reader takes the step it saw last. */
+    int no_step;
 };
 
 /*

@@ -711,6 +711,30 @@ static void test_deepspeed_saves(void **state)
     /* 70: the save at 60 had only a late "ready" line of the one at 40, not its own */
     assert_string_equal(got, "20 0.500 -1\n30 0.500 -1\n40 0.500 30\n60 0.500 40\n80 0.500 40\n");
     free(out);
+
+    /* A save under a tag of the job's own ("latest", "epoch-3") names no step: it is of the
+     * step the log showed last, announced and completed as a global_stepN one. A "ready"
+     * line before any such save, or a save before any step line, goes by nothing. */
+#define DS_TAG(t, tag, what)                                                                       \
+    "[2024-03-01 " t "] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint " tag " " what \
+    "\n"
+    static const char tagged[] = DS_TAG("09:59:59,000", "early", "is about to be saved!")
+        DS_TAG("09:59:59,500", "stray", "is ready now!") DS_STEP("10:00:00,000", 10)
+            DS_STEP("10:00:05,000", 20) DS_TAG("10:00:05,010", "latest", "is about to be saved!")
+                DS_TAG("10:00:25,010", "latest", "is ready now!") DS_STEP("10:00:30,010", 30)
+                    DS_STEP("10:00:35,010", 40)
+                        DS_TAG("10:00:35,020", "epoch-3", "is begin to save!")
+                            DS_TAG("10:00:36,020", "epoch-3", "is ready now!")
+                                DS_STEP("10:00:40,020", 50);
+    out = TAIL(tagged, "--format", "deepspeed");
+    reports_of(out, got, sizeof(got));
+    /* 30: 25.01 s less the save's 20; 50: 5.01 s less 1 */
+    assert_string_equal(got, "20 0.500 -1\n30 0.501 20\n40 0.500 20\n50 0.401 40\n");
+    assert_int_equal(tu_count(out, "pause=checkpoint"), 2);
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=20 pause=checkpoint\n"));
+    assert_non_null(strstr(out, "hs1 job=7 rank=0 step=40 pause=checkpoint\n"));
+    free(out);
+#undef DS_TAG
 #undef DS_STEP
 #undef DS_SAVE
 #undef DS_READY

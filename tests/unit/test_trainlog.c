@@ -248,9 +248,17 @@ static void test_deepspeed(void **state)
          HN_TRAINLOG_ITERATION, 110},
         /* no time stamp: still a step line, the reader counts it as malformed */
         {"[Rank 0] step=7, skipped=0, lr=[0.1]", HN_TRAINLOG_ITERATION, 7},
-        /* not DeepSpeed's: a tag of the user's, the throughput line, a step without skipped= */
+        /* a tag of the job's own: no step (the reader takes its last) */
         {"[2024-03-01 00:00:01,250] [Torch] Checkpoint best is about to be saved!",
-         HN_TRAINLOG_OTHER, 0},
+         HN_TRAINLOG_SAVE, 0},
+        {"[2024-03-01 00:00:01,250] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] "
+         "Checkpoint epoch-3 is ready now!",
+         HN_TRAINLOG_SAVED, 0},
+        /* not DeepSpeed's: a tag without the engine's "[Torch] ", the throughput line, a step
+         * without skipped= */
+        {"[2024-03-01 00:00:01,250] Checkpoint best is about to be saved!", HN_TRAINLOG_OTHER, 0},
+        {"[2024-03-01 00:00:01,250] [Torch] Checkpoint  is about to be saved!", HN_TRAINLOG_OTHER,
+         0},
         {"[2024-03-01 00:00:01,250] [Torch] Checkpoint global_step5 was saved", HN_TRAINLOG_OTHER,
          0},
         {"[INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10, "
@@ -267,6 +275,8 @@ static void test_deepspeed(void **state)
             continue;
         assert_int_equal(rec.format, HN_TRAINLOG_DEEPSPEED);
         assert_int_equal(rec.iteration, lines[i].step);
+        assert_int_equal(rec.no_step, strstr(lines[i].line, "global_step") == NULL &&
+                                          strstr(lines[i].line, "step=") == NULL);
         if (i < 4)
             t[i] = rec.time_s;
     }
