@@ -62,17 +62,22 @@ static const char *const phase_names[PHASES] = {"forward", "backward", "optimize
 /* The phase a straggler loses the most time in is named when it takes this much longer than
  * the peers' (slow_phase). */
 #define PHASE_SLOW_MIN 0.02
+/* Each rank's last this many phase times are kept, and their median compared (rank_phase):
+ * one step's spike (a garbage-collection pause in the forward pass) does not name the phase. */
+#define PHASE_KEEP 3
 
 struct rank_st {
     int node; /* -1: not reported yet */
     int gpu;
     unsigned run; /* the job's run this rank last reported in */
     uint64_t last_step;
-    double last_secs;    /* its last compute time */
-    int64_t uid;         /* who sent its last report; -1: unknown */
-    float phase[PHASES]; /* its last forward, backward, optimizer times; NaN: not reported */
-    uint8_t strag_told;  /* a straggler finding named it in this run, and no recovery since */
-    uint16_t relapses;   /* slow again within straggler-hold of a recovery, since it was told */
+    double last_secs;                /* its last compute time */
+    int64_t uid;                     /* who sent its last report; -1: unknown */
+    float phase[PHASES][PHASE_KEEP]; /* its last forward, backward, optimizer times (a ring at
+                                        phase_at); NaN: not reported */
+    uint8_t phase_at;
+    uint8_t strag_told; /* a straggler finding named it in this run, and no recovery since */
+    uint16_t relapses;  /* slow again within straggler-hold of a recovery, since it was told */
 };
 
 struct row {
@@ -494,7 +499,13 @@ static void grow_ranks(struct job *j, unsigned n)
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     j->ranks_alloc = n;
     for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){-1, -1, 0, 0, NAN, -1, {NAN, NAN, NAN}, 0, 0};
+        j->ranks[r] = (struct rank_st){.node = -1, .gpu = -1, .last_secs = NAN, .uid = -1};
+    for (unsigned r = j->l.ranks; r < n; r++) {
+        for (int k = 0; k < PHASES; k++) {
+            for (int m = 0; m < PHASE_KEEP; m++)
+                j->ranks[r].phase[k][m] = NAN;
+        }
+    }
     for (size_t k = 0; k < ROWS; k++) {
         j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
@@ -1018,8 +1029,20 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
     return n;
 }
 
-/* Where rank r of j spends its extra time: the phase (PHASE_*) whose last reported time is
- * the most seconds above the median of the other ranks' of this run (in seconds, so that the
+/* Rank r's time in phase k: the median of its last PHASE_KEEP reports of it, NaN when none. */
+static double rank_phase(const struct rank_st *r, int k)
+{
+    double v[PHASE_KEEP];
+    size_t n = 0;
+    for (int m = 0; m < PHASE_KEEP; m++) {
+        if (r->phase[k][m] > 0)
+            v[n++] = r->phase[k][m];
+    }
+    return n ? hn_median(v, n) : NAN;
+}
+
+/* Where rank r of j spends its extra time: the phase (PHASE_*) whose recent time (rank_phase)
+ * is the most seconds above the median of the other ranks' of this run (in seconds, so that the
  * jitter of a 10 ms optimizer step does not outweigh a real slowdown of the backward pass),
  * and by how much (0.4: 40% longer); -1 when that is less than PHASE_SLOW_MIN of its median
  * (noise), or the ranks report no phase times. A
@@ -1033,14 +1056,15 @@ static int slow_phase(const struct job *j, unsigned r, double *excess)
     *excess = 0;
     double *v = xcalloc(j->l.ranks, sizeof(double));
     for (int k = 0; k < PHASES; k++) {
-        double mine = j->ranks[r].phase[k];
+        double mine = rank_phase(&j->ranks[r], k);
         if (!(mine > 0))
             continue;
         size_t n = 0;
         for (unsigned q = 0; q < j->l.ranks; q++) {
             const struct rank_st *o = &j->ranks[q];
-            if (q != r && o->node >= 0 && o->run == j->run && o->phase[k] > 0)
-                v[n++] = o->phase[k];
+            double theirs = q != r && o->node >= 0 && o->run == j->run ? rank_phase(o, k) : NAN;
+            if (theirs > 0)
+                v[n++] = theirs;
         }
         if (n == 0)
             continue;
@@ -2190,9 +2214,10 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->last_step = s->step;
     double secs = rank_seconds(s);
     r->last_secs = secs;
-    r->phase[PHASE_FORWARD] = (float)s->forward_s;
-    r->phase[PHASE_BACKWARD] = (float)s->backward_s;
-    r->phase[PHASE_OPTIMIZER] = (float)s->optimizer_s;
+    r->phase[PHASE_FORWARD][r->phase_at] = (float)s->forward_s;
+    r->phase[PHASE_BACKWARD][r->phase_at] = (float)s->backward_s;
+    r->phase[PHASE_OPTIMIZER][r->phase_at] = (float)s->optimizer_s;
+    r->phase_at = (uint8_t)((r->phase_at + 1) % PHASE_KEEP);
     j->l.last_report = now;
 
     progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
