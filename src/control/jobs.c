@@ -94,12 +94,15 @@ struct row {
 #define QUIET_MAX 8
 
 /* A told straggler the detector saw recover, whose recovery is told once it has kept up for
- * straggler-hold (quiet_watch): what the detector said then. */
+ * straggler-hold (quiet_watch): what the detector said then, and when the guard held the drain
+ * of its node for it as the job's straggler (strag_held_at; 0: not): another rank may be the
+ * job's straggler by the time it is told. */
 struct quiet {
     unsigned rank;
     double at;
     uint64_t onset_step, detect_step;
     double slowdown;
+    double held_at;
 };
 
 struct job {
@@ -146,6 +149,10 @@ struct job {
      * median is l.restart_s (measured from l.restart_from). */
     double restarts[RESTARTS_KEPT];
     unsigned nrestarts;
+    /* others_cost's last sum, for node others_node (-1: none) at others_at. */
+    double others_s, others_at;
+    unsigned others_n;
+    int others_node;
     double run_from;   /* when this run's first report came (resume); 0: the first run */
     double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
     int sched_waiting; /* that poll listed it waiting (pending, suspended...), not running */
@@ -415,6 +422,7 @@ static struct job *job_alloc(const char *id, double now)
     j->l.first_seen = now;
     j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
     j->strag_rank = -1;
+    j->others_node = -1;
     j->sched_seen = -1;
     j->run_listed = -1;
     j->ran_again = -1;
@@ -453,7 +461,6 @@ static struct job *new_job(struct hn_jobs *js, const char *id, double now)
     return j;
 }
 
-/* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size. */
 /* Sets j's plan, for people: cut at its size if need be (the decision comes first). */
 static void set_plan(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_plan(struct job *j, const char *fmt, ...)
@@ -494,6 +501,7 @@ static void detector_reset(struct job *j)
     }
 }
 
+/* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size. */
 static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
@@ -1098,7 +1106,8 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
 /* What a restart of j costs, in seconds of its allocation: its own restarts' median when it
  * has been measured (restart_taken), else restart-overhead. *how says which for the plan (""
  * for restart-overhead, ", measured", or ", median of its last 3"). Short: the plan says it with
- * the longest node names and a job without a checkpoint within its 255 bytes. */
+ * the longest node names and a job without a checkpoint within its 255 bytes (with other jobs
+ * on the node as well, such a plan loses its end: set_plan). */
 static double restart_cost(const struct hn_brain *b, const struct job *j, char *how, size_t size)
 {
     how[0] = '\0';
@@ -1129,23 +1138,33 @@ static int drain_takes(const struct job *j, const struct node *n, int node)
            (hb_node_runs(n, j->l.id) || (ranks_on(j, node) > 0 && job_uses(j, node)));
 }
 
+/* others_cost's sum is kept this long: it scans every job, and strag_follow may weigh the
+ * drain after every step for a while (a figure that moved from the plan's, the decision the
+ * same). The other jobs' unsaved work grows by that much meanwhile, which is noise against a
+ * restart. */
+#define OTHERS_TTL_S 10.0
+
 /*
  * What a drain of n costs the jobs other than j that it interrupts too, in seconds of j's
  * allocation (*count: how many): each restarts (restart_cost) and loses its work since its
  * last checkpoint, all of it when it reported none, at its own size. A drain at j's checkpoint
  * costs j nothing of its work, but not them. Jobs houston has no step reports of are not
- * counted: their size and work are not known.
+ * counted: their size and work are not known. Kept for OTHERS_TTL_S.
  */
-static double others_cost(const struct hn_brain *b, const struct job *j, const struct node *n,
+static double others_cost(const struct hn_brain *b, double now, struct job *j, const struct node *n,
                           unsigned *count)
 {
     const struct hn_jobs *js = b->jobs;
-    double gpu_s = 0;
-    char how[32];
     *count = 0;
     if (!n || !j->l.ranks)
         return 0;
     int node = (int)(n - b->nodes);
+    if (j->others_node == node && now >= j->others_at && now - j->others_at < OTHERS_TTL_S) {
+        *count = j->others_n;
+        return j->others_s;
+    }
+    double gpu_s = 0;
+    char how[32];
     for (size_t i = 0; i < js->n; i++) {
         const struct job *o = js->v[i];
         if (o == j || !o->l.ranks || !drain_takes(o, n, node))
@@ -1153,7 +1172,11 @@ static double others_cost(const struct hn_brain *b, const struct job *j, const s
         gpu_s += (restart_cost(b, o, how, sizeof(how)) + o->l.since_ckpt_s) * o->l.ranks;
         ++*count;
     }
-    return gpu_s / j->l.ranks;
+    j->others_node = node;
+    j->others_at = now;
+    j->others_n = *count;
+    j->others_s = gpu_s / j->l.ranks;
+    return j->others_s;
 }
 
 /* What the policy weighs for j's straggler as it stands now: the waste over the horizon
@@ -1169,14 +1192,16 @@ struct weigh {
  * (the sums in *w). Never for a node out of service already (draining, say: a job whose
  * requeue failed runs on there), whose drain would do nothing, nor for one whose drain the
  * guard holds for an operator already. */
-static int drain_pays(struct hn_brain *b, double now, const struct job *j, const struct node *n,
+static int drain_pays(struct hn_brain *b, double now, struct job *j, const struct node *n,
                       struct weigh *w)
 {
     w->waste =
         strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag_slow / (1 + j->strag_slow);
-    unsigned others;
+    unsigned others = 0;
     w->own = restart_cost(b, j, w->how, sizeof(w->how));
-    w->others = others_cost(b, j, n, &others);
+    /* Other jobs only add to the cost: not looked for when the job's own restart outweighs. */
+    int may = j->strag_act && node_free(n) && w->waste > w->own;
+    w->others = may ? others_cost(b, now, j, n, &others) : 0;
     w->restart = w->own + w->others;
     w->also[0] = '\0';
     if (others)
@@ -1326,6 +1351,10 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     if (!(silent && j->strag_rank == (int)d->rank))
         j->strag_onset = d->onset_step;
     silent = silent && j->strag_rank == (int)d->rank;
+    /* It is slow now (quiet_end dropped a hold of its own). A held recovery of the straggler it
+     * takes over from stays that rank's (quiet_watch tells it), not this one's: kept, this one
+     * was neither charged nor shown, and its drain waited for good. */
+    j->strag_quiet = 0;
     j->strag_rank = (int)d->rank;
     j->strag_shared = mates;
     j->strag_act = act && n;
@@ -1336,20 +1365,28 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     straggler_plan(b, now, j, ev, silent);
 }
 
-/* The job's straggler, rank on node n, recovered: its planned drain is cancelled, and a drain
- * of n the blast-radius guard held for it is called off, when nothing bad was found on n
- * since (n stays suspect): an operator who approved it later would take out a node whose rank
- * keeps up again, and requeue the job for nothing. Sets the plan; returns whether it called a
- * held drain off. */
-static int strag_recovered(struct job *j, unsigned rank, struct node *n)
+/* A drain of n (rank's node) the blast-radius guard held at held_at for rank of j is called
+ * off, when nothing bad was found on n since (n stays suspect): an operator who approved it
+ * later would take out a node whose rank keeps up again, and requeue the job for nothing.
+ * Returns whether it was. */
+static int held_drain_off(const struct job *j, unsigned rank, struct node *n, double held_at)
 {
     char mine[HN_JOB_ID_SIZE + 32];
     snprintf(mine, sizeof(mine), "job=%s rank=%u ", j->l.id, rank);
-    int release = n && n->held && j->strag_held_at > 0 && n->last_bad <= j->strag_held_at &&
+    int release = n && n->held && held_at > 0 && n->last_bad <= held_at &&
                   strcmp(n->held_finding.rule, "straggler") == 0 &&
                   strncmp(n->held_finding.evidence, mine, strlen(mine)) == 0;
     if (release)
         n->held = 0;
+    return release;
+}
+
+/* The job's straggler, rank on node n, recovered: its planned drain is cancelled, and a drain
+ * of n the guard held for it is called off (held_drain_off). Sets the plan; returns whether it
+ * called a held drain off. */
+static int strag_recovered(struct job *j, unsigned rank, struct node *n)
+{
+    int release = held_drain_off(j, rank, n, j->strag_held_at);
     if (rank < j->l.ranks)
         j->ranks[rank].strag_told = 0;
     j->strag_rank = -1;
@@ -1363,16 +1400,21 @@ static int strag_recovered(struct job *j, unsigned rank, struct node *n)
 
 /* A told rank recovered for good: the job's straggler's plan and held drain go
  * (strag_recovered), and the recovery is told with evidence ev, and how often the rank fell
- * back while it was held (straggler-hold). */
+ * back while it was held (straggler-hold). held_at: when the guard held its node's drain for
+ * it while it was the job's straggler, for one that no longer is (quiet). */
 static void recovery_told(struct hn_brain *b, double now, struct job *j, unsigned rank,
-                          const char *ev)
+                          const char *ev, double held_at)
 {
     struct node *n = rank_node(b, j, rank);
     int released = 0;
-    if (j->strag_rank == (int)rank)
+    if (j->strag_rank == (int)rank) {
         released = strag_recovered(j, rank, n);
-    else /* not the job's straggler: its node was made suspect, and the plan is not its */
+    } else { /* not the job's straggler: its node was made suspect, and the plan is not its */
         j->ranks[rank].strag_told = 0;
+        /* It was, when its recovery was held, and another took over since: the drain held
+         * for it goes all the same. */
+        released = held_drain_off(j, rank, n, held_at);
+    }
     unsigned relapses = j->ranks[rank].relapses;
     j->ranks[rank].relapses = 0;
     char more[64] = "";
@@ -1398,16 +1440,24 @@ static void recovery_told(struct hn_brain *b, double now, struct job *j, unsigne
 static void quiet_start(struct hn_brain *b, double now, struct job *j,
                         const struct hn_strag_detection *d)
 {
+    /* Held already: the episode that ended was a drift (straggler_found left the hold alone),
+     * in which it kept up with its peers, so the hold goes on. A second entry would tell its
+     * recovery twice. */
+    for (unsigned k = 0; k < j->nquiet; k++) {
+        if (j->quiet[k].rank == d->rank)
+            return;
+    }
     if (!(b->cfg.straggler_hold_s > 0) || j->nquiet == QUIET_MAX) {
         char ev[320];
         snprintf(ev, sizeof(ev), "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f",
                  j->l.id, d->rank, (unsigned long long)d->onset_step,
                  (unsigned long long)d->detect_step, d->slowdown);
-        recovery_told(b, now, j, d->rank, ev);
+        recovery_told(b, now, j, d->rank, ev, 0);
         return;
     }
+    double held_at = j->strag_rank == (int)d->rank ? j->strag_held_at : 0;
     j->quiet[j->nquiet++] =
-        (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown};
+        (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown, held_at};
     if (j->strag_rank == (int)d->rank) {
         j->strag_quiet = 1;
         set_plan(j,
@@ -1437,7 +1487,7 @@ static void quiet_watch(struct hn_brain *b, double now, struct job *j)
                  j->l.id, q.rank, (unsigned long long)q.onset_step,
                  (unsigned long long)q.detect_step, q.slowdown, now - q.at,
                  (unsigned)j->ranks[q.rank].relapses);
-        recovery_told(b, now, j, q.rank, ev);
+        recovery_told(b, now, j, q.rank, ev, q.held_at);
     }
 }
 
@@ -1540,7 +1590,7 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
         char ev[160];
         snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu baseline=%.3f from_start=1", j->l.id,
                  j->strag_rank, (unsigned long long)step, in.baseline);
-        recovery_told(b, now, j, (unsigned)j->strag_rank, ev);
+        recovery_told(b, now, j, (unsigned)j->strag_rank, ev, 0);
     }
     if (!j->strag_next || j->strag_rank >= 0)
         return;

@@ -544,23 +544,25 @@ static int straggler_with_time_left(const char *id, double left, double later, c
     return drained;
 }
 
-/* With phase times (fwd=, bwd=, opt=) the straggler finding says in which phase the rank is
- * slow: from step 61 rank 9's backward pass takes 20% longer (0.1 s) and its short optimizer
- * step 30% (0.03 s): the backward pass is where the time goes. */
-static void straggler_phase_from_phase_times(void **state)
+/* Job "ph" (16 ranks on n1-n4, 1 s steps) reports phase times; from step 61 rank 9's backward
+ * pass takes 20% longer (0.1 s) and its short optimizer step 30% (0.03 s). With spike >= 0,
+ * rank 9's forward pass also takes 0.4 s longer at every third step (step % 3 == spike): a
+ * pause of one step in three. Returns the straggler finding (asserted: one). */
+static struct hn_out phase_straggler(int spike)
 {
-    (void)state;
     struct hn_brain *b = fleet(4);
     hn_brain_node_job(b, 0, 2, "ph");
     struct hn_out o, found;
     int n = 0;
     double t = 0;
     for (uint64_t s = 1; s <= 90 && !n; s++) {
-        double wall = s > 60 ? 1.13 : 1.0;
+        int spiked = spike >= 0 && s > 60 && (int)(s % 3) == spike;
+        double wall = s > 60 ? 1.13 + (spiked ? 0.4 : 0) : 1.0;
         for (int r = 0; r < 16; r++) {
             double jitter = 0.004 * (double)((s * 7 + (uint64_t)r * 13) % 5) / 4.0;
             int slow = r == 9 && s > 60;
-            double fwd = 0.3 + jitter, bwd = slow ? 0.6 : 0.5, opt = slow ? 0.13 : 0.1;
+            double fwd = 0.3 + jitter + (slow && spiked ? 0.4 : 0), bwd = slow ? 0.6 : 0.5,
+                   opt = slow ? 0.13 : 0.1;
             struct hn_step_in in = report("ph", r, 16, s, wall);
             in.forward_s = fwd;
             in.backward_s = bwd;
@@ -575,14 +577,33 @@ static void straggler_phase_from_phase_times(void **state)
         }
     }
     assert_int_equal(n, 1);
+    struct hn_job_view v;
+    job_view(b, "ph", &v);
+    if (spike < 0) {
+        assert_string_equal(v.straggler_phase, "backward");
+        assert_true(fabs(v.straggler_phase_excess - 0.2) < 1e-6);
+    }
+    hn_brain_free(b);
+    return found;
+}
+
+/* With phase times (fwd=, bwd=, opt=) the straggler finding says in which phase the rank is
+ * slow: the backward pass is where the time goes. The phase goes by each rank's last three
+ * reports (their median): a forward pass 0.4 s longer one step in three does not take it
+ * over, whichever step the straggler is found at. Before, the last report alone decided: found
+ * at a step with the spike, it was "slowest in its forward pass". */
+static void straggler_phase_from_phase_times(void **state)
+{
+    (void)state;
+    struct hn_out found = phase_straggler(-1);
     assert_string_equal(found.node, "n3");
     assert_non_null(strstr(found.finding.detail, "; slowest in its backward pass (+20%)"));
     assert_non_null(strstr(found.finding.evidence, " phase=backward phase_excess=0.200"));
-    struct hn_job_view v;
-    job_view(b, "ph", &v);
-    assert_string_equal(v.straggler_phase, "backward");
-    assert_true(fabs(v.straggler_phase_excess - 0.2) < 1e-6);
-    hn_brain_free(b);
+    for (int spike = 0; spike < 3; spike++) {
+        found = phase_straggler(spike);
+        if (!strstr(found.finding.detail, "; slowest in its backward pass (+20%)"))
+            fail_msg("spike at step %% 3 == %d: %s", spike, found.finding.detail);
+    }
 }
 
 /* The straggler policy weighs the waste over the job's time left when Slurm gives one (a 30%
@@ -1182,6 +1203,45 @@ static void drift_that_grows_becomes_a_straggler(void **state)
     job_view(b, "9", &v);
     assert_int_equal(v.straggler_rank, 5);
     assert_true(v.straggler_slowdown >= 0.05 && v.straggler_slowdown < 0.13);
+    hn_brain_free(b);
+}
+
+/* Rank 5 (n2), 4% faster than its peers, straggles (30%) and recovers; while its recovery is
+ * held (straggler-hold 600 s) it slows down by 5% of its normal, 1% against its peers (a
+ * drift, no straggler), and recovers from that too. Its recovery is told once. Before, the
+ * drift's end held it a second time: two straggler_recovered for one episode, one per such
+ * cycle. */
+static void drift_while_held_is_told_once(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    double slow[16] = {0};
+    double t = 0;
+    uint64_t s = 1;
+    slow[5] = -0.036; /* rank 5 (n2) computes 0.864 s, the others 0.9 */
+    for (; s <= 100; s++, t += 1)
+        step_all(b, t, "dh", 16, s, 1.0, slow, 0);
+    slow[5] = 0.27;
+    for (; s <= 130; s++, t += 1.27)
+        step_all(b, t, "dh", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", NULL), 1);
+    slow[5] = -0.036;
+    for (; s <= 230; s++, t += 1)
+        step_all(b, t, "dh", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "dh", &v);
+    assert_non_null(strstr(v.plan, "rank 5 keeps up with its peers again since step "));
+    slow[5] = 0.009; /* 1% slower than the others, 5% slower than its normal */
+    for (; s <= 270; s++, t += 1)
+        step_all(b, t, "dh", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_drift", NULL), 1);
+    slow[5] = -0.036;
+    for (; s <= 1500; s++, t += 1)
+        step_all(b, t, "dh", 16, s, 1.0, slow, 0);
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", NULL), 1);
     hn_brain_free(b);
 }
 
@@ -2969,6 +3029,48 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
     hn_brain_free(b);
 }
 
+/* Rank 9 (n3) recovers and its recovery is held (straggler-hold 600 s); meanwhile rank 2 (n1)
+ * becomes 44% slower and the job's straggler. It is shown, charged and drained at the
+ * checkpoint like any other. Before, the hold of rank 9 stayed on the job's straggler: rank 2
+ * was not shown nor charged, and its drain waited for good (rank 9's recovery, told once its
+ * hold was over, ended the hold only of a straggler that was rank 9). */
+static void straggler_that_takes_over_a_held_one_is_not_held(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "th", slow, &s);
+    struct hn_job_view v;
+    job_view(b, "th", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    slow[9] = 0;
+    for (int k = 0; k < 100; k++, s++, t += 1)
+        step_all(b, t, "th", 16, s, 1.0, slow, 0);
+    job_view(b, "th", &v);
+    assert_int_equal(v.straggler_rank, -1);
+    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    slow[2] = 0.4;
+    for (int k = 0; k < 100 && v.straggler_rank < 0; k++, s++, t += 1.4) {
+        step_all(b, t, "th", 16, s, 1.0, slow, 0);
+        job_view(b, "th", &v);
+    }
+    assert_int_equal(v.straggler_rank, 2);
+    assert_non_null(strstr(v.plan, "drain n1 at the next checkpoint"));
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    for (int k = 0; k < 500; k++, s++, t += 1.4) /* rank 9's hold ends: told */
+        step_all(b, t, "th", 16, s, 1.0, slow, 0);
+    job_view(b, "th", &v);
+    assert_int_equal(v.straggler_rank, 2);
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > lost + 100); /* 500 x 1.4 x 0.4 / 1.4 */
+    step_all(b, t, "th", 16, s, 1.0, slow, (int64_t)s);      /* a checkpoint */
+    assert_int_equal(node_state(b, 0), HN_NODE_DRAINING);
+    hn_brain_free(b);
+}
+
 /* After houston drains the straggler's node at a checkpoint and the job runs again, the plan
  * says what was done, not that it will drain that node. Before, the old plan stayed. */
 static void plan_says_what_was_done_after_a_restart(void **state)
@@ -3212,6 +3314,53 @@ static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
     job_view(b, "hd", &v);
     assert_non_null(strstr(v.plan, "the held drain of n3 is called off"));
     assert_int_equal(hn_brain_approve(b, t, 2, "op"), -EINVAL); /* nothing left to approve */
+    hn_brain_free(b);
+}
+
+/* As above, with the recovery held (straggler-hold 600 s), and rank 2 (n1) 44% slower taking
+ * over as the job's straggler meanwhile: once rank 9 has kept up for the hold, its recovery
+ * still calls off the held drain of n3. Before, only a recovery of the job's straggler did,
+ * and n3's drain stayed held for an operator to approve, for a rank that keeps up. */
+static void held_drain_is_called_off_after_another_straggler_took_over(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "ho", slow, &s);
+    step_all(b, t, "ho", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: held */
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_true(nv.held);
+    slow[9] = 0;
+    for (int k = 0; k < 100; k++)
+        step_all(b, t += 1, "ho", 16, ++s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "ho", &v);
+    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    slow[2] = 0.4;
+    for (int k = 0; k < 100 && v.straggler_rank != 2; k++) {
+        step_all(b, t += 1.4, "ho", 16, ++s, 1.0, slow, 0);
+        job_view(b, "ho", &v);
+    }
+    assert_int_equal(v.straggler_rank, 2);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    for (int k = 0; k < 500; k++)
+        step_all(b, t += 1.4, "ho", 16, ++s, 1.0, slow, 0);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
+    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
+    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    job_view(b, "ho", &v);
+    assert_int_equal(v.straggler_rank, 2);
     hn_brain_free(b);
 }
 
@@ -5117,6 +5266,7 @@ int main(void)
         cmocka_unit_test(straggler_on_a_shared_gpu),
         cmocka_unit_test(shared_gpu_straggler_keeps_a_planned_drain),
         cmocka_unit_test(drift_that_grows_becomes_a_straggler),
+        cmocka_unit_test(drift_while_held_is_told_once),
         cmocka_unit_test(second_smaller_straggler_keeps_the_first),
         cmocka_unit_test(unlisted_job_straggler_is_not_acted_on),
         cmocka_unit_test(unlisted_job_ends_when_silent),
@@ -5156,9 +5306,11 @@ int main(void)
         cmocka_unit_test(straggler_on_a_node_draining_already_is_not_drained_again),
         cmocka_unit_test(straggler_node_back_in_service_keeps_with_a_new_plan),
         cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
+        cmocka_unit_test(held_drain_is_called_off_after_another_straggler_took_over),
         cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
+        cmocka_unit_test(straggler_that_takes_over_a_held_one_is_not_held),
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
