@@ -1282,6 +1282,12 @@ static int quiet_end(struct job *j, unsigned rank)
     return 0;
 }
 
+/* The job's plan is made again when the figure moves this much (either way) from the one it
+ * was made with, and the decision it gives changes: a straggler found small that grows (a GPU
+ * throttling more and more) is replaced after all, while one wandering about the line between
+ * keep and drain does not flap (strag_follow; so for a relapse, straggler_found). */
+#define REPLAN_FACTOR 1.5
+
 /* A persistent straggler: the node becomes suspect, and the policy decides whether replacing
  * it at the next checkpoint pays: the GPU time the slowdown wastes over the horizon against
  * the GPU time of a restart (the job's whole allocation waits either way). The slowdown that
@@ -1362,6 +1368,17 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     j->strag_from_start = d->kind == HN_STRAG_FROM_START;
     j->strag_phase = phase;
     j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
+    if (silent && j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
+        j->strag_slow * REPLAN_FACTOR > j->plan_slow) {
+        /* A relapse about as slow as before: the plan is made with the figure it was made with
+         * (its figure now is charged), so that one falling back a little faster or slower each
+         * time near the line between keep and drain does not flip the decision each time. */
+        double slow = j->strag_slow;
+        j->strag_slow = j->plan_slow;
+        straggler_plan(b, now, j, ev, 1);
+        j->strag_slow = slow;
+        return;
+    }
     straggler_plan(b, now, j, ev, silent);
 }
 
@@ -1609,12 +1626,6 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
     if (best >= 0)
         found_now(b, now, j, (unsigned)best, &bi, step);
 }
-
-/* The job's plan is made again when the figure moves this much (either way) from the one it
- * was made with, and the decision it gives changes: a straggler found small that grows (a GPU
- * throttling more and more) is replaced after all, while one wandering about the line between
- * keep and drain does not flap. */
-#define REPLAN_FACTOR 1.5
 
 /*
  * The job's straggler against its peers now, after each row: the detector reports an episode

@@ -630,6 +630,45 @@ static void straggler_policy_weighs_the_time_left(void **state)
     assert_non_null(strstr(plan, " | keep n3: at checkpoint "));
 }
 
+/* A rank that falls back 30% slower, then 22%, then 30% again... within straggler-hold: with
+ * a restart of 780 s, 30% (831 s wasted an hour) drains and 22% (650 s) keeps. The relapses
+ * are within REPLAN_FACTOR of the first figure, so the plan keeps the first decision: one
+ * straggler_policy finding. Before, each relapse across the line flipped the plan and told
+ * it again: 12 in these 12 cycles. */
+static void relapses_near_the_line_keep_the_plan(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler_hold_s = 600;
+    cfg.restart_s = 780;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "f");
+    double t = 0, slow[16] = {0};
+    uint64_t s = 1;
+    for (; s <= 100; s++, t += 1)
+        step_all(b, t, "f", 16, s, 1.0, NULL, -1);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    int policy = 0, found = 0;
+    for (int c = 0; c < 12; c++) {
+        for (int k = 0; k < 160; k++, s++) {
+            slow[9] = k >= 80 ? 0 : c % 2 ? 0.2 : 0.27;
+            step_all(b, t, "f", 16, s, 1.0, slow, -1);
+            t += 1 + slow[9];
+            struct hn_out o;
+            while (hn_brain_poll(b, &o)) {
+                policy +=
+                    o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler_policy") == 0;
+                found += o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler") == 0;
+            }
+        }
+    }
+    assert_int_equal(found, 1);
+    assert_int_equal(policy, 1);
+    hn_brain_free(b);
+}
+
 /* Job `other` (`world` ranks, 4 a node from n3 on, listed there) runs `steps` steps of 1 s,
  * each saved (a checkpoint of that step) when `saves`, else none; then job "a" (16 ranks on n1-n4)
  * gets a 30% straggler on n3, whose drain would interrupt `other` too. Returns a's plan. */
@@ -5257,6 +5296,7 @@ int main(void)
         cmocka_unit_test(straggler_policy_weighs_the_time_left),
         cmocka_unit_test(straggler_policy_weighs_the_jobs_own_restarts),
         cmocka_unit_test(flapping_straggler_is_one_episode),
+        cmocka_unit_test(relapses_near_the_line_keep_the_plan),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
         cmocka_unit_test(grown_job_forgets_the_old_detectors_straggler),
         cmocka_unit_test(straggler_plan_with_measured_restarts_is_whole),
