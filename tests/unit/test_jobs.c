@@ -74,6 +74,17 @@ static struct hn_brain *fleet(int nodes)
     return fleet_cap(nodes, 0);
 }
 
+/* fleet(4) where a straggler's recovery is held 600 s (straggler-hold), restarts of
+ * restart_s. */
+static struct hn_brain *fleet_held(double restart_s)
+{
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.straggler_hold_s = 600;
+    cfg.restart_s = restart_s;
+    return fleet_from(&cfg, 4, NULL);
+}
+
 static struct hn_step_in report(const char *job, int rank, int world, uint64_t step, double sec)
 {
     struct hn_step_in s;
@@ -638,11 +649,7 @@ static void straggler_policy_weighs_the_time_left(void **state)
 static void relapses_near_the_line_keep_the_plan(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.straggler_hold_s = 600;
-    cfg.restart_s = 780;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    struct hn_brain *b = fleet_held(780);
     for (int i = 0; i < 4; i++)
         hn_brain_node_job(b, 0, i, "f");
     double t = 0, slow[16] = {0};
@@ -747,10 +754,7 @@ static void flap(struct hn_brain *b, double *t, uint64_t *s, int cycles, int slo
 static void flapping_straggler_is_one_episode(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    struct hn_brain *b = fleet_held(60);
     for (int i = 0; i < 4; i++)
         hn_brain_node_job(b, 0, i, "f");
     double t = 0;
@@ -1253,10 +1257,7 @@ static void drift_that_grows_becomes_a_straggler(void **state)
 static void drift_while_held_is_told_once(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    struct hn_brain *b = fleet_held(60);
     double slow[16] = {0};
     double t = 0;
     uint64_t s = 1;
@@ -3076,10 +3077,7 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
 static void straggler_that_takes_over_a_held_one_is_not_held(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    struct hn_brain *b = fleet_held(60);
     double slow[16] = {0};
     uint64_t s;
     double t = rank9_slow(b, "th", slow, &s);
