@@ -372,6 +372,16 @@ static void test_jobs_render(void **unused)
     assert_null(strstr(text, "straggler detector"));
     assert_null(strstr(text, "at start"));
     assert_null(strstr(text, "could not requeue"));
+    assert_null(strstr(text, "restarts took")); /* none measured: restart_s absent */
+    cap_free(&c);
+    /* What its restarts took, once measured (the straggler policy's restart cost). */
+    cap_open(&c);
+    assert_int_equal(hn_cli_job_render("{\"job\": {\"id\": \"9\", \"state\": \"running\","
+                                       " \"ranks\": 8, \"restart_s\": 412.4}}",
+                                       c.f, err, sizeof(err)),
+                     0);
+    assert_non_null(strstr(cap_close(&c), "\nits restarts took 412 s (median of up to its last 5, "
+                                          "requeue to first step)\n"));
     cap_free(&c);
     /* Hung at start three times, left alone; a requeue that failed. */
     cap_open(&c);
