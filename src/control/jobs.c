@@ -506,9 +506,8 @@ static void grow_ranks(struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     j->ranks_alloc = n;
-    for (unsigned r = j->l.ranks; r < n; r++)
-        j->ranks[r] = (struct rank_st){.node = -1, .gpu = -1, .last_secs = NAN, .uid = -1};
     for (unsigned r = j->l.ranks; r < n; r++) {
+        j->ranks[r] = (struct rank_st){.node = -1, .gpu = -1, .last_secs = NAN, .uid = -1};
         for (int k = 0; k < PHASES; k++) {
             for (int m = 0; m < PHASE_KEEP; m++)
                 j->ranks[r].phase[k][m] = NAN;
