@@ -740,12 +740,16 @@ static void lose(struct job *j, enum hn_loss_cause cause, double seconds)
     lose_n(j, cause, seconds, j->l.ranks);
 }
 
+static void holds_end(struct hn_brain *b, double now, struct job *j);
+
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
-static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, unsigned ranks)
+static void interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause,
+                        unsigned ranks)
 {
     if (j->l.pending || j->l.ended)
         return;
+    holds_end(b, now, j);
     j->l.charged_ranks = ranks;
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
      * the cause, so that no second is lost twice. */
@@ -766,18 +770,17 @@ static void interrupt_n(struct job *j, double now, enum hn_loss_cause cause, uns
     j->drain_planned = 0;
     j->strag_rank = -1;
     j->strag_held_at = 0;
-    j->nquiet = 0; /* the run's held recoveries go with it */
     j->strag_quiet = 0;
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
 }
 
-static void interrupt(struct job *j, double now, enum hn_loss_cause cause)
+static void interrupt(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause)
 {
     if (!j->l.pending && !j->l.ended)
         resize(j); /* its first row may not have come: the ranks its world has not are shed */
-    interrupt_n(j, now, cause, j->l.ranks);
+    interrupt_n(b, j, now, cause, j->l.ranks);
 }
 
 /*
@@ -1484,12 +1487,12 @@ static void quiet_start(struct hn_brain *b, double now, struct job *j,
 }
 
 /* The recoveries held for straggler-hold and not broken by a relapse are told, after each
- * row. */
-static void quiet_watch(struct hn_brain *b, double now, struct job *j)
+ * row; all of them (`all`) when the run ends (holds_end). */
+static void quiet_tell(struct hn_brain *b, double now, struct job *j, int all)
 {
     for (unsigned k = 0; k < j->nquiet;) {
         struct quiet q = j->quiet[k];
-        if (now - q.at < b->cfg.straggler_hold_s) {
+        if (!all && now - q.at < b->cfg.straggler_hold_s) {
             k++;
             continue;
         }
@@ -1505,6 +1508,20 @@ static void quiet_watch(struct hn_brain *b, double now, struct job *j)
                  (unsigned)j->ranks[q.rank].relapses);
         recovery_told(b, now, j, q.rank, ev, q.held_at);
     }
+}
+
+static void quiet_watch(struct hn_brain *b, double now, struct job *j)
+{
+    quiet_tell(b, now, j, 0);
+}
+
+/* The run ends (interrupt_n) while recoveries are held: those ranks kept up until its end, and
+ * are told so now, calling off a drain the guard held for them as a recovery then would have
+ * (held_drain_off). Dropped untold, such a drain stayed held for an operator to approve. */
+static void holds_end(struct hn_brain *b, double now, struct job *j)
+{
+    quiet_tell(b, now, j, 1);
+    j->strag_quiet = 0;
 }
 
 static void detection(struct hn_brain *b, double now, struct job *j,
@@ -2134,7 +2151,7 @@ static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct
         return;
     /* As of the removal: the rest of the interrupted run's reports (stamped up to then) are
      * not its next run. */
-    interrupt(j, n->removed_at, n->removed_cause);
+    interrupt(b, j, n->removed_at, n->removed_cause);
     /* Unless the scheduler's list the removal went by named it: requeued then. Once another
      * poll has been applied (by the order they are applied in: a poll's time is when it
      * began), a job it lists there may have been named at the removal too; a second requeue
@@ -2254,7 +2271,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
-        interrupt_n(j, now, HN_LOSS_OTHER, had);
+        interrupt_n(b, j, now, HN_LOSS_OTHER, had);
         resume(j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     }
@@ -2327,7 +2344,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
         struct job *j = js->v[i];
         if (!drain_takes(j, n, node))
             continue;
-        interrupt(j, now, cause_of(f));
+        interrupt(b, j, now, cause_of(f));
         if (!hb_node_runs(n, j->l.id))
             hb_requeue(b, now, n, j->l.id);
     }
@@ -2404,7 +2421,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     j->watched = 0; /* the wait is not the job's own: not a pause to learn */
     /* Queued again without houston: the scheduler requeued it. */
     if (why == HN_WAIT_QUEUED && !j->l.pending && !j->l.ended && j->last_progress > 0)
-        interrupt(j, now, HN_LOSS_OTHER);
+        interrupt(b, j, now, HN_LOSS_OTHER);
 }
 
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds)
@@ -2614,7 +2631,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     else
         hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
     if (!j->l.pending)
-        interrupt(j, now, HN_LOSS_HANG); /* no culprit, or the guard holds it */
+        interrupt(b, j, now, HN_LOSS_HANG); /* no culprit, or the guard holds it */
     if (!requeued(b, from, j->l.id)) {
         /* The job still has to start again. The requeue goes by a node the job runs on (the
          * executor requeues only a job the scheduler lists there): one the scheduler lists it

@@ -3401,6 +3401,48 @@ static void held_drain_is_called_off_after_another_straggler_took_over(void **st
     hn_brain_free(b);
 }
 
+/* As above, but the job is requeued (by the scheduler) 100 s into rank 9's hold: the run ends
+ * with rank 9 keeping up, its recovery is told then, and the drain of n3 the guard held for it
+ * is called off. Before, the hold went with the run untold, and n3's drain stayed held for an
+ * operator to approve. */
+static void run_that_ends_tells_its_held_recoveries(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    for (int i = 0; i < 3; i++)
+        hn_brain_node_job(b, 0, i, "he");
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "he", slow, &s);
+    step_all(b, t, "he", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: held */
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_true(nv.held);
+    slow[9] = 0;
+    for (int k = 0; k < 100; k++)
+        step_all(b, t += 1, "he", 16, ++s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "he", &v);
+    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    assert_int_equal(hn_brain_job_waiting(b, t += 1, "he", HN_WAIT_QUEUED), 0);
+    job_view(b, "he", &v);
+    assert_string_equal(v.state, "restarting");
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
+    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
+    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
 /* A hung job whose requeue the scheduler refused stays hung an hour, then is cancelled: the
  * hour is the hang's (docs/jobs.md: its time is charged to the hang until it steps again or
  * ends), and its wall time and ETTR count it. Before, the hour vanished from both. */
@@ -5347,6 +5389,7 @@ int main(void)
         cmocka_unit_test(straggler_node_back_in_service_keeps_with_a_new_plan),
         cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
         cmocka_unit_test(held_drain_is_called_off_after_another_straggler_took_over),
+        cmocka_unit_test(run_that_ends_tells_its_held_recoveries),
         cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
