@@ -3354,6 +3354,35 @@ static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
     hn_brain_free(b);
 }
 
+/* A fleet of 4 whose guard allows one removal, spent on n4 (an Xid), and job `id` (16 ranks,
+ * listed on n1-n3) whose rank 9 (n3) is 30% slower; at the checkpoint n3's drain is held for
+ * an operator, then rank 9 keeps up for 100 steps: its recovery is held (straggler-hold 600 s).
+ * Returns the brain, the time and step after, and the ranks' slowdowns in slow. */
+static struct hn_brain *held_drain_and_hold(const char *id, double *t, uint64_t *s, double slow[16])
+{
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    cfg.straggler_hold_s = 600;
+    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
+    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    for (int i = 0; i < 3; i++)
+        hn_brain_node_job(b, 0, i, id);
+    *t = rank9_slow(b, id, slow, s);
+    step_all(b, *t, id, 16, *s, 1.0, slow, (int64_t)*s); /* the checkpoint: held */
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_true(nv.held);
+    slow[9] = 0;
+    for (int k = 0; k < 100; k++)
+        step_all(b, *t += 1, id, 16, ++*s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, id, &v);
+    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    return b;
+}
+
 /* As above, with the recovery held (straggler-hold 600 s), and rank 2 (n1) 44% slower taking
  * over as the job's straggler meanwhile: once rank 9 has kept up for the hold, its recovery
  * still calls off the held drain of n3. Before, only a recovery of the job's straggler did,
@@ -3361,25 +3390,11 @@ static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
 static void held_drain_is_called_off_after_another_straggler_took_over(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.guard_fraction = 0.01; /* one removal */
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
-    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
-    double slow[16] = {0};
+    double slow[16] = {0}, t;
     uint64_t s;
-    double t = rank9_slow(b, "ho", slow, &s);
-    step_all(b, t, "ho", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: held */
+    struct hn_brain *b = held_drain_and_hold("ho", &t, &s, slow);
     struct hn_node_view nv;
-    hn_brain_node_view(b, 2, &nv);
-    assert_true(nv.held);
-    slow[9] = 0;
-    for (int k = 0; k < 100; k++)
-        step_all(b, t += 1, "ho", 16, ++s, 1.0, slow, 0);
-    struct hn_job_view v;
-    job_view(b, "ho", &v);
-    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
+    struct hn_job_view v = {.straggler_rank = -1};
     slow[2] = 0.4;
     for (int k = 0; k < 100 && v.straggler_rank != 2; k++) {
         step_all(b, t += 1.4, "ho", 16, ++s, 1.0, slow, 0);
@@ -3408,28 +3423,11 @@ static void held_drain_is_called_off_after_another_straggler_took_over(void **st
 static void run_that_ends_tells_its_held_recoveries(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.guard_fraction = 0.01; /* one removal */
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
-    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
-    for (int i = 0; i < 3; i++)
-        hn_brain_node_job(b, 0, i, "he");
-    double slow[16] = {0};
+    double slow[16] = {0}, t;
     uint64_t s;
-    double t = rank9_slow(b, "he", slow, &s);
-    step_all(b, t, "he", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: held */
+    struct hn_brain *b = held_drain_and_hold("he", &t, &s, slow);
     struct hn_node_view nv;
-    hn_brain_node_view(b, 2, &nv);
-    assert_true(nv.held);
-    slow[9] = 0;
-    for (int k = 0; k < 100; k++)
-        step_all(b, t += 1, "he", 16, ++s, 1.0, slow, 0);
     struct hn_job_view v;
-    job_view(b, "he", &v);
-    assert_non_null(strstr(v.plan, "rank 9 keeps up with its peers again since step "));
-    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     assert_int_equal(hn_brain_job_waiting(b, t += 1, "he", HN_WAIT_QUEUED), 0);
     job_view(b, "he", &v);
     assert_string_equal(v.state, "restarting");
