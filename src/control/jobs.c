@@ -184,7 +184,6 @@ struct job {
     unsigned ndrift;
     struct quiet quiet[QUIET_MAX]; /* recoveries held (quiet_start) */
     unsigned nquiet;
-    int strag_quiet;   /* the job's straggler is one of them: not charged, its drain waits */
     int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
     double strag_slow; /* the straggler against its peers now: 0.3 = 30% slower (strag_follow) */
     double plan_slow;  /* strag_slow when the plan was made */
@@ -221,6 +220,17 @@ struct job {
     int cap_warned; /* a step_rank_cap finding was issued */
     int dirty;
 };
+
+/* Whether j's straggler is one whose recovery is held (quiet_start): keeping up, it is not
+ * charged nor shown, and a drain planned for it waits. */
+static int strag_held(const struct job *j)
+{
+    for (unsigned k = 0; k < j->nquiet && j->strag_rank >= 0; k++) {
+        if (j->quiet[k].rank == (unsigned)j->strag_rank)
+            return 1;
+    }
+    return 0;
+}
 
 _Static_assert(OWNERS_MAX < OWNERS_CAP, "a free slot ends every probe (owner_slot)");
 
@@ -492,7 +502,6 @@ static void detector_reset(struct job *j)
     j->drain_planned = 0;
     j->strag_held_at = 0;
     j->strag_next = 0;
-    j->strag_quiet = 0;
     j->nquiet = 0;
     j->ndrift = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
@@ -770,7 +779,6 @@ static void interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_l
     j->drain_planned = 0;
     j->strag_rank = -1;
     j->strag_held_at = 0;
-    j->strag_quiet = 0;
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
@@ -1277,8 +1285,6 @@ static int quiet_end(struct job *j, unsigned rank)
         j->quiet[k] = j->quiet[--j->nquiet];
         if (j->ranks[rank].relapses < UINT16_MAX)
             j->ranks[rank].relapses++;
-        if (j->strag_rank == (int)rank)
-            j->strag_quiet = 0;
         return 1;
     }
     return 0;
@@ -1359,10 +1365,8 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     if (!(silent && j->strag_rank == (int)d->rank))
         j->strag_onset = d->onset_step;
     silent = silent && j->strag_rank == (int)d->rank;
-    /* It is slow now (quiet_end dropped a hold of its own). A held recovery of the straggler it
-     * takes over from stays that rank's (quiet_watch tells it), not this one's: kept, this one
-     * was neither charged nor shown, and its drain waited for good. */
-    j->strag_quiet = 0;
+    /* It is slow now (quiet_end dropped a hold of its own): not held (strag_held). A held
+     * recovery of the straggler it takes over from stays that rank's (quiet_watch tells it). */
     j->strag_rank = (int)d->rank;
     j->strag_shared = mates;
     j->strag_act = act && n;
@@ -1477,13 +1481,11 @@ static void quiet_start(struct hn_brain *b, double now, struct job *j,
     double held_at = j->strag_rank == (int)d->rank ? j->strag_held_at : 0;
     j->quiet[j->nquiet++] =
         (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown, held_at};
-    if (j->strag_rank == (int)d->rank) {
-        j->strag_quiet = 1;
+    if (j->strag_rank == (int)d->rank)
         set_plan(j,
                  "rank %u keeps up with its peers again since step %llu: its recovery is told "
                  "after %.0f s of it; a drain planned waits until then",
                  d->rank, (unsigned long long)d->detect_step, b->cfg.straggler_hold_s);
-    }
 }
 
 /* The recoveries held for straggler-hold and not broken by a relapse are told, after each
@@ -1497,8 +1499,6 @@ static void quiet_tell(struct hn_brain *b, double now, struct job *j, int all)
             continue;
         }
         j->quiet[k] = j->quiet[--j->nquiet];
-        if (j->strag_rank == (int)q.rank)
-            j->strag_quiet = 0;
         char ev[320];
         snprintf(ev, sizeof(ev),
                  "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f held_s=%.0f "
@@ -1521,7 +1521,6 @@ static void quiet_watch(struct hn_brain *b, double now, struct job *j)
 static void holds_end(struct hn_brain *b, double now, struct job *j)
 {
     quiet_tell(b, now, j, 1);
-    j->strag_quiet = 0;
 }
 
 static void detection(struct hn_brain *b, double now, struct job *j,
@@ -1655,7 +1654,7 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
 static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
     struct hn_strag_rank_info in;
-    if (j->strag_rank < 0 || j->strag_quiet ||
+    if (j->strag_rank < 0 || strag_held(j) ||
         hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) != 0 || !in.warm)
         return;
     double cur;
@@ -1849,7 +1848,7 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     /* The straggler's share, of the time that is left. */
     j->l.strag_ckpt_s = before > 0 ? j->l.strag_ckpt_s * (j->l.since_ckpt_s / before) : 0;
     replace_flagged(b, now, j, ckpt);
-    if (j->l.pending || !j->drain_planned || j->strag_rank < 0 || j->strag_quiet)
+    if (j->l.pending || !j->drain_planned || j->strag_rank < 0 || strag_held(j))
         return; /* a straggler keeping up again (quiet_start): the drain waits */
     struct node *n = rank_node(b, j, (unsigned)j->strag_rank);
     j->drain_planned = 0;
@@ -1964,7 +1963,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         }
         /* A straggler's share of each step is GPU time lost to it; the step still counts as
          * productive (Meta's ETTR), the slowdown shows in MFU instead. */
-        if (j->strag_rank >= 0 && !j->strag_quiet) {
+        if (j->strag_rank >= 0 && !strag_held(j)) {
             double share = add * j->strag_slow / (1 + j->strag_slow);
             lose(j, HN_LOSS_STRAGGLER, share);
             j->l.strag_ckpt_s += share;
@@ -3019,7 +3018,7 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         out->lost_gpu_h[c] = out->l.lost_gpu_s[c] / 3600.0;
     /* One keeping up again, its recovery held (quiet_start), is not shown. */
-    out->straggler_rank = j->strag_quiet ? -1 : j->strag_rank;
+    out->straggler_rank = strag_held(j) ? -1 : j->strag_rank;
     if (out->straggler_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
         hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,
                    sizeof(out->straggler_node));

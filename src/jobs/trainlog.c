@@ -498,8 +498,9 @@ static int deepspeed_save(const char *line, const char *end, uint64_t *n, int *n
     const char *p = find(line, end, key);
     if (p) {
         struct span s = {p + sizeof(key) - 1, end};
-        if (scan_u64(&s, n) == 0 && deepspeed_save_tail(&s) != HN_TRAINLOG_OTHER)
-            return deepspeed_save_tail(&s);
+        int kind = scan_u64(&s, n) == 0 ? deepspeed_save_tail(&s) : HN_TRAINLOG_OTHER;
+        if (kind != HN_TRAINLOG_OTHER)
+            return kind;
     }
     p = find(line, end, torch);
     if (!p)

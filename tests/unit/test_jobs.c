@@ -74,6 +74,19 @@ static struct hn_brain *fleet(int nodes)
     return fleet_cap(nodes, 0);
 }
 
+/* A fleet of `nodes` whose blast-radius guard allows one removal, spent already on the last
+ * node (an Xid 79), with recoveries held hold_s (straggler-hold). */
+static struct hn_brain *fleet_removal_spent(int nodes, double hold_s)
+{
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.guard_fraction = 0.01; /* one removal */
+    cfg.straggler_hold_s = hold_s;
+    struct hn_brain *b = fleet_from(&cfg, nodes, NULL);
+    hn_brain_xid(b, 0, nodes - 1, 0, 79);
+    return b;
+}
+
 /* fleet(4) where a straggler's recovery is held 600 s (straggler-hold), restarts of
  * restart_s. */
 static struct hn_brain *fleet_held(double restart_s)
@@ -3286,11 +3299,7 @@ static void straggler_on_a_node_draining_already_is_not_drained_again(void **sta
 static void held_node_at_the_checkpoint_still_weighs_the_drain(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.guard_fraction = 0.01; /* one removal */
-    struct hn_brain *b = fleet_from(&cfg, 5, NULL);
-    hn_brain_xid(b, 0, 4, 0, 79); /* n5 fails and is drained */
+    struct hn_brain *b = fleet_removal_spent(5, 0); /* on n5 */
     double slow[16] = {0};
     uint64_t s;
     char plan[256];
@@ -3322,11 +3331,7 @@ static void held_node_at_the_checkpoint_still_weighs_the_drain(void **state)
 static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
 {
     (void)state;
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.guard_fraction = 0.01; /* one removal */
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
-    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    struct hn_brain *b = fleet_removal_spent(4, 0); /* on n4 */
     double slow[16] = {0};
     uint64_t s;
     double t = rank9_slow(b, "hd", slow, &s);
@@ -3360,12 +3365,7 @@ static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
  * Returns the brain, the time and step after, and the ranks' slowdowns in slow. */
 static struct hn_brain *held_drain_and_hold(const char *id, double *t, uint64_t *s, double slow[16])
 {
-    struct hn_brain_config cfg;
-    fleet_config(&cfg);
-    cfg.guard_fraction = 0.01; /* one removal */
-    cfg.straggler_hold_s = 600;
-    struct hn_brain *b = fleet_from(&cfg, 4, NULL);
-    hn_brain_xid(b, 0, 3, 0, 79); /* n4 fails and is drained */
+    struct hn_brain *b = fleet_removal_spent(4, 600); /* on n4 */
     for (int i = 0; i < 3; i++)
         hn_brain_node_job(b, 0, i, id);
     *t = rank9_slow(b, id, slow, s);

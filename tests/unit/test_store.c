@@ -184,6 +184,21 @@ static int load_job(void *ctx, const struct hn_job_ledger *l)
     return 0;
 }
 
+/* Opens the database at path, whose columns were taken back to schema `version`, loads its
+ * jobs into got[2] and closes it: it is upgraded in place to this houston's schema. */
+static void load_at(const char *path, int version, struct hn_job_ledger got[2])
+{
+    char text[128], sql[64];
+    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
+    raw_query(path, sql, text, sizeof(text));
+    struct hn_store *s = open_ok(path);
+    memset(got, 0, 2 * sizeof(got[0]));
+    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    hn_store_close(s);
+    raw_query(path, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "12");
+}
+
 /* Takes a database of schema 12 back to 11 (what a job's restarts took, and when the one it
  * waits for began). */
 static void drop_restart_column(const char *path)
@@ -364,68 +379,38 @@ static void test_jobs(void **state)
      * measured (the brain takes restart-overhead). */
     char text[128];
     drop_restart_column(path);
-    raw_query(path, "PRAGMA user_version = 11", text, sizeof(text));
-    s = open_ok(path);
-    memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    load_at(path, 11, got);
     assert_true(got[0].restart_s == 0 && got[0].restart_from == 0 && got[0].requeued_at == 860.5 &&
                 got[0].charged_ranks == 256);
-    hn_store_close(s);
-    raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "12");
 
     /* A database of schema 10 (before the requeue's time was saved) keeps its jobs, with none
      * (the brain takes the last report for it). */
     drop_requeued_column(path);
-    raw_query(path, "PRAGMA user_version = 10", text, sizeof(text));
-    s = open_ok(path);
-    memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    load_at(path, 10, got);
     assert_true(got[0].pending == 1 && got[0].requeued_at == 0 && got[0].charged_ranks == 0 &&
                 got[0].interrupted_at == 850);
-    hn_store_close(s);
-    raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "12");
 
     /* A database of schema 8 (before GPU time was kept by charge) keeps its jobs, their GPU
      * time their wall time at their rank count. */
     drop_gpu_columns(path);
-    raw_query(path, "PRAGMA user_version = 8", text, sizeof(text));
-    s = open_ok(path);
-    memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    load_at(path, 8, got);
     assert_true(got[0].lost_gpu_s[HN_LOSS_FAILURE] == 60 * 512 &&
                 got[0].lost_gpu_s[HN_LOSS_STRAGGLER] == 30.5 * 512 &&
                 got[0].lost_gpu_s[HN_LOSS_HANG] == 0);
     assert_true(got[1].since_ckpt_s == 120.25 && got[1].ended == 1);
-    hn_store_close(s);
-    raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "12");
 
     /* A database of schema 7 (before the work since a checkpoint was saved) keeps its jobs,
      * with none. */
     drop_ckpt_columns(path);
-    raw_query(path, "PRAGMA user_version = 7", text, sizeof(text));
-    s = open_ok(path);
-    memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    load_at(path, 7, got);
     assert_true(got[1].ended == 1 && got[1].since_ckpt_s == 0 && got[1].ended_at == 0);
     assert_true(got[0].pending == 1 && got[0].hung == 1);
-    hn_store_close(s);
-    raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "12");
 
     /* A database of schema 5 (before the hung columns) keeps its pending jobs, not hung. */
     drop_hung_columns(path);
-    raw_query(path, "PRAGMA user_version = 5", text, sizeof(text));
-    s = open_ok(path);
-    memset(got, 0, sizeof(got));
-    assert_int_equal(hn_store_load_jobs(s, 0, load_job, got), 0);
+    load_at(path, 5, got);
     assert_true(got[0].pending == 1 && got[0].interrupted_at == 850);
     assert_true(got[0].hung == 0 && got[0].restart_hangs == 0 && got[0].requeue_failed == 0);
-    hn_store_close(s);
-    raw_query(path, "PRAGMA user_version", text, sizeof(text));
-    assert_string_equal(text, "12");
 
     /* A database of schema 2 (before the longest pause) keeps its jobs, with no pause. */
     drop_pending_columns(path);
