@@ -481,16 +481,21 @@ static void set_plan(struct job *j, const char *fmt, ...)
     va_end(ap);
 }
 
+static void holds_end(struct hn_brain *b, double now, struct job *j);
+
 /*
  * The job's straggler detector starts again (a new run, or a run whose rank count changed:
  * its ranks are not the ones the detector knew). What it found goes with it: the job's
- * straggler, its plan and held recoveries, and which ranks a finding named. A rank still slow
- * is found anew, as slow from the start. Kept, a straggler the new detector never flagged
- * would have been charged and its drain planned for ever, also after it recovered, which the
- * new detector cannot see. A drain the guard holds for an operator stays held.
+ * straggler, its plan, and which ranks a finding named. A rank still slow is found anew, as
+ * slow from the start. Kept, a straggler the new detector never flagged would have been
+ * charged and its drain planned for ever, also after it recovered, which the new detector
+ * cannot see. A drain the guard holds for an operator for the straggler stays held (it may
+ * still be slow). The recoveries held for straggler-hold are told (holds_end): those ranks
+ * kept up until now, and a drain held for them is called off.
  */
-static void detector_reset(struct job *j)
+static void detector_reset(struct hn_brain *b, double now, struct job *j)
 {
+    holds_end(b, now, j);
     hn_strag_free(j->strag);
     j->strag = NULL;
     if (j->strag_rank >= 0)
@@ -502,7 +507,6 @@ static void detector_reset(struct job *j)
     j->drain_planned = 0;
     j->strag_held_at = 0;
     j->strag_next = 0;
-    j->nquiet = 0;
     j->ndrift = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         j->ranks[r].strag_told = 0;
@@ -510,8 +514,9 @@ static void detector_reset(struct job *j)
     }
 }
 
-/* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size. */
-static void grow_ranks(struct job *j, unsigned n)
+/* Makes room for ranks 0..n-1 (n > l.ranks). The detector starts afresh with the new size
+ * (at now). */
+static void grow_ranks(struct hn_brain *b, double now, struct job *j, unsigned n)
 {
     j->ranks = xrealloc(j->ranks, (size_t)n * sizeof(*j->ranks));
     j->ranks_alloc = n;
@@ -530,7 +535,7 @@ static void grow_ranks(struct job *j, unsigned n)
     j->l.ranks = n;
     if (n > j->l.ranks_high)
         j->l.ranks_high = n;
-    detector_reset(j);
+    detector_reset(b, now, j);
 }
 
 static void clear_rows(struct job *j)
@@ -682,7 +687,7 @@ static unsigned run_ranks(const struct job *j)
  * ready. Without a world size the rank numbers seen by then are no measure of the run (an
  * agent's frame may push the first row out before other nodes' reports come): nothing is
  * shed. */
-static void resize(struct job *j)
+static void resize(struct hn_brain *b, double now, struct job *j)
 {
     if (j->sized_run == j->run + 1u)
         return;
@@ -694,7 +699,7 @@ static void resize(struct job *j)
         set_rank_node(j, &j->ranks[r], -1);
     j->shed_from = j->l.ranks;
     j->l.ranks = n;
-    detector_reset(j);
+    detector_reset(b, now, j);
 }
 
 static unsigned ranks_per_node(const struct hn_brain *b)
@@ -749,8 +754,6 @@ static void lose(struct job *j, enum hn_loss_cause cause, double seconds)
     lose_n(j, cause, seconds, j->l.ranks);
 }
 
-static void holds_end(struct hn_brain *b, double now, struct job *j);
-
 /* The job stops making progress for cause: work since the last checkpoint is lost, and the
  * clock of lost time runs from the last progress until the next run's first step. */
 static void interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause,
@@ -787,7 +790,8 @@ static void interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_l
 static void interrupt(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause)
 {
     if (!j->l.pending && !j->l.ended)
-        resize(j); /* its first row may not have come: the ranks its world has not are shed */
+        resize(b, now, j); /* its first row may not have come: the ranks its world has not are
+                              shed */
     interrupt_n(b, j, now, cause, j->l.ranks);
 }
 
@@ -816,7 +820,7 @@ static void restart_taken(struct job *j, double now, double seconds)
 }
 
 /* The first step of a new run arrived at now and took `seconds`. */
-static void resume(struct job *j, double now, double seconds, uint64_t step)
+static void resume(struct hn_brain *b, struct job *j, double now, double seconds, uint64_t step)
 {
     double typ = typical_step(j);
     if (isnan(typ))
@@ -881,7 +885,7 @@ static void resume(struct job *j, double now, double seconds, uint64_t step)
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
     clear_rows(j);
-    detector_reset(j); /* the new run's detector finds its own */
+    detector_reset(b, now, j); /* the new run's detector finds its own */
 }
 
 /* Where its wall time ends: now while it has not ended; else its last report, or, for a job
@@ -1314,10 +1318,13 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     unsigned mates = n ? healthy_gpu_mates(b, j, d->rank, d->detect_step) : 0;
     int act = acts_on(b, j) && !mates;
     /* Slow again while its recovery is held (straggler-hold): the same episode, not a new one.
-     * Nothing is told again, unless the node has been put back in service meanwhile (an
-     * operator resumed it): then it is made suspect again as for a first detection. */
+     * Nor is a rank a finding named in this episode already, found again by strag_watch to
+     * stand in for the job's straggler. Nothing is told again, unless the node has been put
+     * back in service meanwhile (an operator resumed it): then it is made suspect again as for
+     * a first detection. */
     int relapse = quiet_end(j, d->rank);
-    int silent = relapse && !(act && n && n->state == HN_NODE_READY);
+    int silent =
+        (relapse || j->ranks[d->rank].strag_told) && !(act && n && n->state == HN_NODE_READY);
     struct hn_finding f;
     char ev[320], where[64] = "";
     double phase_excess;
@@ -1354,16 +1361,22 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     tag_job(b, from, j->l.id);
     j->ranks[d->rank].strag_told = 1; /* its recovery is told too (detection) */
     /* One straggler per job, the one that costs most: a second, smaller one makes its node
-     * suspect (above) and leaves the job's straggler and plan as they are. One on a shared
-     * GPU, which houston leaves alone, never takes the place of one it would act on, and
-     * gives way to it whatever their sizes, so that it cannot cancel a planned drain. */
+     * suspect (above) and leaves the job's straggler and plan as they are, unless the job's
+     * straggler keeps up while its recovery is held (strag_held): then it stands in. One on a
+     * shared GPU, which houston leaves alone, never takes the place of one it would act on,
+     * and gives way to it whatever their sizes, so that it cannot cancel a planned drain. */
+    int held = strag_held(j);
     if (j->strag_rank >= 0 && j->strag_rank != (int)d->rank &&
-        (mates ? !j->strag_shared || j->strag_slow >= d->vs_peers
-               : !j->strag_shared && j->strag_slow >= d->vs_peers))
+        (mates ? !j->strag_shared || (!held && j->strag_slow >= d->vs_peers)
+               : !j->strag_shared && !held && j->strag_slow >= d->vs_peers))
         return;
     /* A relapse of the job's straggler keeps its episode's onset. */
     if (!(silent && j->strag_rank == (int)d->rank))
         j->strag_onset = d->onset_step;
+    /* A rank told already that takes over from a held straggler (standing in), or by a
+     * relapse bigger than the one standing in: its plan is told only when the decision
+     * changes, so that a rank that keeps falling back does not make two plans a cycle. */
+    int again = silent && j->strag_rank != (int)d->rank && (held || relapse);
     silent = silent && j->strag_rank == (int)d->rank;
     /* It is slow now (quiet_end dropped a hold of its own): not held (strag_held). A held
      * recovery of the straggler it takes over from stays that rank's (quiet_watch tells it). */
@@ -1385,7 +1398,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
         j->strag_slow = slow;
         return;
     }
-    straggler_plan(b, now, j, ev, silent);
+    straggler_plan(b, now, j, ev, silent || again);
 }
 
 /* A drain of n (rank's node) the blast-radius guard held at held_at for rank of j is called
@@ -1481,11 +1494,13 @@ static void quiet_start(struct hn_brain *b, double now, struct job *j,
     double held_at = j->strag_rank == (int)d->rank ? j->strag_held_at : 0;
     j->quiet[j->nquiet++] =
         (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown, held_at};
-    if (j->strag_rank == (int)d->rank)
+    if (j->strag_rank == (int)d->rank) {
         set_plan(j,
                  "rank %u keeps up with its peers again since step %llu: its recovery is told "
                  "after %.0f s of it; a drain planned waits until then",
                  d->rank, (unsigned long long)d->detect_step, b->cfg.straggler_hold_s);
+        j->strag_next = 1; /* another still slow stands in meanwhile (strag_watch) */
+    }
 }
 
 /* The recoveries held for straggler-hold and not broken by a relapse are told, after each
@@ -1609,9 +1624,9 @@ static void drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
  * is its slow speed), so the detector says nothing when it catches up with its peers: its
  * learned baseline over the step's reference, back under STRAGGLER_MIN_VS_PEERS, says so, and
  * it recovers as an episode's straggler does (its planned drain cancelled, its share no
- * longer charged). Once the job's straggler recovered, the slowest other rank still in an
- * episode (the detector reported it once, and straggler_found kept the costlier) becomes the
- * job's straggler, planned for anew.
+ * longer charged). Once the job's straggler recovered, or while its recovery is held
+ * (quiet_start), the slowest other rank still in an episode (the detector reported it once,
+ * and straggler_found kept the costlier) becomes the job's straggler, planned for anew.
  */
 static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
@@ -1624,13 +1639,13 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
                  j->strag_rank, (unsigned long long)step, in.baseline);
         recovery_told(b, now, j, (unsigned)j->strag_rank, ev, 0);
     }
-    if (!j->strag_next || j->strag_rank >= 0)
+    if (!j->strag_next || (j->strag_rank >= 0 && !strag_held(j)))
         return;
     j->strag_next = 0;
     int best = -1;
     struct hn_strag_rank_info bi = {0};
     for (unsigned r = 0; r < j->l.ranks; r++) {
-        if (j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
+        if ((int)r == j->strag_rank || j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
             hn_strag_rank_get(j->strag, r, &in) != 0 || !in.slow ||
             in.vs_peers_now < STRAGGLER_MIN_VS_PEERS ||
             (best >= 0 && in.vs_peers_now <= bi.vs_peers_now))
@@ -1687,7 +1702,7 @@ static void strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t
 static void flush_row(struct hn_brain *b, double now, struct job *j, struct row *r)
 {
     if (r->have)
-        resize(j);
+        resize(b, now, j);
     if (r->have && j->l.ranks >= 2) {
         if (!j->strag) {
             j->strag = hn_strag_new(&b->cfg.straggler, j->l.ranks);
@@ -2236,7 +2251,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         if (to < want)
             to = want; /* within the ranks it already has (a ledger restored bigger) */
         if (to > j->l.ranks)
-            grow_ranks(j, to);
+            grow_ranks(b, now, j, to);
     }
     struct rank_st *r = &j->ranks[rank];
     /* A rank of the run before this one that steps on from where it was, received before this
@@ -2267,11 +2282,11 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
             return 0;
         if (!j->l.requeue_failed) /* one that ran on where it was did not restart */
             restart_taken(j, now, s->seconds);
-        resume(j, now, s->seconds, s->step);
+        resume(b, j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     } else if (new_run) { /* restarted without houston: its cause is unknown */
         interrupt_n(b, j, now, HN_LOSS_OTHER, had);
-        resume(j, now, s->seconds, s->step);
+        resume(b, j, now, s->seconds, s->step);
         new_run_nodes(j, node);
     }
     if (claim > j->run_claim)
@@ -3109,7 +3124,7 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     struct job *j = new_job(js, l->id, l->first_seen);
     unsigned ranks = l->ranks;
     if (ranks)
-        grow_ranks(j, ranks);
+        grow_ranks(b, l->first_seen, j, ranks); /* a new job: nothing is held */
     j->l = *l;
     j->l.ranks = ranks;
     /* The interrupted run's size, which its wait is charged at; a ledger of schema 10 or

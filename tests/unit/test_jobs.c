@@ -730,20 +730,27 @@ static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
         strstr(plan, "less than a restart (60 s, and 1030 s more for 1 other job there)"));
 }
 
-/* Steps of job "f" (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower) from
- * *s at *t, `cycles` times `slow_steps` with rank 9 slow then `fast_steps` with it in line;
+/* Steps of job `job` (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower,
+ * the other ranks as slower as in `also`, if given) from *s at *t, `cycles` times
+ * `slow_steps` with rank 9 slow then `fast_steps` with it in line, reporting no checkpoint;
  * counts the findings by rule (straggler, straggler_policy, straggler_recovered) in n[3], and
  * keeps the last recovery in *rec. */
-static void flap(struct hn_brain *b, double *t, uint64_t *s, int cycles, int slow_steps,
-                 int fast_steps, int n[3], struct hn_out *rec)
+static void flap_job(struct hn_brain *b, const char *job, const double *also, double *t,
+                     uint64_t *s, int cycles, int slow_steps, int fast_steps, int n[3],
+                     struct hn_out *rec)
 {
     static const char *const rules[] = {"straggler", "straggler_policy", "straggler_recovered"};
     double slow[16] = {0};
+    for (int r = 0; r < 16 && also; r++)
+        slow[r] = also[r];
     for (int c = 0; c < cycles; c++) {
         for (int k = 0; k < slow_steps + fast_steps; k++, (*s)++) {
             slow[9] = k < slow_steps ? 0.27 : 0;
-            step_all(b, *t, "f", 16, *s, 1.0, slow, -1);
-            *t += 1 + slow[9];
+            step_all(b, *t, job, 16, *s, 1.0, slow, -1);
+            double most = 0;
+            for (int r = 0; r < 16; r++)
+                most = fmax(most, slow[r]);
+            *t += 1 + most;
             struct hn_out o;
             while (hn_brain_poll(b, &o)) {
                 for (int r = 0; r < 3 && o.kind == HN_OUT_FINDING; r++) {
@@ -756,6 +763,13 @@ static void flap(struct hn_brain *b, double *t, uint64_t *s, int cycles, int slo
             }
         }
     }
+}
+
+/* flap_job() of job "f" alone. */
+static void flap(struct hn_brain *b, double *t, uint64_t *s, int cycles, int slow_steps,
+                 int fast_steps, int n[3], struct hn_out *rec)
+{
+    flap_job(b, "f", NULL, t, s, cycles, slow_steps, fast_steps, n, rec);
 }
 
 /* A rank that keeps falling back (a GPU throttling on and off) is one episode: its recovery
@@ -3082,6 +3096,55 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
     hn_brain_free(b);
 }
 
+/* As above, with rank 9's recovery held (straggler-hold 600 s): rank 2 stands in as the job's
+ * straggler while rank 9 keeps up, shown, charged and planned for, without a second straggler
+ * finding. Rank 9 falling back and keeping up again, over and over, takes the job's straggler
+ * back and gives it up again each time, with no finding as long as the decision (drain) stays
+ * the same. At the checkpoint, the rank then standing in has its node drained. Before, rank 2
+ * waited, unplanned and uncharged, until rank 9's recovery was told, for good while it kept
+ * falling back. */
+static void smaller_straggler_stands_in_for_a_held_one(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet_held(60);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "si");
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "si", slow, &s);
+    slow[2] = 0.09;
+    for (; s <= 110; s++, t += 1.3)
+        step_all(b, t, "si", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "si", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_int_equal(node_state(b, 0), HN_NODE_SUSPECT); /* rank 2 was found */
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0;
+    for (int k = 0; k < 100; k++, s++, t += 1.1)
+        step_all(b, t, "si", 16, s, 1.0, slow, 0);
+    job_view(b, "si", &v);
+    assert_int_equal(v.straggler_rank, 2);
+    assert_non_null(strstr(v.plan, "drain n1 at the next checkpoint"));
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler", NULL), 0);
+    double lost = v.l.lost_s[HN_LOSS_STRAGGLER];
+    int n[3] = {0};
+    struct hn_out rec;
+    flap_job(b, "si", slow, &t, &s, 6, 80, 80, n, &rec);
+    assert_int_equal(n[0], 0);
+    assert_int_equal(n[1], 0);
+    assert_int_equal(n[2], 0);
+    job_view(b, "si", &v);
+    assert_int_equal(v.straggler_rank, 2); /* rank 9 keeps up again */
+    /* Charged all along: 960 steps, rank 9's slow ones at its 27%, the others at rank 2's 9%
+     * (at least 480 x 1.09 x 0.09 / 1.09 = 43 s). */
+    assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] > lost + 43);
+    step_all(b, t, "si", 16, s, 1.0, slow, (int64_t)s); /* a checkpoint */
+    assert_int_equal(node_state(b, 0), HN_NODE_DRAINING);
+    assert_int_equal(node_state(b, 2), HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
 /* Rank 9 (n3) recovers and its recovery is held (straggler-hold 600 s); meanwhile rank 2 (n1)
  * becomes 44% slower and the job's straggler. It is shown, charged and drained at the
  * checkpoint like any other. Before, the hold of rank 9 stayed on the job's straggler: rank 2
@@ -3359,13 +3422,15 @@ static void held_straggler_drain_is_called_off_when_it_recovers(void **state)
     hn_brain_free(b);
 }
 
-/* A fleet of 4 whose guard allows one removal, spent on n4 (an Xid), and job `id` (16 ranks,
- * listed on n1-n3) whose rank 9 (n3) is 30% slower; at the checkpoint n3's drain is held for
- * an operator, then rank 9 keeps up for 100 steps: its recovery is held (straggler-hold 600 s).
- * Returns the brain, the time and step after, and the ranks' slowdowns in slow. */
-static struct hn_brain *held_drain_and_hold(const char *id, double *t, uint64_t *s, double slow[16])
+/* A fleet of `nodes` (4 or more) whose guard allows one removal, spent on the last node (an
+ * Xid), and job `id` (16 ranks, listed on n1-n3) whose rank 9 (n3) is 30% slower; at the
+ * checkpoint n3's drain is held for an operator, then rank 9 keeps up for 100 steps: its
+ * recovery is held (straggler-hold 600 s). Returns the brain, the time and step after, and the
+ * ranks' slowdowns in slow. */
+static struct hn_brain *held_drain_and_hold(const char *id, int nodes, double *t, uint64_t *s,
+                                            double slow[16])
 {
-    struct hn_brain *b = fleet_removal_spent(4, 600); /* on n4 */
+    struct hn_brain *b = fleet_removal_spent(nodes, 600);
     for (int i = 0; i < 3; i++)
         hn_brain_node_job(b, 0, i, id);
     *t = rank9_slow(b, id, slow, s);
@@ -3392,7 +3457,7 @@ static void held_drain_is_called_off_after_another_straggler_took_over(void **st
     (void)state;
     double slow[16] = {0}, t;
     uint64_t s;
-    struct hn_brain *b = held_drain_and_hold("ho", &t, &s, slow);
+    struct hn_brain *b = held_drain_and_hold("ho", 4, &t, &s, slow);
     struct hn_node_view nv;
     struct hn_job_view v = {.straggler_rank = -1};
     slow[2] = 0.4;
@@ -3425,7 +3490,7 @@ static void run_that_ends_tells_its_held_recoveries(void **state)
     (void)state;
     double slow[16] = {0}, t;
     uint64_t s;
-    struct hn_brain *b = held_drain_and_hold("he", &t, &s, slow);
+    struct hn_brain *b = held_drain_and_hold("he", 4, &t, &s, slow);
     struct hn_node_view nv;
     struct hn_job_view v;
     assert_int_equal(hn_brain_job_waiting(b, t += 1, "he", HN_WAIT_QUEUED), 0);
@@ -3435,6 +3500,31 @@ static void run_that_ends_tells_its_held_recoveries(void **state)
     assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
     assert_non_null(strstr(o.finding.evidence, "rank=9 "));
     assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
+/* As above, but the job grows to 20 ranks (elastic training) 100 s into rank 9's hold: its
+ * straggler detector starts again (grown_job_forgets_the_old_detectors_straggler), and rank 9's
+ * recovery is told then, calling off the drain of n3 the guard held for it. Before, the hold
+ * went with the old detector untold, and n3's drain stayed held for an operator to approve. */
+static void grown_job_tells_its_held_recoveries(void **state)
+{
+    (void)state;
+    double slow[20] = {0}, t;
+    uint64_t s;
+    struct hn_brain *b = held_drain_and_hold("hg", 5, &t, &s, slow);
+    step_all(b, t += 1, "hg", 20, ++s, 1.0, NULL, 0);
+    struct hn_job_view v;
+    job_view(b, "hg", &v);
+    assert_int_equal(v.l.ranks, 20);
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
+    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
+    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    struct hn_node_view nv;
     hn_brain_node_view(b, 2, &nv);
     assert_false(nv.held);
     assert_int_equal(nv.state, HN_NODE_SUSPECT);
@@ -5388,6 +5478,8 @@ int main(void)
         cmocka_unit_test(held_straggler_drain_is_called_off_when_it_recovers),
         cmocka_unit_test(held_drain_is_called_off_after_another_straggler_took_over),
         cmocka_unit_test(run_that_ends_tells_its_held_recoveries),
+        cmocka_unit_test(smaller_straggler_stands_in_for_a_held_one),
+        cmocka_unit_test(grown_job_tells_its_held_recoveries),
         cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),
