@@ -59,9 +59,11 @@ enum hn_severity { HN_SEV_INFO, HN_SEV_WARN, HN_SEV_SUSPECT, HN_SEV_FATAL };
 
 #define HN_NAME_MAX 64
 /* A finding's text for people, and a node's reason taken from it: room for a job id and a node
- * name of the longest sizes in the longest text (hang). */
-#define HN_DETAIL_MAX 256
-/* Jobs kept in memory unless configured (jobs-max): about 18 KB each, and their ranks. */
+ * name of the longest sizes in the longest texts (a hang; the straggler policy's plan, which
+ * also names the other jobs a drain would interrupt: about 300 bytes with 63-character node
+ * names). */
+#define HN_DETAIL_MAX 384
+/* Jobs kept in memory unless configured (jobs-max): about 19 KB each, and their ranks. */
 #define HN_JOBS_MAX_DEFAULT 4096
 
 /* A rule's verdict and its evidence. */
@@ -387,7 +389,7 @@ struct hn_job_view {
     const char *straggler_phase;   /* "forward", "backward", "optimizer": where it is slowest
                                     * against its peers (NULL: no phase times, or none slow) */
     double straggler_phase_excess; /* by how much: 0.4 = 40% longer than the peers' median */
-    char plan[256];                /* the straggler policy's decision, for people */
+    char plan[HN_DETAIL_MAX];      /* the straggler policy's decision, for people */
     unsigned straggler_every;      /* the detector sees every this many steps (docs/jobs.md) */
     uint64_t late_reports;         /* reports that came after their step's row had left */
     uint64_t untimed_reports; /* reports whose comm was their whole step or more: no compute time */

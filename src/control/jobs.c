@@ -192,8 +192,8 @@ struct job {
     int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
     double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
     int drain_planned;
-    double strag_held_at; /* when the guard held the drain of its straggler's node; 0: not */
-    char plan[256];
+    double strag_held_at;     /* when the guard held the drain of its straggler's node; 0: not */
+    char plan[HN_DETAIL_MAX]; /* as its straggler_policy finding's detail */
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
     size_t saved_points; /* series[0..saved_points) are in the store */

@@ -942,9 +942,10 @@ static void straggler_policy_weighs_the_jobs_own_restarts(void **state)
 
 /* The straggler policy's plan is whole however long it gets (docs/jobs.md, "Policy"): on
  * nodes with the longest names the configuration allows, a job that never reported a
- * checkpoint, restarted 5 times (about 2,000 s each), with two weeks left. Before, the words
- * of the measured restart pushed the plan and its finding past 255 bytes, and the end of what
- * it says ("(ckpt=)") was cut off. */
+ * checkpoint, restarted 5 times (about 2,000 s each), with two weeks left, and another job on
+ * the straggler's node. Before, the words of the measured restart pushed the plan and its
+ * finding past 255 bytes, and the end of what it says ("(ckpt=)") was cut off; with the other
+ * job's words, also after the restart's were made shorter. */
 static void straggler_plan_with_measured_restarts_is_whole(void **state)
 {
     (void)state;
@@ -972,6 +973,14 @@ static void straggler_plan_with_measured_restarts_is_whole(void **state)
     for (; s <= 60; s++, t += 1)
         step_all(b, t, "lp", 16, s, 1.0, NULL, -1);
     assert_int_equal(hn_brain_job_time_left(b, t, "lp", 14 * 86400), 0);
+    hn_brain_node_job(b, t, 2, "lo"); /* 2 ranks that save every step */
+    for (uint64_t k = 1; k <= 20; k++) {
+        for (int r = 0; r < 2; r++) {
+            struct hn_step_in in = report("lo", r, 2, k, 1.0);
+            in.checkpoint = (int64_t)k;
+            assert_int_equal(hn_brain_step(b, t - 20 + (double)k, 2, &in), 0);
+        }
+    }
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     slow[9] = 0.27;
     struct hn_job_view v;
@@ -982,6 +991,7 @@ static void straggler_plan_with_measured_restarts_is_whole(void **state)
     assert_int_equal(v.straggler_rank, 9);
     assert_true(fabs(v.l.restart_s - 2001) < 1e-6);
     assert_non_null(strstr(v.plan, "drain ccc"));
+    assert_non_null(strstr(v.plan, " s more for 1 other job there"));
     static const char end[] = "; the job has reported no checkpoint yet (ckpt=)";
     size_t n = strlen(v.plan);
     assert_true(n > strlen(end) && strcmp(v.plan + n - strlen(end), end) == 0);
@@ -3365,7 +3375,7 @@ static void held_node_at_the_checkpoint_still_weighs_the_drain(void **state)
     struct hn_brain *b = fleet_removal_spent(5, 0); /* on n5 */
     double slow[16] = {0};
     uint64_t s;
-    char plan[256];
+    char plan[HN_DETAIL_MAX];
     double t = straggler_found_with_time_left(b, "hk", 400, 250, &s, slow, plan, sizeof(plan));
     assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
     struct hn_job_view v;
