@@ -151,7 +151,7 @@ struct job {
     unsigned nrestarts;
     /* others_cost's last sum, for node others_node (-1: none) at others_at. */
     double others_s, others_at;
-    unsigned others_n;
+    unsigned others_n, others_blind;
     int others_node;
     double run_from;   /* when this run's first report came (resume); 0: the first run */
     double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
@@ -1158,23 +1158,39 @@ static int drain_takes(const struct job *j, const struct node *n, int node)
  * restart. */
 #define OTHERS_TTL_S 10.0
 
+/* The GPUs of the nodes the scheduler's last poll lists job id on (each node's expected count,
+ * or the count seen). */
+static double listed_gpus(const struct hn_brain *b, const char *id)
+{
+    double gpus = 0;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const struct node *m = &b->nodes[i];
+        if (hb_node_runs(m, id))
+            gpus += m->gpus_expected ? m->gpus_expected : m->gpus_seen ? m->gpus_seen : 1;
+    }
+    return gpus;
+}
+
 /*
  * What a drain of n costs the jobs other than j that it interrupts too, in seconds of j's
  * allocation (*count: how many): each restarts (restart_cost) and loses its work since its
  * last checkpoint, all of it when it reported none, at its own size. A drain at j's checkpoint
- * costs j nothing of its work, but not them. Jobs houston has no step reports of are not
- * counted: their size and work are not known. Kept for OTHERS_TTL_S.
+ * costs j nothing of its work, but not them. A job the scheduler lists on n that houston has
+ * no step reports of (an unmonitored job, one that has not stepped yet) counts a restart
+ * (restart-overhead) on every GPU of the nodes it is listed on, and no lost work, which is not
+ * known: *blind says how many of *count are such. Kept for OTHERS_TTL_S.
  */
 static double others_cost(const struct hn_brain *b, double now, struct job *j, const struct node *n,
-                          unsigned *count)
+                          unsigned *count, unsigned *blind)
 {
     const struct hn_jobs *js = b->jobs;
-    *count = 0;
+    *count = *blind = 0;
     if (!n || !j->l.ranks)
         return 0;
     int node = (int)(n - b->nodes);
     if (j->others_node == node && now >= j->others_at && now - j->others_at < OTHERS_TTL_S) {
         *count = j->others_n;
+        *blind = j->others_blind;
         return j->others_s;
     }
     double gpu_s = 0;
@@ -1186,9 +1202,18 @@ static double others_cost(const struct hn_brain *b, double now, struct job *j, c
         gpu_s += (restart_cost(b, o, how, sizeof(how)) + o->l.since_ckpt_s) * o->l.ranks;
         ++*count;
     }
+    for (unsigned k = 0; k < n->njobs; k++) {
+        int i = find_job(js, n->jobs[k]);
+        if (strcmp(n->jobs[k], j->l.id) == 0 || (i >= 0 && js->v[i]->l.ranks))
+            continue; /* j, or counted above */
+        gpu_s += b->cfg.restart_s * listed_gpus(b, n->jobs[k]);
+        ++*count;
+        ++*blind;
+    }
     j->others_node = node;
     j->others_at = now;
     j->others_n = *count;
+    j->others_blind = *blind;
     j->others_s = gpu_s / j->l.ranks;
     return j->others_s;
 }
@@ -1199,7 +1224,7 @@ struct weigh {
     double waste, restart; /* restart: own + others */
     double own, others;    /* j's restart (how says whose), and what the drain costs the other
                               jobs it interrupts (also says how many) */
-    char over[64], how[32], also[48];
+    char over[64], how[32], also[80];
 };
 
 /* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now
@@ -1211,16 +1236,19 @@ static int drain_pays(struct hn_brain *b, double now, struct job *j, const struc
 {
     w->waste =
         strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag_slow / (1 + j->strag_slow);
-    unsigned others = 0;
+    unsigned others = 0, blind = 0;
     w->own = restart_cost(b, j, w->how, sizeof(w->how));
     /* Other jobs only add to the cost: not looked for when the job's own restart outweighs. */
     int may = j->strag_act && node_free(n) && w->waste > w->own;
-    w->others = may ? others_cost(b, now, j, n, &others) : 0;
+    w->others = may ? others_cost(b, now, j, n, &others, &blind) : 0;
     w->restart = w->own + w->others;
     w->also[0] = '\0';
+    char unseen[40] = "";
+    if (blind)
+        snprintf(unseen, sizeof(unseen), " (%u without step reports: a restart)", blind);
     if (others)
-        snprintf(w->also, sizeof(w->also), ", and %.0f s more for %u other job%s there", w->others,
-                 others, others == 1 ? "" : "s");
+        snprintf(w->also, sizeof(w->also), ", and %.0f s more for %u other job%s there%s",
+                 w->others, others, others == 1 ? "" : "s", unseen);
     return j->strag_act && node_free(n) && w->waste > w->restart;
 }
 

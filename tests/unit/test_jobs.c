@@ -714,7 +714,9 @@ static void straggler_beside(const char *other, int world, uint64_t steps, int s
 /* A drain of the straggler's node interrupts every job there: the others' restarts and the
  * work they did since their last checkpoint (at their own size, over the straggler's job's 16
  * ranks) add to the cost of the straggler's job's own restart (60 s here), against the 830 s
- * its 30% straggler wastes of every hour. Before, only the job's own restart was weighed. */
+ * its 30% straggler wastes of every hour. Before, only the job's own restart was weighed. A
+ * job the scheduler lists there that reports no steps counts a restart on its GPUs; before,
+ * nothing. */
 static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
 {
     (void)state;
@@ -728,6 +730,11 @@ static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
     assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
     assert_non_null(
         strstr(plan, "less than a restart (60 s, and 1030 s more for 1 other job there)"));
+    /* Listed on n3 and n4 and no step reports: a restart of its 8 GPUs, 60 x 8 / 16 = 30 s. */
+    straggler_beside("o3", 8, 0, 0, plan, sizeof(plan));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    assert_non_null(strstr(plan, ", a restart costs 60 s, and 30 s more for 1 other job there (1 "
+                                 "without step reports: a restart)"));
 }
 
 /* Steps of job `job` (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower,
