@@ -108,8 +108,9 @@ struct tail {
      * for the hint that the log is another framework's (format_hint). */
     uint64_t own_iters, other_iters[4];
     int hinted;
-    int nemo1;          /* the last NeMo iteration line was NeMo 1's progress bar */
-    int64_t eval_after; /* the step the last evaluation notice was sent after, -1: none */
+    int nemo1;           /* the last NeMo iteration line was NeMo 1's progress bar */
+    int64_t eval_after;  /* the step the last evaluation notice was sent after, -1: none */
+    uint64_t eval_every; /* Megatron's eval interval as its validation lines show it; 0 */
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -156,7 +157,9 @@ void hn_usage_tail(FILE *out)
             "complete ('successfully saved checkpoint', 'is ready now!', NeMo's 'finalized\n"
             "successfully', else the next iteration line of a save that was not async), every\n"
             "later report carries ckpt=N. An evaluation's first line (Megatron's 'Evaluating\n"
-            "iter 1/K', NeMo's 'Validation: iteration 1/K') is sent as a pause notice too.\n"
+            "iter 1/K', NeMo's 'Validation: iteration 1/K') is sent as a pause notice too,\n"
+            "and so is the line of each step Megatron's periodic evaluations follow, once its\n"
+            "'validation loss at iteration N' lines showed their interval.\n"
             "At the end a summary goes to stderr: lines read, iterations reported, malformed\n"
             "lines skipped, reports dropped, checkpoint saves and evaluations announced. A\n"
             "log whose iteration lines are all of another format gets a hint naming it.\n"
@@ -648,6 +651,25 @@ static void overlong_line(struct tail *t)
         t->st.malformed++;
 }
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* An evaluation begins after step `after` (at most INT64_MAX): a pause notice, once a step. */
+static void eval_notice(struct tail *t, uint64_t after)
+{
+    if ((int64_t)after == t->eval_after)
+        return;
+    t->eval_after = (int64_t)after;
+    send_one(t, NULL, after, HN_STEP_PAUSE_EVAL, &t->st.evals);
+}
+
 static void handle_line(struct tail *t, const char *line, size_t len, int cut)
 {
     struct hn_trainlog_rec r;
@@ -678,10 +700,18 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
     /* After the last step reported (none yet: nothing to hold), once: more evaluation sets
      * at the same step are the same pause. */
     if (rc == HN_TRAINLOG_EVAL) {
-        if (t->have_last && t->last_iter <= INT64_MAX && (int64_t)t->last_iter != t->eval_after) {
-            t->eval_after = (int64_t)t->last_iter;
-            send_one(t, NULL, t->last_iter, HN_STEP_PAUSE_EVAL, &t->st.evals);
-        }
+        if (t->have_last && t->last_iter <= INT64_MAX)
+            eval_notice(t, t->last_iter);
+        return;
+    }
+    /* Megatron's periodic evaluations print nothing until they end ("validation loss at
+     * iteration N"), and run after the iteration line of each multiple of its eval interval:
+     * the interval is the greatest common divisor of the iterations evaluated at (a run resumed
+     * at 5,000 with an interval of 1,000 evaluates at 6,000 first, then 7,000), and from then
+     * on the line of each multiple of it is followed by a notice. */
+    if (rc == HN_TRAINLOG_VALIDATED) {
+        if (r.iteration > 0)
+            t->eval_every = gcd_u64(t->eval_every, r.iteration);
         return;
     }
     if (rc == HN_TRAINLOG_ITERATION && r.format == HN_TRAINLOG_NEMO)
@@ -724,6 +754,8 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
     t->last_iter = r.iteration;
     steps_after_save(t, r.iteration);
     report(t, &r);
+    if (t->eval_every && r.iteration % t->eval_every == 0 && r.iteration <= INT64_MAX)
+        eval_notice(t, r.iteration);
 }
 
 /* Ends the current line (a terminator, the end of the input, a file replaced under us). */

@@ -680,6 +680,17 @@ static int read_nemo_save(const char *line, const char *end, struct hn_trainlog_
  */
 static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
+    /* The end of a periodic one: "validation loss at iteration 100 | lm loss value: ..." (the
+     * one at the end of training says "at the end of training", no iteration). */
+    static const char done[] = "validation loss at iteration";
+    const char *v = find(line, end, done);
+    uint64_t at;
+    if (v && number_after(v + strlen(done), end, 0, &at) == 0) {
+        out->format = HN_TRAINLOG_MEGATRON;
+        out->iteration = at;
+        read_prefix(line, end, out->prefix);
+        return HN_TRAINLOG_VALIDATED;
+    }
     static const struct {
         const char *head;
         enum hn_trainlog_format format;

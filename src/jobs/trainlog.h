@@ -82,6 +82,7 @@ enum hn_trainlog_kind {
     HN_TRAINLOG_BATCH = 5,      /* DeepSpeed's configuration: "train_batch_size ..... N" */
     HN_TRAINLOG_EVAL = 6,       /* an evaluation begins: "Evaluating iter 1/K" */
     HN_TRAINLOG_EVAL_TIME = 7,  /* an evaluation took this long: "{'eval_runtime': 9.25, ...}" */
+    HN_TRAINLOG_VALIDATED = 8,  /* a periodic evaluation ended: "validation loss at iteration N" */
 };
 
 #define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
@@ -122,19 +123,18 @@ struct hn_trainlog_rec {
  * it completed (for these *out holds format, prefix, iteration N and time_s only; NeMo's line
  * for the background writer names no step: iteration 0, the save begun last);
  * HN_TRAINLOG_EVAL for an evaluation's first line (format and prefix only; it comes after
- * the last iteration's line); HN_TRAINLOG_EVAL_TIME for Hugging Face's evaluation metrics
- * (format DeepSpeed, prefix, and the runtimes' sum in elapsed_ms); HN_TRAINLOG_BATCH for
- * DeepSpeed's train_batch_size line (*out holds format, prefix and global_batch only);
- * HN_TRAINLOG_OTHER (0) for any other line (out
- * then holds nothing useful); or -1 for a line that looks like an iteration line but cannot
- * be read: an "iteration N/M |" head without a step time, a step time or global_step that is
- * not a number (or is negative, or does not fit), a progress bar with a train_step_timing but
- * no usable global_step, a step-time field with no head at all (a line cut short or garbled),
- * a checkpoint line without its number, an evaluation runtime that is not a number, or a
- * DeepSpeed step number that does not fit. A
- * DeepSpeed step line without a time stamp is still an iteration line (time_s NaN): the
- * reader decides. Other known fields that hold no number ("TFLOPs:
- * inf") are left unknown and the line still counts.
+ * the last iteration's line); HN_TRAINLOG_VALIDATED for Megatron's line after a periodic
+ * evaluation (format, prefix and the iteration it followed); HN_TRAINLOG_EVAL_TIME for Hugging
+ * Face's evaluation metrics (format DeepSpeed, prefix, and the runtimes' sum in elapsed_ms);
+ * HN_TRAINLOG_BATCH for DeepSpeed's train_batch_size line (*out holds format, prefix and
+ * global_batch only); HN_TRAINLOG_OTHER (0) for any other line (out then holds nothing useful); or
+ * -1 for a line that looks like an iteration line but cannot be read: an "iteration N/M |" head
+ * without a step time, a step time or global_step that is not a number (or is negative, or does not
+ * fit), a progress bar with a train_step_timing but no usable global_step, a step-time field with
+ * no head at all (a line cut short or garbled), a checkpoint line without its number, an evaluation
+ * runtime that is not a number, or a DeepSpeed step number that does not fit. A DeepSpeed step line
+ * without a time stamp is still an iteration line (time_s NaN): the reader decides. Other known
+ * fields that hold no number ("TFLOPs: inf") are left unknown and the line still counts.
  */
 int hn_trainlog_parse(const char *line, size_t len, struct hn_trainlog_rec *out);
 

@@ -448,6 +448,30 @@ static void test_eval_notice(void **state)
     free(text);
 }
 
+/* Megatron-LM's periodic evaluations print nothing until "validation loss at iteration N":
+ * once that showed the interval, a pause notice follows the line of each step it divides. A
+ * run resumed at 5,500 with an interval of 1,000 evaluates at 6,000 first: taken as the
+ * interval until 7,000's shows the greatest common divisor, so 8,000 is announced (one log
+ * line per 500 steps). */
+static void test_periodic_eval_notice(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {
+        "5500", "6000", " validation loss at iteration 6000 | lm loss value: 2.1 |",
+        "6500", "7000", " validation loss at iteration 7000 | lm loss value: 2.0 |",
+        "7500", "8000", " validation loss at iteration 8000 | lm loss value: 1.9 |",
+        "8500",
+    };
+    char *text = log_of(pieces, HN_ARRAY_LEN(pieces));
+    char *out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "pause=eval"), 1);
+    assert_non_null(strstr(out, "step=8000 dur=75 tokens=4194304\nhs1 job=7 rank=0 step=8000 "
+                                "pause=eval\nhs1 job=7 rank=0 step=8500 "));
+    assert_non_null(strstr(last_err, ", 1 evaluations announced"));
+    free(out);
+    free(text);
+}
+
 /* NeMo 1 (progress bars, one redraw per '\r'): Lightning's checkpoint line prints the steps
  * done (trainer.global_step), where NeMo 2's prints the 0-based iteration: the save after
  * the bar of global_step=49 (step 50) is "global step 50", a pause after step 50 and then
@@ -1020,25 +1044,16 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ckpt_real_log),
-        cmocka_unit_test(test_ckpt_success_line),
-        cmocka_unit_test(test_ckpt_async),
-        cmocka_unit_test(test_ckpt_restart),
-        cmocka_unit_test(test_tokens_per_rank),
-        cmocka_unit_test(test_deepspeed_real_log),
-        cmocka_unit_test(test_deepspeed_saves),
-        cmocka_unit_test(test_ckpt_one_notice),
-        cmocka_unit_test(test_nemo_async_save),
-        cmocka_unit_test(test_nemo_sync_save),
-        cmocka_unit_test(test_eval_notice),
-        cmocka_unit_test(test_deepspeed_eval),
-        cmocka_unit_test(test_format_hint),
-        cmocka_unit_test(test_nemo1_save),
-        cmocka_unit_test(test_nul_hole),
-        cmocka_unit_test(test_overlong_line),
-        cmocka_unit_test(test_overlong_line_straddling),
-        cmocka_unit_test(test_cut_last_line),
-        cmocka_unit_test(test_follow_stop),
+        cmocka_unit_test(test_ckpt_real_log),   cmocka_unit_test(test_ckpt_success_line),
+        cmocka_unit_test(test_ckpt_async),      cmocka_unit_test(test_ckpt_restart),
+        cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
+        cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
+        cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
+        cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_periodic_eval_notice),
+        cmocka_unit_test(test_deepspeed_eval),  cmocka_unit_test(test_format_hint),
+        cmocka_unit_test(test_nemo1_save),      cmocka_unit_test(test_nul_hole),
+        cmocka_unit_test(test_overlong_line),   cmocka_unit_test(test_overlong_line_straddling),
+        cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }

@@ -632,6 +632,33 @@ static void test_eval(void **state)
     }
 }
 
+/* The end of Megatron's periodic evaluation, the line of tests/fixtures/training-logs/
+ * bigscience/meg_gpt2_base_n4_dp1_tp4_pp4-1809579.out; not the one at the end of training. */
+static void test_validated(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse(" validation loss at iteration 100 | lm loss value: 8.017406E+00 | lm "
+                           "loss PPL: 3.033300E+03 | ",
+                           &rec),
+                     HN_TRAINLOG_VALIDATED);
+    assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
+    assert_int_equal(rec.iteration, 100);
+    assert_int_equal(parse("vm-1: validation loss at iteration 2000 | lm loss value: 2.1 |", &rec),
+                     HN_TRAINLOG_VALIDATED);
+    assert_int_equal(rec.iteration, 2000);
+    assert_string_equal(rec.prefix, "vm-1");
+    static const char *const other[] = {
+        " validation loss at the end of training for val data | lm loss value: 2.1 |",
+        " validation loss at iteration | lm loss value: 2.1 |",
+        " validation loss at iteration 1x0 | lm loss value: 2.1 |",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) != 0)
+            fail_msg("not an evaluation's end, parsed: %s", other[i]);
+    }
+}
+
 static void test_nemo2(void **state)
 {
     (void)state;
@@ -709,7 +736,6 @@ static void test_not_iterations(void **state)
         "loading checkpoint from /ckpt at iteration 500",
         "successfully saved checkpoint to /ckpt",
         "[Rank 0] (after 1 iterations) memory (MB) | allocated: 17956.49 | max allocated: 68581.8",
-        " validation loss at iteration 100 | lm loss value: 2.1 | lm loss PPL: 8.2 |",
         "[INFO] [timer.py:260:stop] epoch=0/micro_step=3/global_step=3, CurrSamplesPerSec=291.6",
         "reiteration 5/ 10 | elapsed",
         "iteration 5/ 10 without a bar",
@@ -795,7 +821,7 @@ int main(void)
         cmocka_unit_test(test_not_iterations),  cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_every_prefix),    cmocka_unit_test(test_checkpoint_save),
         cmocka_unit_test(test_nemo_checkpoint), cmocka_unit_test(test_eval),
-        cmocka_unit_test(test_eval_time),
+        cmocka_unit_test(test_validated),       cmocka_unit_test(test_eval_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
