@@ -108,9 +108,14 @@ struct tail {
      * for the hint that the log is another framework's (format_hint). */
     uint64_t own_iters, other_iters[4];
     int hinted;
-    int nemo1;           /* the last NeMo iteration line was NeMo 1's progress bar */
-    int64_t eval_after;  /* the step the last evaluation notice was sent after, -1: none */
-    uint64_t eval_every; /* Megatron's eval interval as its validation lines show it; 0 */
+    int nemo1;          /* the last NeMo iteration line was NeMo 1's progress bar */
+    int64_t eval_after; /* the step the last evaluation notice was sent after, -1: none */
+    /* Megatron's periodic evaluations: every eval_every steps (0: not known, or none), the
+     * step of the last notice sent for one whose "validation loss" line has not come (-1),
+     * and whether its arguments said it never evaluates (eval_iters 0). */
+    uint64_t eval_every;
+    int64_t eval_owed;
+    int eval_never;
     char chunk[READ_CHUNK];
     char line[LINE_MAX_BYTES];
     size_t len;
@@ -158,8 +163,9 @@ void hn_usage_tail(FILE *out)
             "successfully', else the next iteration line of a save that was not async), every\n"
             "later report carries ckpt=N. An evaluation's first line (Megatron's 'Evaluating\n"
             "iter 1/K', NeMo's 'Validation: iteration 1/K') is sent as a pause notice too,\n"
-            "and so is the line of each step Megatron's periodic evaluations follow, once its\n"
-            "'validation loss at iteration N' lines showed their interval.\n"
+            "and so is the line of each step Megatron's periodic evaluations follow (every\n"
+            "eval_interval steps, as its arguments or 'validation loss at iteration N' lines\n"
+            "show).\n"
             "At the end a summary goes to stderr: lines read, iterations reported, malformed\n"
             "lines skipped, reports dropped, checkpoint saves and evaluations announced. A\n"
             "log whose iteration lines are all of another format gets a hint naming it.\n"
@@ -670,6 +676,25 @@ static void eval_notice(struct tail *t, uint64_t after)
     send_one(t, NULL, after, HN_STEP_PAUSE_EVAL, &t->st.evals);
 }
 
+/*
+ * After Megatron's iteration line of step `step`: a notice when a periodic evaluation follows
+ * it. One announced whose "validation loss" line did not come before this step's (a run with
+ * no validation data, whose arguments still name an interval) means the job does not evaluate:
+ * no more notices until such a line comes, so that at most one wait has the long limit for
+ * nothing.
+ */
+static void periodic_eval(struct tail *t, uint64_t step)
+{
+    if (t->eval_owed >= 0 && step > (uint64_t)t->eval_owed) {
+        t->eval_every = 0;
+        t->eval_owed = -1;
+    }
+    if (!t->eval_every || t->eval_never || step % t->eval_every != 0 || step > INT64_MAX)
+        return;
+    eval_notice(t, step);
+    t->eval_owed = (int64_t)step;
+}
+
 static void handle_line(struct tail *t, const char *line, size_t len, int cut)
 {
     struct hn_trainlog_rec r;
@@ -706,12 +731,23 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
     }
     /* Megatron's periodic evaluations print nothing until they end ("validation loss at
      * iteration N"), and run after the iteration line of each multiple of its eval interval:
-     * the interval is the greatest common divisor of the iterations evaluated at (a run resumed
-     * at 5,000 with an interval of 1,000 evaluates at 6,000 first, then 7,000), and from then
-     * on the line of each multiple of it is followed by a notice. */
+     * the interval is its eval_interval argument, printed at its start, else the greatest
+     * common divisor of the iterations evaluated at (a run resumed at 5,500 with an interval
+     * of 1,000 evaluates at 6,000 first, then 7,000), and the line of each multiple of it is
+     * followed by a notice (periodic_eval). */
+    if (rc == HN_TRAINLOG_EVAL_INTERVAL) {
+        t->eval_every = r.iteration;
+        return;
+    }
+    if (rc == HN_TRAINLOG_EVAL_ITERS) {
+        t->eval_never = r.iteration == 0;
+        return;
+    }
     if (rc == HN_TRAINLOG_VALIDATED) {
         if (r.iteration > 0)
             t->eval_every = gcd_u64(t->eval_every, r.iteration);
+        t->eval_never = 0;
+        t->eval_owed = -1;
         return;
     }
     if (rc == HN_TRAINLOG_ITERATION && r.format == HN_TRAINLOG_NEMO)
@@ -754,8 +790,7 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
     t->last_iter = r.iteration;
     steps_after_save(t, r.iteration);
     report(t, &r);
-    if (t->eval_every && r.iteration % t->eval_every == 0 && r.iteration <= INT64_MAX)
-        eval_notice(t, r.iteration);
+    periodic_eval(t, r.iteration);
 }
 
 /* Ends the current line (a terminator, the end of the input, a file replaced under us). */
@@ -970,7 +1005,7 @@ int hn_cmd_tail(int argc, char **argv)
     t->last_tokens = -1;
     t->ckpt = t->save_at = t->tag_save_step = -1;
     t->ds_save_began = t->ds_save_ready = NAN;
-    t->ds_batch = t->ds_ready_step = t->eval_after = -1;
+    t->ds_batch = t->ds_ready_step = t->eval_after = t->eval_owed = -1;
     int status = 2;
     if (open_client(t) != 0)
         goto out_free;

@@ -516,15 +516,15 @@ static int deepspeed_save(const char *line, const char *end, uint64_t *n, int *n
     return deepspeed_save_tail(&s);
 }
 
-/* The configuration's "train_batch_size" + blanks + dots + blanks + N + the end of the line
- * (DeepSpeed prints each setting so, name and value at the line's end): N, else -1. */
-static int64_t deepspeed_batch(const char *line, const char *end)
+/* A setting as DeepSpeed prints its configuration and Megatron its arguments: key (with its
+ * trailing blank) + blanks + dots + blanks + N + the end of the line: N, else -1 (0 too unless
+ * zero_ok). */
+static int64_t setting(const char *line, const char *end, const char *key, int zero_ok)
 {
-    static const char key[] = "train_batch_size ";
     const char *p = find(line, end, key);
     if (!p || (p > line && is_word(p[-1])))
         return -1;
-    struct span s = {p + sizeof(key) - 1, end};
+    struct span s = {p + strlen(key), end};
     skip_blanks(&s);
     const char *dots = s.p;
     while (s.p < end && *s.p == '.')
@@ -534,7 +534,7 @@ static int64_t deepspeed_batch(const char *line, const char *end)
     skip_blanks(&s);
     uint64_t n;
     trim(&s);
-    if (scan_u64(&s, &n) != 0 || s.p != s.end || n == 0 || n > INT64_MAX)
+    if (scan_u64(&s, &n) != 0 || s.p != s.end || (n == 0 && !zero_ok) || n > INT64_MAX)
         return -1;
     return (int64_t)n;
 }
@@ -549,7 +549,7 @@ static int read_deepspeed(const char *line, const char *end, struct hn_trainlog_
         if (bad)
             return -1;
         kind = deepspeed_save(line, end, &n, &no_step);
-        if (kind == HN_TRAINLOG_OTHER && (batch = deepspeed_batch(line, end)) < 0)
+        if (kind == HN_TRAINLOG_OTHER && (batch = setting(line, end, "train_batch_size ", 0)) < 0)
             return HN_TRAINLOG_OTHER;
         if (batch > 0)
             kind = HN_TRAINLOG_BATCH;
@@ -680,6 +680,22 @@ static int read_nemo_save(const char *line, const char *end, struct hn_trainlog_
  */
 static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *out)
 {
+    /* Megatron's arguments, printed at its start: how often it evaluates, and on how many
+     * batches (0: never). */
+    static const struct {
+        const char *key;
+        enum hn_trainlog_kind kind;
+    } args[] = {{"eval_interval ", HN_TRAINLOG_EVAL_INTERVAL},
+                {"eval_iters ", HN_TRAINLOG_EVAL_ITERS}};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+        int64_t n = setting(line, end, args[i].key, args[i].kind == HN_TRAINLOG_EVAL_ITERS);
+        if (n < 0)
+            continue;
+        out->format = HN_TRAINLOG_MEGATRON;
+        out->iteration = (uint64_t)n;
+        read_prefix(line, end, out->prefix);
+        return args[i].kind;
+    }
     /* The end of a periodic one: "validation loss at iteration 100 | lm loss value: ..." (the
      * one at the end of training says "at the end of training", no iteration). */
     static const char done[] = "validation loss at iteration";

@@ -83,6 +83,8 @@ enum hn_trainlog_kind {
     HN_TRAINLOG_EVAL = 6,       /* an evaluation begins: "Evaluating iter 1/K" */
     HN_TRAINLOG_EVAL_TIME = 7,  /* an evaluation took this long: "{'eval_runtime': 9.25, ...}" */
     HN_TRAINLOG_VALIDATED = 8,  /* a periodic evaluation ended: "validation loss at iteration N" */
+    HN_TRAINLOG_EVAL_INTERVAL = 9, /* Megatron's argument "eval_interval ..... N" (N > 0) */
+    HN_TRAINLOG_EVAL_ITERS = 10,   /* Megatron's argument "eval_iters ..... N" (0: no evaluation) */
 };
 
 #define HN_TRAINLOG_PREFIX_MAX 64 /* launcher prefix bytes + NUL */
@@ -124,7 +126,9 @@ struct hn_trainlog_rec {
  * for the background writer names no step: iteration 0, the save begun last);
  * HN_TRAINLOG_EVAL for an evaluation's first line (format and prefix only; it comes after
  * the last iteration's line); HN_TRAINLOG_VALIDATED for Megatron's line after a periodic
- * evaluation (format, prefix and the iteration it followed); HN_TRAINLOG_EVAL_TIME for Hugging
+ * evaluation (format, prefix and the iteration it followed); HN_TRAINLOG_EVAL_INTERVAL and
+ * HN_TRAINLOG_EVAL_ITERS for Megatron's eval_interval and eval_iters arguments (the value in
+ * iteration); HN_TRAINLOG_EVAL_TIME for Hugging
  * Face's evaluation metrics (format DeepSpeed, prefix, and the runtimes' sum in elapsed_ms);
  * HN_TRAINLOG_BATCH for DeepSpeed's train_batch_size line (*out holds format, prefix and
  * global_batch only); HN_TRAINLOG_OTHER (0) for any other line (out then holds nothing useful); or

@@ -34,12 +34,11 @@ check_eq "one checkpoint save in the logs" \
     "1443:vm-07-05: saving checkpoint at iteration       5 to .//checkpoint/gpt_6.7B_tok300B_lr1.2e-4_min1.0e-6_wM_dB__gbs2048_mbs2_g16_z1_seed1234_rebase" \
     "$save_line"
 # saves_of FILE: the summary's tail for FILE's checkpoint saves and evaluations (the two logs
-# with periodic evaluations, at iterations 100 and 200: the second is announced, once the
-# first showed the interval).
+# with periodic evaluations, at iterations 100 and 200, by their eval_interval argument).
 saves_of() {
     case "$1" in
     superbenchmark/megatron_deepspeed.log) echo ', 1 checkpoint saves announced' ;;
-    bigscience/meg_gpt2_base_*) echo ', 1 evaluations announced' ;;
+    bigscience/meg_gpt2_base_*) echo ', 2 evaluations announced' ;;
     esac
 }
 summary_of() { grep '^houston tail: ' "$1" | tail -1; }
@@ -89,9 +88,10 @@ check_eq "--seq-len: tokens = global batch x N" "hs1 job=7 rank=0 step=10 dur=2.
 "$HOUSTON" tail --print --job 7 "$logs/bigscience/meg_gpt2_base_n4_dp1_tp4_pp4-1809579.out" >"$work/out" 2>/dev/null
 check_eq "no sequence length: no tokens" "hs1 job=7 rank=0 step=10 dur=2.1522" "$(head -1 "$work/out")"
 # Megatron's periodic evaluations print nothing until they end ("validation loss at iteration
-# 100"): once one has, the iteration line of each multiple of 100 is followed by a notice.
-check_eq "periodic evaluation: a notice after step 200's report, none after step 100's" \
-    "step=200 pause=eval" "$(grep -o 'step=[0-9]* pause=.*' "$work/out" | paste -sd'|')"
+# 100"): the iteration line of each multiple of its eval_interval argument (100) is followed by
+# a notice.
+check_eq "periodic evaluations: a notice after the reports of steps 100 and 200" \
+    "step=100 pause=eval|step=200 pause=eval" "$(grep -o 'step=[0-9]* pause=.*' "$work/out" | paste -sd'|')"
 
 # ---- from a pipe, all logs at once ----
 
@@ -105,7 +105,7 @@ else
     fail "pipe: $(diff <(step_dur <"$work/out") <(expected all) | head -4)"
 fi
 check "pipe: summary ($(summary_of "$work/err"))" \
-    grep -qE "^houston tail: $(cat "${all[@]}" | wc -l) lines read, 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced, 3 evaluations announced$" "$work/err"
+    grep -qE "^houston tail: $(cat "${all[@]}" | wc -l) lines read, 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced, 4 evaluations announced$" "$work/err"
 cat "${all[@]}" | "$HOUSTON" tail --print --job 7 >"$work/out2" 2>/dev/null
 check "stdin without '-' is the same" cmp -s "$work/out" "$work/out2"
 
@@ -200,7 +200,7 @@ wait "$pid"
 cat "${all[@]}" | "$HOUSTON" tail --print --job 7 >"$work/printed" 2>/dev/null
 check "sent: the agent socket got what --print shows ($(wc -l <"$work/recv.out") datagrams)" \
     cmp -s "$work/printed" "$work/recv.out"
-check "sent: summary ($(summary_of "$work/err"))" grep -q ' 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced, 3 evaluations announced$' "$work/err"
+check "sent: summary ($(summary_of "$work/err"))" grep -q ' 156 iterations reported, 0 malformed skipped, 0 reports dropped, 1 checkpoint saves announced, 4 evaluations announced$' "$work/err"
 "$HOUSTON" tail --job 7 --socket "$work/nobody.sock" "$logs/superbenchmark/megatron_deepspeed.log" 2>"$work/err"
 check_eq "no agent: still exit 0" 0 $?
 check "no agent: drops counted ($(summary_of "$work/err"))" \

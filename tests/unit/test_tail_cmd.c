@@ -470,6 +470,53 @@ static void test_periodic_eval_notice(void **state)
     assert_non_null(strstr(last_err, ", 1 evaluations announced"));
     free(out);
     free(text);
+    /* With its arguments (eval_interval 1000), the first is announced too. */
+    static const char *const args[] = {
+        "  eval_interval ................................... 1000",
+        "  eval_iters ...................................... 10",
+        "5500",
+        "6000",
+        " validation loss at iteration 6000 | lm loss value: 2.1 |",
+        "6500",
+        "7000",
+        " validation loss at iteration 7000 | lm loss value: 2.0 |",
+    };
+    text = log_of(args, HN_ARRAY_LEN(args));
+    out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "pause=eval"), 2);
+    assert_non_null(strstr(out, "step=6000 pause=eval\n"));
+    assert_non_null(strstr(out, "step=7000 pause=eval\n"));
+    free(out);
+    free(text);
+    /* eval_iters 0: it never evaluates, nothing is announced. */
+    static const char *const never[] = {
+        "  eval_interval ................................... 1000",
+        "  eval_iters ...................................... 0",
+        "6000",
+        "7000",
+    };
+    text = log_of(never, HN_ARRAY_LEN(never));
+    out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "pause=eval"), 0);
+    free(out);
+    free(text);
+    /* An interval, but no validation data: the first announced evaluation does not come
+     * (no "validation loss" line before the next iteration line), and none is announced after
+     * it. */
+    static const char *const none[] = {
+        "  eval_interval ................................... 1000",
+        "  eval_iters ...................................... 10",
+        "6000",
+        "6500",
+        "7000",
+        "8000",
+    };
+    text = log_of(none, HN_ARRAY_LEN(none));
+    out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "pause=eval"), 1);
+    assert_non_null(strstr(out, "step=6000 pause=eval\n"));
+    free(out);
+    free(text);
 }
 
 /* NeMo 1 (progress bars, one redraw per '\r'): Lightning's checkpoint line prints the steps

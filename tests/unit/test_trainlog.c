@@ -659,6 +659,36 @@ static void test_validated(void **state)
     }
 }
 
+/* Megatron's arguments for its periodic evaluations, as the fixtures' logs print them. */
+static void test_eval_arguments(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    assert_int_equal(parse("  eval_interval ................................... 100", &rec),
+                     HN_TRAINLOG_EVAL_INTERVAL);
+    assert_int_equal(rec.format, HN_TRAINLOG_MEGATRON);
+    assert_int_equal(rec.iteration, 100);
+    assert_int_equal(
+        parse("vm-07-05:   eval_iters ...................................... 10", &rec),
+        HN_TRAINLOG_EVAL_ITERS);
+    assert_int_equal(rec.iteration, 10);
+    assert_string_equal(rec.prefix, "vm-07-05");
+    assert_int_equal(parse("  eval_iters ...................................... 0", &rec),
+                     HN_TRAINLOG_EVAL_ITERS);
+    assert_int_equal(rec.iteration, 0);
+    static const char *const other[] = {
+        "  eval_interval ................................... None",
+        "  eval_interval ................................... 0",
+        "  tensorboard_eval_interval ....................... 100",
+        "  eval_interval 100",
+        "  eval_interval ................................... 100 steps",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) != 0)
+            fail_msg("not an evaluation argument, parsed: %s", other[i]);
+    }
+}
+
 static void test_nemo2(void **state)
 {
     (void)state;
@@ -821,7 +851,8 @@ int main(void)
         cmocka_unit_test(test_not_iterations),  cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_every_prefix),    cmocka_unit_test(test_checkpoint_save),
         cmocka_unit_test(test_nemo_checkpoint), cmocka_unit_test(test_eval),
-        cmocka_unit_test(test_validated),       cmocka_unit_test(test_eval_time),
+        cmocka_unit_test(test_validated),       cmocka_unit_test(test_eval_arguments),
+        cmocka_unit_test(test_eval_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
