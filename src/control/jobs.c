@@ -78,6 +78,16 @@ struct rank_st {
     uint8_t phase_at;
     uint8_t strag_told; /* a straggler finding named it in this run, and no recovery since */
     uint16_t relapses;  /* slow again within straggler-hold of a recovery, since it was told */
+    /* The decision a straggler_policy finding told for it as the job's straggler since it was
+     * told (drain_planned + 1), 0: none. A plan made again with the same decision is told
+     * anyway for a rank none was told for (straggler_plan): one standing in drains another
+     * node than the one the plan told. */
+    uint8_t plan_told;
+    /* When the guard held the drain of its node for it as the job's straggler (checkpoint), 0:
+     * not. Kept by the rank, not the job: another rank may take the job's straggler over (one
+     * bigger, one standing in, a relapse taking it back) before this one recovers, and its
+     * recovery still calls that drain off (held_drain_off). */
+    double held_at;
 };
 
 struct row {
@@ -95,7 +105,7 @@ struct row {
 
 /* A told straggler the detector saw recover, whose recovery is told once it has kept up for
  * straggler-hold (quiet_watch): what the detector said then, and when the guard held the drain
- * of its node for it as the job's straggler (strag_held_at; 0: not): another rank may be the
+ * of its node for it as the job's straggler (rank_st's held_at; 0: not): another rank may be the
  * job's straggler by the time it is told. */
 struct quiet {
     unsigned rank;
@@ -192,7 +202,6 @@ struct job {
     int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
     double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
     int drain_planned;
-    double strag_held_at;     /* when the guard held the drain of its straggler's node; 0: not */
     char plan[HN_DETAIL_MAX]; /* as its straggler_policy finding's detail */
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
@@ -505,12 +514,13 @@ static void detector_reset(struct hn_brain *b, double now, struct job *j)
                  j->l.ranks, j->strag_rank);
     j->strag_rank = -1;
     j->drain_planned = 0;
-    j->strag_held_at = 0;
     j->strag_next = 0;
     j->ndrift = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         j->ranks[r].strag_told = 0;
         j->ranks[r].relapses = 0;
+        j->ranks[r].held_at = 0;
+        j->ranks[r].plan_told = 0;
     }
 }
 
@@ -781,7 +791,8 @@ static void interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_l
     j->pause = 0;
     j->drain_planned = 0;
     j->strag_rank = -1;
-    j->strag_held_at = 0;
+    for (unsigned r = 0; r < j->l.ranks; r++)
+        j->ranks[r].held_at = 0;
     j->plan[0] = '\0'; /* a plan for the run that is over (checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
@@ -1159,14 +1170,17 @@ static int drain_takes(const struct job *j, const struct node *n, int node)
 #define OTHERS_TTL_S 10.0
 
 /* The GPUs of the nodes the scheduler's last poll lists job id on (each node's expected count,
- * or the count seen). */
+ * or the count seen), each node's shared evenly among the jobs listed on it: jobs that share a
+ * node (one GPU each, say) do not count its GPUs once each, and the sum stays a floor. */
 static double listed_gpus(const struct hn_brain *b, const char *id)
 {
     double gpus = 0;
     for (size_t i = 0; i < b->nnodes; i++) {
         const struct node *m = &b->nodes[i];
-        if (hb_node_runs(m, id))
-            gpus += m->gpus_expected ? m->gpus_expected : m->gpus_seen ? m->gpus_seen : 1;
+        if (!hb_node_runs(m, id))
+            continue;
+        unsigned g = m->gpus_expected ? m->gpus_expected : m->gpus_seen ? m->gpus_seen : 1;
+        gpus += (double)g / m->njobs;
     }
     return gpus;
 }
@@ -1297,8 +1311,10 @@ static void straggler_plan(struct hn_brain *b, double now, struct job *j, const 
         set_plan(j, "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s%s)%s",
                  n ? n->name : "the rank's node", w.waste, w.over, w.own, w.how, w.also,
                  n ? "" : "; its node is unknown");
-    if (changed_only && was == j->drain_planned)
+    if (changed_only && was == j->drain_planned &&
+        j->ranks[rank].plan_told == (uint8_t)(j->drain_planned + 1))
         return;
+    j->ranks[rank].plan_told = (uint8_t)(j->drain_planned + 1);
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
                    j->plan);
@@ -1450,11 +1466,13 @@ static int held_drain_off(const struct job *j, unsigned rank, struct node *n, do
  * called a held drain off. */
 static int strag_recovered(struct job *j, unsigned rank, struct node *n)
 {
-    int release = held_drain_off(j, rank, n, j->strag_held_at);
-    if (rank < j->l.ranks)
+    int release = rank < j->l.ranks && held_drain_off(j, rank, n, j->ranks[rank].held_at);
+    if (rank < j->l.ranks) {
         j->ranks[rank].strag_told = 0;
+        j->ranks[rank].held_at = 0;
+        j->ranks[rank].plan_told = 0;
+    }
     j->strag_rank = -1;
-    j->strag_held_at = 0;
     j->drain_planned = 0;
     set_plan(j, "straggler rank %u recovered%s%s%s", rank, release ? "; the held drain of " : "",
              release ? n->name : "", release ? " is called off (it stays suspect)" : "");
@@ -1478,6 +1496,8 @@ static void recovery_told(struct hn_brain *b, double now, struct job *j, unsigne
         /* It was, when its recovery was held, and another took over since: the drain held
          * for it goes all the same. */
         released = held_drain_off(j, rank, n, held_at);
+        j->ranks[rank].held_at = 0;
+        j->ranks[rank].plan_told = 0;
     }
     unsigned relapses = j->ranks[rank].relapses;
     j->ranks[rank].relapses = 0;
@@ -1519,7 +1539,7 @@ static void quiet_start(struct hn_brain *b, double now, struct job *j,
         recovery_told(b, now, j, d->rank, ev, 0);
         return;
     }
-    double held_at = j->strag_rank == (int)d->rank ? j->strag_held_at : 0;
+    double held_at = j->ranks[d->rank].held_at;
     j->quiet[j->nquiet++] =
         (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown, held_at};
     if (j->strag_rank == (int)d->rank) {
@@ -1939,7 +1959,7 @@ static void checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ck
     tag_job(b, from, j->l.id);
     /* The plan now says what was done, until the next decision or restart. */
     if (n->held && strcmp(n->held_finding.rule, "straggler") == 0)
-        j->strag_held_at = now;
+        j->ranks[rank].held_at = now;
     if (n->held)
         set_plan(j,
                  "drain %s at checkpoint %lld held for an operator (blast-radius guard): rank %d "

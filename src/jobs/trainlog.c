@@ -697,11 +697,20 @@ static int read_eval(const char *line, const char *end, struct hn_trainlog_rec *
         return args[i].kind;
     }
     /* The end of a periodic one: "validation loss at iteration 100 | lm loss value: ..." (the
-     * one at the end of training says "at the end of training", no iteration). */
+     * one at the end of training says "at the end of training", no iteration, or in newer
+     * Megatron-LM "at iteration N on validation set" and "on test set": not periodic, N is
+     * where training stopped). */
     static const char done[] = "validation loss at iteration";
     const char *v = find(line, end, done);
     uint64_t at;
-    if (v && number_after(v + strlen(done), end, 0, &at) == 0) {
+    struct span vs = {v ? v + strlen(done) : end, end};
+    skip_blanks(&vs);
+    int periodic = v && scan_u64(&vs, &at) == 0;
+    if (periodic) {
+        skip_blanks(&vs);
+        periodic = vs.p >= end || *vs.p == '|';
+    }
+    if (periodic) {
         out->format = HN_TRAINLOG_MEGATRON;
         out->iteration = at;
         read_prefix(line, end, out->prefix);

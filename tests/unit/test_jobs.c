@@ -730,11 +730,36 @@ static void straggler_policy_counts_the_other_jobs_on_the_node(void **state)
     assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
     assert_non_null(
         strstr(plan, "less than a restart (60 s, and 1030 s more for 1 other job there)"));
-    /* Listed on n3 and n4 and no step reports: a restart of its 8 GPUs, 60 x 8 / 16 = 30 s. */
+    /* Listed on n3 and n4, with "a", and no step reports: a restart of its share of their 8
+     * GPUs, 60 x 4 / 16 = 15 s. */
     straggler_beside("o3", 8, 0, 0, plan, sizeof(plan));
     assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
-    assert_non_null(strstr(plan, ", a restart costs 60 s, and 30 s more for 1 other job there (1 "
+    assert_non_null(strstr(plan, ", a restart costs 60 s, and 15 s more for 1 other job there (1 "
                                  "without step reports: a restart)"));
+}
+
+/* Four jobs the scheduler lists on n3 (4 GPUs) only, none reporting steps: the drain of n3
+ * interrupts at most its 4 GPUs' worth of them, 4 x 60 / 16 = 15 s of job "a"'s 16 ranks,
+ * whichever way those jobs share it. Before, each counted every GPU of n3, 60 s in all: four
+ * times the GPUs the node has (docs/jobs.md says the count is a floor). */
+static void unreported_jobs_on_a_node_count_its_gpus_once(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    static const char *const others[] = {"u1", "u2", "u3", "u4"};
+    for (int k = 0; k < 4; k++)
+        hn_brain_node_job(b, 0, 2, others[k]);
+    double slow[16] = {0};
+    uint64_t s;
+    char plan[HN_DETAIL_MAX];
+    (void)straggler_found_with_time_left(b, "a", -1, 0, &s, slow, plan, sizeof(plan));
+    assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
+    double more = -1;
+    const char *at = strstr(plan, ", and ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, ", and %lf s more for 4 other jobs there", &more), 1);
+    assert_true(more <= 15);
+    hn_brain_free(b);
 }
 
 /* Steps of job `job` (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower,
@@ -3162,6 +3187,44 @@ static void smaller_straggler_stands_in_for_a_held_one(void **state)
     hn_brain_free(b);
 }
 
+/* As smaller_straggler_stands_in_for_a_held_one: rank 2 (n1) stands in for rank 9 (n3), whose
+ * plan was to drain n3. The plan now drains n1, another node: a straggler_policy finding says
+ * so, before the checkpoint drains it. Before, the decision (a drain) was the same, so nothing
+ * was told: the last plan told named n3, and n1 was drained at the checkpoint all the same. */
+static void stand_in_plan_for_another_node_is_told(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet_held(60);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "sp");
+    double slow[16] = {0};
+    uint64_t s;
+    double t = rank9_slow(b, "sp", slow, &s);
+    slow[2] = 0.09;
+    for (; s <= 110; s++, t += 1.3)
+        step_all(b, t, "sp", 16, s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, "sp", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0;
+    int told = 0;
+    for (int k = 0; k < 100; k++, s++, t += 1.1) {
+        step_all(b, t, "sp", 16, s, 1.0, slow, 0);
+        struct hn_out o;
+        while (hn_brain_poll(b, &o)) {
+            if (o.kind == HN_OUT_FINDING && strcmp(o.finding.rule, "straggler_policy") == 0 &&
+                strstr(o.finding.detail, "drain n1 at the next checkpoint"))
+                told++;
+        }
+    }
+    job_view(b, "sp", &v);
+    assert_int_equal(v.straggler_rank, 2);
+    assert_int_equal(told, 1);
+    hn_brain_free(b);
+}
+
 /* Rank 9 (n3) recovers and its recovery is held (straggler-hold 600 s); meanwhile rank 2 (n1)
  * becomes 44% slower and the job's straggler. It is shown, charged and drained at the
  * checkpoint like any other. Before, the hold of rank 9 stayed on the job's straggler: rank 2
@@ -3543,6 +3606,45 @@ static void grown_job_tells_its_held_recoveries(void **state)
     assert_non_null(strstr(o.finding.detail, "held drain is called off"));
     struct hn_node_view nv;
     hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    hn_brain_free(b);
+}
+
+/* Rank 9's drain of n3 is held and its recovery held (held_drain_and_hold); rank 2 (n1, 9%)
+ * stands in, and at the checkpoint the guard holds n1's drain for it too. Rank 9 falls back
+ * (27%) and takes the job's straggler back; then rank 2 keeps up for good. Its recovery, told
+ * once held for straggler-hold, calls off the drain of n1 held for it, as it does for a rank
+ * that was the job's straggler when it recovered. Before, the time the guard held n1's drain
+ * went with the job's straggler to rank 9, and n1 stayed held for an operator to approve. */
+static void stand_in_held_drain_is_called_off_after_the_held_one_relapses(void **state)
+{
+    (void)state;
+    double slow[16] = {0}, t;
+    uint64_t s;
+    struct hn_brain *b = held_drain_and_hold("hr", 4, &t, &s, slow);
+    struct hn_job_view v = {.straggler_rank = -1};
+    slow[2] = 0.09;
+    for (int k = 0; k < 200 && v.straggler_rank != 2; k++) {
+        step_all(b, t += 1.1, "hr", 16, ++s, 1.0, slow, 0);
+        job_view(b, "hr", &v);
+    }
+    assert_int_equal(v.straggler_rank, 2);
+    s++;
+    step_all(b, t += 1.1, "hr", 16, s, 1.0, slow, (int64_t)s); /* the checkpoint: held */
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 0, &nv);
+    assert_true(nv.held);
+    slow[9] = 0.27;
+    for (int k = 0; k < 200 && v.straggler_rank != 9; k++) {
+        step_all(b, t += 1.3, "hr", 16, ++s, 1.0, slow, 0);
+        job_view(b, "hr", &v);
+    }
+    assert_int_equal(v.straggler_rank, 9);
+    slow[2] = 0;
+    for (int k = 0; k < 700; k++)
+        step_all(b, t += 1.3, "hr", 16, ++s, 1.0, slow, 0);
+    hn_brain_node_view(b, 0, &nv);
     assert_false(nv.held);
     assert_int_equal(nv.state, HN_NODE_SUSPECT);
     hn_brain_free(b);
@@ -4843,7 +4945,7 @@ static void job_memory_follows_its_nodes_not_the_fleet(void **state)
                   v.nodes);
     assert_int_equal(v.l.interruptions, 499);
     assert_int_equal(v.nodes, 1);
-    /* 64 ranks' row buffers and rank state (80 B a rank; 128 allowed), not a node table entry
+    /* 64 ranks' row buffers and rank state (96 B a rank; 128 allowed), not a node table entry
      * for each of the 500 nodes (6,000 B more would fail this). */
     assert_true(after < one + 64 * (sizeof(double) * 8 + 128) + 1024);
     /* Its cap is its run's one node's 64 ranks, not 64 for each of the 500 nodes it touched. */
@@ -5445,6 +5547,7 @@ int main(void)
         cmocka_unit_test(flapping_straggler_is_one_episode),
         cmocka_unit_test(relapses_near_the_line_keep_the_plan),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
+        cmocka_unit_test(unreported_jobs_on_a_node_count_its_gpus_once),
         cmocka_unit_test(grown_job_forgets_the_old_detectors_straggler),
         cmocka_unit_test(straggler_plan_with_measured_restarts_is_whole),
         cmocka_unit_test(straggler_phase_from_phase_times),
@@ -5496,7 +5599,9 @@ int main(void)
         cmocka_unit_test(held_drain_is_called_off_after_another_straggler_took_over),
         cmocka_unit_test(run_that_ends_tells_its_held_recoveries),
         cmocka_unit_test(smaller_straggler_stands_in_for_a_held_one),
+        cmocka_unit_test(stand_in_plan_for_another_node_is_told),
         cmocka_unit_test(grown_job_tells_its_held_recoveries),
+        cmocka_unit_test(stand_in_held_drain_is_called_off_after_the_held_one_relapses),
         cmocka_unit_test(held_node_at_the_checkpoint_still_weighs_the_drain),
         cmocka_unit_test(from_start_straggler_that_catches_up_is_kept),
         cmocka_unit_test(second_straggler_is_taken_up_when_the_first_recovers),

@@ -659,6 +659,27 @@ static void test_validated(void **state)
     }
 }
 
+/* Megatron-LM's evaluations after training (pretrain(), "iteration N on validation set", "on
+ * test set") are not periodic ones: their iteration, where training stopped (train_iters, an
+ * exit interval or duration), is no multiple of the eval interval, and taken as one it would
+ * shrink the interval tail learns (gcd(1000, 1234) = 2). Before, both were read as the end of a
+ * periodic evaluation at 1234. */
+static void test_validated_after_training_is_not_periodic(void **state)
+{
+    (void)state;
+    struct hn_trainlog_rec rec;
+    static const char *const other[] = {
+        " validation loss at iteration 1234 on validation set | lm loss value: 2.1 |",
+        " validation loss at iteration 1234 on test set | lm loss value: 2.1 |",
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(other); i++) {
+        if (parse(other[i], &rec) == HN_TRAINLOG_VALIDATED)
+            fail_msg("not a periodic evaluation's end, parsed: %s", other[i]);
+    }
+    assert_int_equal(parse(" validation loss at iteration 1000 |", &rec), HN_TRAINLOG_VALIDATED);
+    assert_int_equal(parse(" validation loss at iteration 1000", &rec), HN_TRAINLOG_VALIDATED);
+}
+
 /* Megatron's arguments for its periodic evaluations, as the fixtures' logs print them. */
 static void test_eval_arguments(void **state)
 {
@@ -844,14 +865,23 @@ static void test_every_prefix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expected_csv),    cmocka_unit_test(test_deepspeed_real_logs),
-        cmocka_unit_test(test_deepspeed),       cmocka_unit_test(test_fields),
-        cmocka_unit_test(test_other_logs),      cmocka_unit_test(test_megatron_lm),
-        cmocka_unit_test(test_nemo2),           cmocka_unit_test(test_nemo1_progress_bar),
-        cmocka_unit_test(test_not_iterations),  cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_every_prefix),    cmocka_unit_test(test_checkpoint_save),
-        cmocka_unit_test(test_nemo_checkpoint), cmocka_unit_test(test_eval),
-        cmocka_unit_test(test_validated),       cmocka_unit_test(test_eval_arguments),
+        cmocka_unit_test(test_expected_csv),
+        cmocka_unit_test(test_deepspeed_real_logs),
+        cmocka_unit_test(test_deepspeed),
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_other_logs),
+        cmocka_unit_test(test_megatron_lm),
+        cmocka_unit_test(test_nemo2),
+        cmocka_unit_test(test_nemo1_progress_bar),
+        cmocka_unit_test(test_not_iterations),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_every_prefix),
+        cmocka_unit_test(test_checkpoint_save),
+        cmocka_unit_test(test_nemo_checkpoint),
+        cmocka_unit_test(test_eval),
+        cmocka_unit_test(test_validated),
+        cmocka_unit_test(test_eval_arguments),
+        cmocka_unit_test(test_validated_after_training_is_not_periodic),
         cmocka_unit_test(test_eval_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
