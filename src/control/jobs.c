@@ -988,6 +988,17 @@ static int acts_on(const struct hn_brain *b, const struct job *j)
  * smallest slowdown (min_slowdown), now measured against the peers (the step's reference). */
 #define STRAGGLER_MIN_VS_PEERS 0.025
 
+/* Whether rank's episode is a drift drift_watch follows: it becomes a straggler at
+ * DRIFT_PROMOTE_VS_PEERS only, also when strag_watch looks for one to take up. */
+static int drifting(const struct job *j, unsigned rank)
+{
+    for (unsigned k = 0; k < j->ndrift; k++) {
+        if (j->drift[k] == rank)
+            return 1;
+    }
+    return 0;
+}
+
 /* A persistent slowdown of a rank that leaves it about as fast as its peers: slower than its
  * own normal, yet no straggler. A rank that ran faster than the others and is back among them
  * looks like this; on a GPU shared by time slices the ranks trade places by a few percent
@@ -1010,10 +1021,7 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
     size_t from = b->qlen;
     hb_push_out(b, HN_OUT_FINDING, now, n)->finding = f;
     tag_job(b, from, j->l.id);
-    for (unsigned k = 0; k < j->ndrift; k++)
-        if (j->drift[k] == d->rank)
-            return;
-    if (j->ndrift < DRIFT_MAX)
+    if (!drifting(j, d->rank) && j->ndrift < DRIFT_MAX)
         j->drift[j->ndrift++] = d->rank;
 }
 
@@ -1218,8 +1226,11 @@ static double others_cost(const struct hn_brain *b, double now, struct job *j, c
     }
     for (unsigned k = 0; k < n->njobs; k++) {
         int i = find_job(js, n->jobs[k]);
-        if (strcmp(n->jobs[k], j->l.id) == 0 || (i >= 0 && js->v[i]->l.ranks))
-            continue; /* j, or counted above */
+        /* j, or counted above; one waiting for its next run (pending) is not: its restart is
+         * not stepping yet, and the drain makes it start again. */
+        if (strcmp(n->jobs[k], j->l.id) == 0 ||
+            (i >= 0 && js->v[i]->l.ranks && !js->v[i]->l.pending))
+            continue;
         gpu_s += b->cfg.restart_s * listed_gpus(b, n->jobs[k]);
         ++*count;
         ++*blind;
@@ -1238,7 +1249,7 @@ struct weigh {
     double waste, restart; /* restart: own + others */
     double own, others;    /* j's restart (how says whose), and what the drain costs the other
                               jobs it interrupts (also says how many) */
-    char over[64], how[32], also[80];
+    char over[64], how[32], also[96];
 };
 
 /* Whether the policy drains the node of j's straggler at the next checkpoint, as it stands now
@@ -1695,7 +1706,7 @@ static void strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t 
     for (unsigned r = 0; r < j->l.ranks; r++) {
         if ((int)r == j->strag_rank || j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
             hn_strag_rank_get(j->strag, r, &in) != 0 || !in.slow ||
-            in.vs_peers_now < STRAGGLER_MIN_VS_PEERS ||
+            in.vs_peers_now < (drifting(j, r) ? DRIFT_PROMOTE_VS_PEERS : STRAGGLER_MIN_VS_PEERS) ||
             (best >= 0 && in.vs_peers_now <= bi.vs_peers_now))
             continue;
         best = (int)r;

@@ -786,6 +786,8 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
         t->st.repeated++;
         return;
     }
+    if (t->have_last && r.iteration < t->last_iter)
+        t->eval_after = t->eval_owed = -1; /* a run restarted from a checkpoint evaluates anew */
     t->have_last = 1;
     t->last_iter = r.iteration;
     steps_after_save(t, r.iteration);

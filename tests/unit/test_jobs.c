@@ -762,6 +762,35 @@ static void unreported_jobs_on_a_node_count_its_gpus_once(void **state)
     hn_brain_free(b);
 }
 
+/* A job listed on n3 and n4 that reported steps (8 ranks) and now waits for its next run
+ * (requeued, starting again there, no step yet) is interrupted by the drain too: it counts as a
+ * job without step reports, a restart of its share of the nodes' GPUs (8 / 2, as job "a" is
+ * listed there too: 60 x 4 / 16 = 15 s). Before, neither sum counted it. */
+static void waiting_job_on_the_node_counts_a_restart(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(4);
+    for (int n = 2; n < 4; n++)
+        hn_brain_node_job(b, 0, n, "w");
+    for (uint64_t k = 1; k <= 10; k++) {
+        for (int r = 0; r < 8; r++) {
+            struct hn_step_in in = report("w", r, 8, k, 1.0);
+            assert_int_equal(hn_brain_step(b, (double)k, 2 + r / 4, &in), 0);
+        }
+    }
+    assert_int_equal(hn_brain_job_waiting(b, 11, "w", HN_WAIT_QUEUED), 0);
+    struct hn_job_view wv;
+    job_view(b, "w", &wv);
+    assert_string_equal(wv.state, "restarting");
+    double slow[16] = {0};
+    uint64_t s;
+    char plan[HN_DETAIL_MAX];
+    (void)straggler_found_with_time_left(b, "a", -1, 0, &s, slow, plan, sizeof(plan));
+    assert_non_null(strstr(plan, ", and 15 s more for 1 other job there (1 without step "
+                                 "reports: a restart)"));
+    hn_brain_free(b);
+}
+
 /* Steps of job `job` (16 ranks on n1-n4, steps of 1 s, 1.27 s while rank 9 is 30% slower,
  * the other ranks as slower as in `also`, if given) from *s at *t, `cycles` times
  * `slow_steps` with rank 9 slow then `fast_steps` with it in line, reporting no checkpoint;
@@ -3187,6 +3216,49 @@ static void smaller_straggler_stands_in_for_a_held_one(void **state)
     hn_brain_free(b);
 }
 
+/* A drift (rank 5, 4% faster than its peers, slows to 1% faster: slower than its own normal,
+ * not than its peers) that goes on to 3.5% slower than its peers does not stand in for a held
+ * straggler (rank 9): a drift becomes a straggler only at twice the margin of a fresh
+ * detection (DRIFT_PROMOTE_VS_PEERS, 5%). Before, the scan for a stand-in took it at 2.5%, a
+ * `straggler` finding and a plan for a rank no better than its place among its peers. */
+static void drift_does_not_stand_in_below_the_promotion_margin(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet_held(60);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, "dr");
+    double slow[16] = {0}, t = 0;
+    uint64_t s = 1;
+    slow[5] = -0.04;
+    for (; s <= 100; s++, t += 1)
+        step_all(b, t, "dr", 16, s, 1.0, slow, 0);
+    slow[5] = -0.01;
+    int drift = 0;
+    for (; s <= 200; s++, t += 1) {
+        step_all(b, t, "dr", 16, s, 1.0, slow, 0);
+        drift += find_output(b, HN_OUT_FINDING, "straggler_drift", NULL);
+    }
+    assert_int_equal(drift, 1);
+    slow[5] = 0.035;
+    slow[9] = 0.27;
+    struct hn_job_view v = {.straggler_rank = -1};
+    for (; s <= 300; s++, t += 1.27)
+        step_all(b, t, "dr", 16, s, 1.0, slow, 0);
+    job_view(b, "dr", &v);
+    assert_int_equal(v.straggler_rank, 9);
+    (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
+    slow[9] = 0;
+    int found = 0;
+    for (int k = 0; k < 100; k++, s++, t += 1.035) {
+        step_all(b, t, "dr", 16, s, 1.0, slow, 0);
+        found += find_output(b, HN_OUT_FINDING, "straggler", NULL);
+    }
+    job_view(b, "dr", &v);
+    assert_int_equal(found, 0);
+    assert_int_equal(v.straggler_rank, -1); /* rank 9 held, no stand-in */
+    hn_brain_free(b);
+}
+
 /* As smaller_straggler_stands_in_for_a_held_one: rank 2 (n1) stands in for rank 9 (n3), whose
  * plan was to drain n3. The plan now drains n1, another node: a straggler_policy finding says
  * so, before the checkpoint drains it. Before, the decision (a drain) was the same, so nothing
@@ -5548,6 +5620,7 @@ int main(void)
         cmocka_unit_test(relapses_near_the_line_keep_the_plan),
         cmocka_unit_test(straggler_policy_counts_the_other_jobs_on_the_node),
         cmocka_unit_test(unreported_jobs_on_a_node_count_its_gpus_once),
+        cmocka_unit_test(waiting_job_on_the_node_counts_a_restart),
         cmocka_unit_test(grown_job_forgets_the_old_detectors_straggler),
         cmocka_unit_test(straggler_plan_with_measured_restarts_is_whole),
         cmocka_unit_test(straggler_phase_from_phase_times),
@@ -5599,6 +5672,7 @@ int main(void)
         cmocka_unit_test(held_drain_is_called_off_after_another_straggler_took_over),
         cmocka_unit_test(run_that_ends_tells_its_held_recoveries),
         cmocka_unit_test(smaller_straggler_stands_in_for_a_held_one),
+        cmocka_unit_test(drift_does_not_stand_in_below_the_promotion_margin),
         cmocka_unit_test(stand_in_plan_for_another_node_is_told),
         cmocka_unit_test(grown_job_tells_its_held_recoveries),
         cmocka_unit_test(stand_in_held_drain_is_called_off_after_the_held_one_relapses),

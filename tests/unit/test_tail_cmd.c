@@ -517,6 +517,24 @@ static void test_periodic_eval_notice(void **state)
     assert_non_null(strstr(out, "step=6000 pause=eval\n"));
     free(out);
     free(text);
+    /* A run restarted from its checkpoint at 50, its log appended to the same file, evaluates
+     * at 100 again: announced again. */
+    static const char *const again[] = {
+        "  eval_interval ................................... 100",
+        "90",
+        "100",
+        " validation loss at iteration 100 | lm loss value: 2.1 |",
+        "110",
+        "60",
+        "100",
+        " validation loss at iteration 100 | lm loss value: 2.1 |",
+        "110",
+    };
+    text = log_of(again, HN_ARRAY_LEN(again));
+    out = TAIL(text, (const char *)NULL);
+    assert_int_equal(tu_count(out, "step=100 pause=eval\n"), 2);
+    free(out);
+    free(text);
 }
 
 /* NeMo 1 (progress bars, one redraw per '\r'): Lightning's checkpoint line prints the steps
