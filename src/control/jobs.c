@@ -140,6 +140,13 @@ struct job {
     double gaps[RECENT]; /* waits between advances of the step (reports may be sparse) */
     unsigned ngaps, gaps_at;
     int run_gaps; /* this run has a wait of gaps[]: its own rhythm is known (hang_limit) */
+    /* The reported step times against the wall clock (wall_frame), this run: the advances
+     * that came at frame_at (the time of their agent's frame) with their reported seconds,
+     * frame_from the frame before when houston watched the wait since (0: not); and the sums
+     * over the frames judged so far (halved past WALL_WINDOW_S). wall_told: said so. */
+    double frame_at, frame_from, frame_work, wall_work, wall_s;
+    unsigned frame_adv, wall_adv;
+    int wall_told;
     int advanced; /* this run's first report advanced it (progress; step 0 too) */
     /* Its highest step since this controller knew it (restored: from 0), which a hang waits
      * on; a run Slurm restarted from a checkpoint while the controller was away advances it
@@ -410,12 +417,59 @@ static double typical_step(const struct job *j)
     return nanmedian_small(j->recent, j->nrecent);
 }
 
+/* The reported step times are judged against the wall clock once WALL_JUDGE_S of it was
+ * watched, over the last WALL_WINDOW_S or so; they are not wall time when the steps they
+ * cover took more than WALL_K times the wall time they came in (steps run one after the other:
+ * a client that reports milliseconds as seconds, say). */
+#define WALL_JUDGE_S  300.0
+#define WALL_WINDOW_S 3600.0
+#define WALL_K        2.0
+
+/* Whether j's reported step times are not seconds of wall time (above). */
+static int wall_mismatch(const struct job *j)
+{
+    return j->wall_s >= WALL_JUDGE_S && j->wall_work > WALL_K * j->wall_s && j->wall_adv > 0;
+}
+
 /* The typical wait between two advances of the step: a step, or more where reports are sparse
- * (`houston tail` reads a line per log interval of many steps). */
+ * (`houston tail` reads a line per log interval of many steps). Reported step times that are
+ * not wall time (wall_mismatch) count for no more than WALL_K times the wall time an advance
+ * took on average: a client that reports milliseconds would put the hang limit 1,000 times
+ * too far. */
 static double typical_gap(const struct job *j)
 {
     double gap = nanmedian_small(j->gaps, j->ngaps), step = typical_step(j);
-    return isnan(gap) || gap < step ? step : gap;
+    gap = isnan(gap) || gap < step ? step : gap;
+    if (wall_mismatch(j))
+        gap = fmin(gap, WALL_K * j->wall_s / j->wall_adv);
+    return gap;
+}
+
+/* An advance of j at now whose steps took `work` s by their reports: frames of advances (one
+ * time each) are summed, and each is judged against the wall time since the frame before,
+ * when houston watched it (`watched`: unbroken, no pause announced). So a burst of reports in
+ * one frame (`houston tail` reading a log written while it was not running) is judged as a
+ * whole, against the time since the last frame, when those steps ran. */
+static void wall_frame(struct job *j, double now, double work, int watched)
+{
+    if (now > j->frame_at) {
+        if (j->frame_from > 0 && j->frame_at > j->frame_from && isfinite(j->frame_work)) {
+            j->wall_work += j->frame_work;
+            j->wall_s += j->frame_at - j->frame_from;
+            j->wall_adv += j->frame_adv;
+            if (j->wall_s > WALL_WINDOW_S) {
+                j->wall_work /= 2;
+                j->wall_s /= 2;
+                j->wall_adv = (j->wall_adv + 1) / 2;
+            }
+        }
+        j->frame_from = watched ? j->frame_at : 0;
+        j->frame_at = now;
+        j->frame_work = 0;
+        j->frame_adv = 0;
+    }
+    j->frame_work += work;
+    j->frame_adv++;
 }
 
 /* Whether job a goes before job v when the table is full: an ended job first, then one the
@@ -895,6 +949,10 @@ static void resume(struct hn_brain *b, struct job *j, double now, double seconds
     j->watched = 0;
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
+    /* Its reports are judged against the wall clock anew (a fixed client, say). */
+    j->frame_at = j->frame_from = j->frame_work = j->wall_work = j->wall_s = 0;
+    j->frame_adv = j->wall_adv = 0;
+    j->wall_told = 0;
     clear_rows(j);
     detector_reset(b, now, j); /* the new run's detector finds its own */
 }
@@ -1991,6 +2049,27 @@ static double rank_seconds(const struct hn_step_in *s)
     return s->seconds;
 }
 
+/* j's reports add up to more step time than the wall time they came in (wall_mismatch): said
+ * once a run, as information for whoever instruments the job (its MFU and tokens per second,
+ * which go by the same times, are off too). */
+static void wall_tell(struct hn_brain *b, double now, struct job *j)
+{
+    j->wall_told = 1;
+    double reported = j->wall_work / j->wall_adv, wall = j->wall_s / j->wall_adv;
+    char ev[320];
+    snprintf(ev, sizeof(ev), "job=%s reported_s=%.6g wall_s=%.6g watched_s=%.0f limit=%.0f",
+             j->l.id, reported, wall, j->wall_s, WALL_K);
+    struct hn_finding f;
+    hb_finding_set(&f, "step_time_mismatch", HN_SEV_INFO, -1, ev,
+                   "job %s's step reports add up to %.3g s between two reports, but they come "
+                   "every %.3g s: their step times (dur=) are not seconds of wall time "
+                   "(milliseconds?); its hang limit goes by the wall time",
+                   j->l.id, reported, wall);
+    size_t from = b->qlen;
+    hb_push_out(b, HN_OUT_FINDING, now, NULL)->finding = f;
+    tag_job(b, from, j->l.id);
+}
+
 /* `unbroken`: the reporting node's frames came without a break since the last progress. */
 static void progress(struct job *j, double now, const struct hn_step_in *s, int unbroken)
 {
@@ -2017,6 +2096,7 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
         /* The rhythm of its reports: what the steps since the last one took (a report per
          * log interval of many steps), or the wait itself when houston watched it. */
         double rhythm = (double)(s->step - j->front) * s->seconds;
+        wall_frame(j, now, rhythm, learn);
         if (learn && gap > rhythm)
             rhythm = gap;
         if (isfinite(rhythm)) {
@@ -2026,6 +2106,11 @@ static void progress(struct job *j, double now, const struct hn_step_in *s, int 
             if (j->ngaps < RECENT)
                 j->ngaps++;
         }
+    } else {
+        j->frame_from = 0; /* not watched: the next frame is not judged */
+        j->frame_at = now;
+        j->frame_work = 0;
+        j->frame_adv = 0;
     }
     if (s->step > j->l.step || !j->advanced) {
         double add = s->seconds;
@@ -2371,6 +2456,8 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     j->l.last_report = now;
 
     progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
+    if (!j->wall_told && wall_mismatch(j))
+        wall_tell(b, now, j);
     rates(b, j, node, s);
     if (!isnan(secs))
         row_put(b, now, j, rank, s->step, secs);

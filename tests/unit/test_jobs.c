@@ -3870,6 +3870,55 @@ static void hang_is_decided_by_the_nodes_that_report(void **state)
     hn_brain_free(b);
 }
 
+/* Job `job` (8 ranks on n1 and n2, both agents sending a frame at each report) reports steps
+ * from..to at t, `every` s of wall time apart, each `steps` steps on from the last and saying
+ * its steps took `dur` s; `burst` reports first come all at t (a log read at once). Returns the
+ * time after the last and counts step_time_mismatch findings into *told. */
+static double report_every(struct hn_brain *b, const char *job, double t, uint64_t from,
+                           uint64_t to, uint64_t steps, double every, double dur, int burst,
+                           int *told)
+{
+    for (uint64_t s = from; s <= to; s += steps) {
+        hn_brain_node_job(b, t, 0, job);
+        hn_brain_node_job(b, t, 1, job);
+        assert_int_equal(hn_brain_node_heard(b, t, 0, t, 1), 0);
+        assert_int_equal(hn_brain_node_heard(b, t, 1, t, 1), 0);
+        step_all(b, t, job, 8, s, dur, NULL, -1);
+        hn_brain_tick(b, t);
+        *told += find_output(b, HN_OUT_FINDING, "step_time_mismatch", NULL);
+        if (burst > 0)
+            burst--;
+        else
+            t += every;
+    }
+    return t;
+}
+
+/* A client that reports milliseconds as seconds (dur=2000 for steps 2 s apart): the hang limit
+ * goes by the wall time, not by 10 x 2,000 s, and a step_time_mismatch finding says why, once.
+ * Before, the job stopped for 300 s was not hung (its limit was 20,000 s). Reports that do fit
+ * the wall time are not called so: a log read at once (100 lines in one frame, then one line
+ * every 10 s), and a line per 100 steps of 10 s, 1,000 s apart. */
+static void step_times_that_are_not_wall_time_do_not_stretch_the_hang_limit(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    int told = 0;
+    double t = report_every(b, "ms", 0, 1, 200, 1, 2, 2000, 0, &told);
+    assert_int_equal(told, 1);
+    assert_int_equal(wait_as(b, "ms", t, 300, NULL, NULL), 1);
+    hn_brain_free(b);
+
+    b = fleet(2);
+    told = 0;
+    t = report_every(b, "rd", 0, 1, 160, 1, 10, 10, 100, &told);
+    assert_int_equal(told, 0);
+    t = report_every(b, "li", t, 100, 3000, 100, 1000, 10, 0, &told);
+    assert_int_equal(told, 0);
+    assert_int_equal(wait_as(b, "li", t, 3000, NULL, NULL), 0);
+    hn_brain_free(b);
+}
+
 /* A job that came back from a pause (a checkpoint save) is allowed hang-pause-k times that
  * pause next time, at most hang-pause-max; the ledger keeps the pause over a restart. */
 static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
@@ -5683,6 +5732,7 @@ int main(void)
         cmocka_unit_test(late_report_of_the_run_before_a_restart_is_dropped),
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
+        cmocka_unit_test(step_times_that_are_not_wall_time_do_not_stretch_the_hang_limit),
         cmocka_unit_test(unwatched_waits_are_not_learned),
         cmocka_unit_test(job_counting_from_step_0_can_hang),
         cmocka_unit_test(new_run_starts_with_the_longest_limit),
