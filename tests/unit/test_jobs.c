@@ -3167,6 +3167,24 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
     hn_brain_free(b);
 }
 
+/* fleet_held(60) and job `id` (16 ranks on n1-n4) whose rank 9 (n3) is 30% slower, then rank
+ * 2 (n1) 9% too, by step 110: rank 9 is the job's straggler. Returns the brain, the time and
+ * step after, and the ranks' slowdowns in slow. */
+static struct hn_brain *two_stragglers_held(const char *id, double *t, uint64_t *s, double slow[16])
+{
+    struct hn_brain *b = fleet_held(60);
+    for (int i = 0; i < 4; i++)
+        hn_brain_node_job(b, 0, i, id);
+    *t = rank9_slow(b, id, slow, s);
+    slow[2] = 0.09;
+    for (; *s <= 110; (*s)++, *t += 1.3)
+        step_all(b, *t, id, 16, *s, 1.0, slow, 0);
+    struct hn_job_view v;
+    job_view(b, id, &v);
+    assert_int_equal(v.straggler_rank, 9);
+    return b;
+}
+
 /* As above, with rank 9's recovery held (straggler-hold 600 s): rank 2 stands in as the job's
  * straggler while rank 9 keeps up, shown, charged and planned for, without a second straggler
  * finding. Rank 9 falling back and keeping up again, over and over, takes the job's straggler
@@ -3177,18 +3195,10 @@ static void second_straggler_is_taken_up_when_the_first_recovers(void **state)
 static void smaller_straggler_stands_in_for_a_held_one(void **state)
 {
     (void)state;
-    struct hn_brain *b = fleet_held(60);
-    for (int i = 0; i < 4; i++)
-        hn_brain_node_job(b, 0, i, "si");
-    double slow[16] = {0};
+    double slow[16] = {0}, t;
     uint64_t s;
-    double t = rank9_slow(b, "si", slow, &s);
-    slow[2] = 0.09;
-    for (; s <= 110; s++, t += 1.3)
-        step_all(b, t, "si", 16, s, 1.0, slow, 0);
+    struct hn_brain *b = two_stragglers_held("si", &t, &s, slow);
     struct hn_job_view v;
-    job_view(b, "si", &v);
-    assert_int_equal(v.straggler_rank, 9);
     assert_int_equal(node_state(b, 0), HN_NODE_SUSPECT); /* rank 2 was found */
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     slow[9] = 0;
@@ -3266,18 +3276,11 @@ static void drift_does_not_stand_in_below_the_promotion_margin(void **state)
 static void stand_in_plan_for_another_node_is_told(void **state)
 {
     (void)state;
-    struct hn_brain *b = fleet_held(60);
-    for (int i = 0; i < 4; i++)
-        hn_brain_node_job(b, 0, i, "sp");
-    double slow[16] = {0};
+    double slow[16] = {0}, t;
     uint64_t s;
-    double t = rank9_slow(b, "sp", slow, &s);
-    slow[2] = 0.09;
-    for (; s <= 110; s++, t += 1.3)
-        step_all(b, t, "sp", 16, s, 1.0, slow, 0);
+    struct hn_brain *b = two_stragglers_held("sp", &t, &s, slow);
     struct hn_job_view v;
     job_view(b, "sp", &v);
-    assert_int_equal(v.straggler_rank, 9);
     assert_non_null(strstr(v.plan, "drain n3 at the next checkpoint"));
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     slow[9] = 0;
@@ -3600,6 +3603,20 @@ static struct hn_brain *held_drain_and_hold(const char *id, int nodes, double *t
     return b;
 }
 
+/* One straggler_recovered finding is waiting, for rank 9, and says that the drain of n3 the
+ * guard held for it is called off: n3 is no longer held, and stays suspect. */
+static void rank9_told_and_n3_released(struct hn_brain *b)
+{
+    struct hn_out o;
+    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
+    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
+    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
+    struct hn_node_view nv;
+    hn_brain_node_view(b, 2, &nv);
+    assert_false(nv.held);
+    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+}
+
 /* As above, with the recovery held (straggler-hold 600 s), and rank 2 (n1) 44% slower taking
  * over as the job's straggler meanwhile: once rank 9 has kept up for the hold, its recovery
  * still calls off the held drain of n3. Before, only a recovery of the job's straggler did,
@@ -3610,7 +3627,6 @@ static void held_drain_is_called_off_after_another_straggler_took_over(void **st
     double slow[16] = {0}, t;
     uint64_t s;
     struct hn_brain *b = held_drain_and_hold("ho", 4, &t, &s, slow);
-    struct hn_node_view nv;
     struct hn_job_view v = {.straggler_rank = -1};
     slow[2] = 0.4;
     for (int k = 0; k < 100 && v.straggler_rank != 2; k++) {
@@ -3621,13 +3637,7 @@ static void held_drain_is_called_off_after_another_straggler_took_over(void **st
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
     for (int k = 0; k < 500; k++)
         step_all(b, t += 1.4, "ho", 16, ++s, 1.0, slow, 0);
-    struct hn_out o;
-    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
-    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
-    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
-    hn_brain_node_view(b, 2, &nv);
-    assert_false(nv.held);
-    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    rank9_told_and_n3_released(b);
     job_view(b, "ho", &v);
     assert_int_equal(v.straggler_rank, 2);
     hn_brain_free(b);
@@ -3643,18 +3653,11 @@ static void run_that_ends_tells_its_held_recoveries(void **state)
     double slow[16] = {0}, t;
     uint64_t s;
     struct hn_brain *b = held_drain_and_hold("he", 4, &t, &s, slow);
-    struct hn_node_view nv;
     struct hn_job_view v;
     assert_int_equal(hn_brain_job_waiting(b, t += 1, "he", HN_WAIT_QUEUED), 0);
     job_view(b, "he", &v);
     assert_string_equal(v.state, "restarting");
-    struct hn_out o;
-    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
-    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
-    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
-    hn_brain_node_view(b, 2, &nv);
-    assert_false(nv.held);
-    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    rank9_told_and_n3_released(b);
     hn_brain_free(b);
 }
 
@@ -3672,14 +3675,7 @@ static void grown_job_tells_its_held_recoveries(void **state)
     struct hn_job_view v;
     job_view(b, "hg", &v);
     assert_int_equal(v.l.ranks, 20);
-    struct hn_out o;
-    assert_int_equal(find_output(b, HN_OUT_FINDING, "straggler_recovered", &o), 1);
-    assert_non_null(strstr(o.finding.evidence, "rank=9 "));
-    assert_non_null(strstr(o.finding.detail, "held drain is called off"));
-    struct hn_node_view nv;
-    hn_brain_node_view(b, 2, &nv);
-    assert_false(nv.held);
-    assert_int_equal(nv.state, HN_NODE_SUSPECT);
+    rank9_told_and_n3_released(b);
     hn_brain_free(b);
 }
 
