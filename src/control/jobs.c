@@ -141,10 +141,11 @@ struct job {
     unsigned ngaps, gaps_at;
     int run_gaps; /* this run has a wait of gaps[]: its own rhythm is known (hang_limit) */
     /* The reported step times against the wall clock (wall_frame), this run: the advances
-     * that came at frame_at (the time of their agent's frame) with their reported seconds,
+     * that came at frame_at (the time their agent received them) with their reported seconds,
      * frame_from the frame before when houston watched the wait since (0: not); and the sums
-     * over the frames judged so far (halved past WALL_WINDOW_S). wall_told: said so. */
-    double frame_at, frame_from, frame_work, wall_work, wall_s;
+     * over the frames judged so far (halved past WALL_WINDOW_S), wall_bad_s the wall time of
+     * those whose own steps took more than WALL_K times it. wall_told: said so. */
+    double frame_at, frame_from, frame_work, wall_work, wall_s, wall_bad_s;
     unsigned frame_adv, wall_adv;
     int wall_told;
     int advanced; /* this run's first report advanced it (progress; step 0 too) */
@@ -425,10 +426,15 @@ static double typical_step(const struct job *j)
 #define WALL_WINDOW_S 3600.0
 #define WALL_K        2.0
 
-/* Whether j's reported step times are not seconds of wall time (above). */
+/* Whether j's reported step times are not seconds of wall time (above): in sum, and in most
+ * of the wall time judged. A backlog (a log `houston tail` reads from its start, an agent's
+ * frames replayed after a controller restart) comes back to back, each report with its own
+ * time: steps that ran before, judged against next to no wall time, whose sum alone would
+ * call the live reports after it a mismatch. */
 static int wall_mismatch(const struct job *j)
 {
-    return j->wall_s >= WALL_JUDGE_S && j->wall_work > WALL_K * j->wall_s && j->wall_adv > 0;
+    return j->wall_s >= WALL_JUDGE_S && j->wall_work > WALL_K * j->wall_s && j->wall_adv > 0 &&
+           j->wall_bad_s > j->wall_s / 2;
 }
 
 /* The typical wait between two advances of the step: a step, or more where reports are sparse
@@ -445,21 +451,30 @@ static double typical_gap(const struct job *j)
     return gap;
 }
 
-/* An advance of j at now whose steps took `work` s by their reports: frames of advances (one
- * time each) are summed, and each is judged against the wall time since the frame before,
- * when houston watched it (`watched`: unbroken, no pause announced). So a burst of reports in
- * one frame (`houston tail` reading a log written while it was not running) is judged as a
- * whole, against the time since the last frame, when those steps ran. */
+/* Reports that came less than this apart are a backlog, not steps as they ran (a log
+ * `houston tail` reads from its start, about 1 ms a line; an agent's frames replayed after a
+ * controller restart): not judged. Training steps take longer. */
+#define WALL_FRAME_MIN_S 0.05
+
+/* An advance of j at now whose steps took `work` s by their reports: the advances of one time
+ * (the agent stamps each report as it receives it; a frame from the sim or a test may carry
+ * many at one time) are summed, and judged against the wall time since the time before, when
+ * houston watched it (`watched`: unbroken, no pause announced) and it is WALL_FRAME_MIN_S or
+ * more. */
 static void wall_frame(struct job *j, double now, double work, int watched)
 {
     if (now > j->frame_at) {
-        if (j->frame_from > 0 && j->frame_at > j->frame_from && isfinite(j->frame_work)) {
+        double wall = j->frame_at - j->frame_from;
+        if (j->frame_from > 0 && wall >= WALL_FRAME_MIN_S && isfinite(j->frame_work)) {
             j->wall_work += j->frame_work;
-            j->wall_s += j->frame_at - j->frame_from;
+            j->wall_s += wall;
+            if (j->frame_work > WALL_K * wall)
+                j->wall_bad_s += wall;
             j->wall_adv += j->frame_adv;
             if (j->wall_s > WALL_WINDOW_S) {
                 j->wall_work /= 2;
                 j->wall_s /= 2;
+                j->wall_bad_s /= 2;
                 j->wall_adv = (j->wall_adv + 1) / 2;
             }
         }
@@ -950,7 +965,7 @@ static void resume(struct hn_brain *b, struct job *j, double now, double seconds
     j->advanced = 0; /* this step counts as progress, also at step 0 */
     j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hang_limit */
     /* Its reports are judged against the wall clock anew (a fixed client, say). */
-    j->frame_at = j->frame_from = j->frame_work = j->wall_work = j->wall_s = 0;
+    j->frame_at = j->frame_from = j->frame_work = j->wall_work = j->wall_s = j->wall_bad_s = 0;
     j->frame_adv = j->wall_adv = 0;
     j->wall_told = 0;
     clear_rows(j);

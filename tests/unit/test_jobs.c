@@ -3915,6 +3915,56 @@ static void step_times_that_are_not_wall_time_do_not_stretch_the_hang_limit(void
     hn_brain_free(b);
 }
 
+/* Reports that come back to back, each with its own time (the agent stamps each datagram as it
+ * receives it), for steps that ran before: a log that `houston tail` reads from its start when
+ * the job ran a while already (60 lines of 100 steps of 1 s, 1 ms apart), and an agent's frames
+ * queued while the controller was down, replayed at once after it restored the job (their
+ * times are their arrival's, the agent's clock offset being measured anew). Neither is a
+ * mismatch: the steps ran before, in the wall time houston did not watch. Then a line every
+ * 100 s, as the steps take: its limit stays 10 x 100 s. Before, the backlog's 6,000 s of steps
+ * against its 60 ms made a step_time_mismatch once 300 s of live lines came, and the job,
+ * healthy, was hung after 290 s without a line. */
+static void a_backlog_of_reports_is_not_a_step_time_mismatch(void **state)
+{
+    (void)state;
+    struct hn_brain *b = fleet(2);
+    int told = 0;
+    double t = report_every(b, "bl", 1000, 100, 6000, 100, 0.001, 1, 0, &told);
+    t = report_every(b, "bl", t + 100, 6100, 7000, 100, 100, 1, 0, &told);
+    assert_int_equal(told, 0);
+    assert_int_equal(wait_as(b, "bl", t - 100, 600, NULL, NULL), 0);
+    hn_brain_free(b);
+
+    b = fleet(2);
+    told = 0;
+    t = report_every(b, "cr", 1000, 50, 500, 50, 100, 2, 0, &told);
+    struct hn_job_ledger saved = *ledger_of(b, "cr");
+    hn_brain_free(b);
+    b = fleet(2);
+    assert_int_equal(hn_brain_restore_job(b, &saved), 0);
+    /* Down 30 minutes: 18 reports queued, replayed in 20 ms. */
+    t = report_every(b, "cr", t + 1800, 550, 1400, 50, 0.001, 2, 0, &told);
+    t = report_every(b, "cr", t + 100, 1450, 1700, 50, 100, 2, 0, &told);
+    assert_int_equal(told, 0);
+    assert_int_equal(wait_as(b, "cr", t - 100, 600, NULL, NULL), 0);
+    hn_brain_free(b);
+
+    /* A client that reports milliseconds (steps of 1.5 s as dur=1500, a line per 100 steps),
+     * its log read at once (200 lines 1 ms apart) then a line every 150 s: a mismatch, and its
+     * limit goes by the live lines' 150 s (at most 2 x 150 s a wait: hung after 3,000 s), not
+     * by the backlog's 1 ms. Before the backlog was left out (WALL_FRAME_MIN_S), its 200
+     * advances in 0.2 s brought the wait down to 9 s, and the job was hung 120 s after a line,
+     * though lines come every 150 s. */
+    b = fleet(2);
+    told = 0;
+    t = report_every(b, "mb", 1000, 100, 20000, 100, 0.001, 1500, 0, &told);
+    t = report_every(b, "mb", t + 150, 20100, 20600, 100, 150, 1500, 0, &told);
+    assert_int_equal(told, 1);
+    assert_int_equal(wait_as(b, "mb", t - 150, 300, NULL, NULL), 0);
+    assert_int_equal(wait_as(b, "mb", t + 150, 3000, NULL, NULL), 1);
+    hn_brain_free(b);
+}
+
 /* A job that came back from a pause (a checkpoint save) is allowed hang-pause-k times that
  * pause next time, at most hang-pause-max; the ledger keeps the pause over a restart. */
 static void hang_limit_allows_the_pauses_it_came_back_from(void **state)
@@ -5729,6 +5779,7 @@ int main(void)
         cmocka_unit_test(hang_is_decided_by_the_nodes_that_report),
         cmocka_unit_test(hang_limit_allows_the_pauses_it_came_back_from),
         cmocka_unit_test(step_times_that_are_not_wall_time_do_not_stretch_the_hang_limit),
+        cmocka_unit_test(a_backlog_of_reports_is_not_a_step_time_mismatch),
         cmocka_unit_test(unwatched_waits_are_not_learned),
         cmocka_unit_test(job_counting_from_step_0_can_hang),
         cmocka_unit_test(new_run_starts_with_the_longest_limit),
