@@ -82,8 +82,8 @@ struct hn_action {
     uint64_t id;
     enum hn_action_kind kind;
     char node[HN_NAME_MAX];
-    char job[HN_JOB_ID_SIZE]; /* HN_ACT_REQUEUE */
-    char reason[272];         /* HN_ACT_DRAIN: "houston: " and a finding's detail */
+    char job[HN_JOB_ID_SIZE];        /* HN_ACT_REQUEUE */
+    char reason[HN_DETAIL_MAX + 16]; /* HN_ACT_DRAIN: "houston: " and a finding's detail */
 };
 
 enum hn_out_kind { HN_OUT_FINDING, HN_OUT_TRANSITION, HN_OUT_ACTION, HN_OUT_HELD };

@@ -1341,7 +1341,7 @@ static int drain_pays(struct hn_brain *b, double now, struct job *j, const struc
     w->others = may ? others_cost(b, now, j, n, &others, &blind) : 0;
     w->restart = w->own + w->others;
     w->also[0] = '\0';
-    char unseen[40] = "";
+    char unseen[48] = "";
     if (blind)
         snprintf(unseen, sizeof(unseen), " (%u without step reports: a restart)", blind);
     if (others)
