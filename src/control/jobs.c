@@ -104,7 +104,7 @@ struct row {
 #define QUIET_MAX 8
 
 /* A told straggler the detector saw recover, whose recovery is told once it has kept up for
- * straggler-hold (quiet_watch): what the detector said then, and when the guard held the drain
+ * straggler-hold (quiet_tell): what the detector said then, and when the guard held the drain
  * of its node for it as the job's straggler (rank_st's held_at; 0: not): another rank may be the
  * job's straggler by the time it is told. */
 struct quiet {
@@ -1211,9 +1211,7 @@ static double strag_horizon(const struct hn_brain *b, double now, const struct j
 
 /* What a restart of j costs, in seconds of its allocation: its own restarts' median when it
  * has been measured (restart_taken), else restart-overhead. *how says which for the plan (""
- * for restart-overhead, ", measured", or ", median of its last 3"). Short: the plan says it with
- * the longest node names and a job without a checkpoint within its 255 bytes (with other jobs
- * on the node as well, such a plan loses its end: set_plan). */
+ * for restart-overhead, ", measured", or ", median of its last 3"). */
 static double restart_cost(const struct hn_brain *b, const struct job *j, char *how, size_t size)
 {
     how[0] = '\0';
@@ -1271,9 +1269,10 @@ static double listed_gpus(const struct hn_brain *b, const char *id)
  * allocation (*count: how many): each restarts (restart_cost) and loses its work since its
  * last checkpoint, all of it when it reported none, at its own size. A drain at j's checkpoint
  * costs j nothing of its work, but not them. A job the scheduler lists on n that houston has
- * no step reports of (an unmonitored job, one that has not stepped yet) counts a restart
- * (restart-overhead) on every GPU of the nodes it is listed on, and no lost work, which is not
- * known: *blind says how many of *count are such. Kept for OTHERS_TTL_S.
+ * no step reports of (an unmonitored job, one that has not stepped yet, one waiting for its
+ * next run) counts a restart (restart-overhead) on its share of the GPUs of the nodes it is
+ * listed on (listed_gpus), and no lost work, which is not known: *blind says how many of
+ * *count are such. Kept for OTHERS_TTL_S.
  */
 static double others_cost(const struct hn_brain *b, double now, struct job *j, const struct node *n,
                           unsigned *count, unsigned *blind)
@@ -1507,7 +1506,7 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
     int again = silent && j->strag_rank != (int)d->rank && (held || relapse);
     silent = silent && j->strag_rank == (int)d->rank;
     /* It is slow now (quiet_end dropped a hold of its own): not held (strag_held). A held
-     * recovery of the straggler it takes over from stays that rank's (quiet_watch tells it). */
+     * recovery of the straggler it takes over from stays that rank's (quiet_tell tells it). */
     j->strag_rank = (int)d->rank;
     j->strag_shared = mates;
     j->strag_act = act && n;
@@ -1600,7 +1599,7 @@ static void recovery_told(struct hn_brain *b, double now, struct job *j, unsigne
 
 /*
  * A told rank the detector saw recover (d): its recovery is held for straggler-hold
- * (quiet_watch tells it then), so that a rank that keeps falling back (a GPU throttling on and
+ * (quiet_tell tells it then), so that a rank that keeps falling back (a GPU throttling on and
  * off) is one episode and not three findings every few minutes. Meanwhile the job's straggler
  * is not charged and not shown, and a drain planned for it waits. Without a hold, or with
  * QUIET_MAX held already, it is told now.
@@ -1655,11 +1654,6 @@ static void quiet_tell(struct hn_brain *b, double now, struct job *j, int all)
                  (unsigned)j->ranks[q.rank].relapses);
         recovery_told(b, now, j, q.rank, ev, q.held_at);
     }
-}
-
-static void quiet_watch(struct hn_brain *b, double now, struct job *j)
-{
-    quiet_tell(b, now, j, 0);
 }
 
 /* The run ends (interrupt_n) while recoveries are held: those ranks kept up until its end, and
@@ -1848,7 +1842,7 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
         if (j->strag && j->ndrift)
             drift_watch(b, now, j, r->step);
         if (j->strag && j->nquiet)
-            quiet_watch(b, now, j);
+            quiet_tell(b, now, j, 0);
         if (j->strag && (j->strag_next || (j->strag_rank >= 0 && j->strag_from_start)))
             strag_watch(b, now, j, r->step);
         if (j->strag && j->strag_rank >= 0)
