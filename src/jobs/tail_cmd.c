@@ -18,6 +18,8 @@
  * regular file is read to its end, then polled every FOLLOW_POLL_MS for more, for truncation
  * (read again from the start) and for a new file at the same path (logrotate: the rest of the
  * old file, then the new one), as tail -F does; a stop reads the file to its current end first.
+ * --from-end (the default with --follow in a requeued Slurm job) reads what the file holds at
+ * the start without sending it (read_before), so that its settings hold for the lines after.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"
@@ -56,7 +58,8 @@
 struct tail_opts {
     enum hn_trainlog_format format;
     int follow;
-    int from_end;
+    int from_end;   /* 1: --from-end, or the default in a requeued job (hn_cmd_tail) */
+    int from_start; /* --from-start: not that default */
     int print;
     const char *job;
     int rank, local_rank, world;
@@ -77,6 +80,7 @@ struct tail_stats {
     uint64_t evals_timed; /* evaluations whose time was left out of DeepSpeed's step times */
     uint64_t dropped;     /* reports lost for good (a full queue is retried first) */
     uint64_t untimed;     /* DeepSpeed step lines that only start the clock (deepspeed_time) */
+    uint64_t before;      /* lines the file held at the start (--from-end): read, not sent */
 };
 
 struct tail {
@@ -124,10 +128,10 @@ struct tail {
      * the first (a progress bar redrawn without '\r', a warning printed without '\n'). */
     char over[LINE_MAX_BYTES];
     size_t over_at, over_len;
-    int cut;        /* the current line ends without its terminator: at a NUL, at the end of
-                       the input, or of a file replaced under us (line_whole) */
-    int after_cr;   /* the last terminator was '\r': a '\n' right after it ends nothing */
-    int skip_first; /* --from-end began mid-line: drop what precedes the first terminator */
+    int cut;      /* the current line ends without its terminator: at a NUL, at the end of
+                     the input, or of a file replaced under us (line_whole) */
+    int after_cr; /* the last terminator was '\r': a '\n' right after it ends nothing */
+    int quiet;    /* reading what the file held at the start (--from-end): nothing is sent */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -169,7 +173,8 @@ void hn_usage_tail(FILE *out)
             "At the end a summary goes to stderr: lines read, iterations reported, malformed\n"
             "lines skipped, reports dropped, checkpoint saves and evaluations announced. A\n"
             "log whose iteration lines are all of another format gets a hint naming it.\n"
-            "\n"
+            "\n");
+    fprintf(out,
             "options:\n"
             "  --format NAME     megatron (default: Megatron-LM, Megatron-DeepSpeed lines with\n"
             "                    'elapsed time per iteration (ms)'), nemo (NeMo 2 iteration\n"
@@ -181,7 +186,11 @@ void hn_usage_tail(FILE *out)
             "                    Hugging Face's Trainer reports with 'eval_runtime')\n"
             "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
             "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
-            "  --from-end        start at the current end of FILE (only new lines)\n"
+            "  --from-end        send only the lines written to FILE from now on; what it\n"
+            "                    holds is read for the log's settings but not sent (the\n"
+            "                    default with --follow in a requeued job, SLURM_RESTART_COUNT\n"
+            "                    > 0: its log holds the runs before, already reported)\n"
+            "  --from-start      send what FILE holds too, also in a requeued job\n"
             "  --job ID          job id (default SLURM_JOB_ID, else HOUSTON_JOB_ID; required)\n"
             "  --rank N          rank the reports carry (default RANK, SLURM_PROCID, else 0)\n"
             "  --local-rank N    local rank (default LOCAL_RANK, SLURM_LOCALID; else none)\n"
@@ -225,6 +234,7 @@ static const struct option tail_long_opts[] = {
     {"format", required_argument, NULL, 'F'},
     {"follow", no_argument, NULL, 'f'},
     {"from-end", no_argument, NULL, 'E'},
+    {"from-start", no_argument, NULL, 'S'},
     {"job", required_argument, NULL, 'j'},
     {"rank", required_argument, NULL, 'r'},
     {"local-rank", required_argument, NULL, 'l'},
@@ -269,6 +279,9 @@ static int parse_flags(struct hn_opts *g, int argc, char **argv, struct tail_opt
             break;
         case 'E':
             o->from_end = 1;
+            break;
+        case 'S':
+            o->from_start = 1;
             break;
         case 'j':
             o->job = optarg;
@@ -335,8 +348,12 @@ static int parse_flags(struct hn_opts *g, int argc, char **argv, struct tail_opt
         fprintf(stderr, "houston tail: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    if (o->from_end && !o->path) {
-        fprintf(stderr, "houston tail: --from-end needs a FILE\n");
+    if (o->from_end && o->from_start) {
+        fprintf(stderr, "houston tail: --from-end and --from-start exclude each other\n");
+        return -1;
+    }
+    if ((o->from_end || o->from_start) && !o->path) {
+        fprintf(stderr, "houston tail: --from-%s needs a FILE\n", o->from_end ? "end" : "start");
         return -1;
     }
     return 0;
@@ -381,6 +398,8 @@ static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
 static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, int pause,
                      uint64_t *counter)
 {
+    if (t->quiet)
+        return;
     if (!t->o->print) {
         (*counter)++;
         int tries = 0;
@@ -798,9 +817,7 @@ static void handle_line(struct tail *t, const char *line, size_t len, int cut)
 /* Ends the current line (a terminator, the end of the input, a file replaced under us). */
 static void end_line(struct tail *t)
 {
-    if (t->skip_first)
-        t->skip_first = 0;
-    else if (t->overlong)
+    if (t->overlong)
         overlong_line(t);
     else
         handle_line(t, t->line, t->len, t->cut);
@@ -853,7 +870,6 @@ static void finish_input(struct tail *t)
         t->cut = 1;
         end_line(t);
     }
-    t->skip_first = 0;
 }
 
 /* ---- reading ---- */
@@ -877,15 +893,34 @@ static int read_to_end(struct tail *t, int fd, int stoppable)
 }
 
 /*
- * For --from-end: moves fd to the end of the file. When the byte before the end does not end
- * a line, the writer is mid-line and what arrives first is the rest of that line: skipped.
+ * For --from-end: reads the `end` bytes the file holds at the start without sending anything,
+ * so that what the log said before (Megatron's eval interval, DeepSpeed's batch size and its
+ * last step line's stamp, a save in progress, the last step) holds for the lines after, as if
+ * the file had been read from its start. A line the writer is still writing stays in t->line,
+ * and is sent once its end comes: no report was sent for it before. Returns 0, or a negative
+ * errno.
  */
-static void seek_end(struct tail *t, int fd)
+static int read_before(struct tail *t, int fd, off_t end)
 {
-    off_t end = lseek(fd, 0, SEEK_END);
-    char last;
-    if (end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n' && last != '\r')
-        t->skip_first = 1;
+    t->quiet = 1;
+    off_t at = 0;
+    int rc = 0;
+    while (at < end) { /* a regular file's read never waits: no stop needed */
+        size_t want = (size_t)(end - at) < sizeof(t->chunk) ? (size_t)(end - at) : sizeof(t->chunk);
+        ssize_t n = read(fd, t->chunk, want);
+        if (n > 0) {
+            feed(t, t->chunk, (size_t)n);
+            at += n;
+        } else if (n == 0) {
+            break; /* truncated meanwhile: follow() reads it again from the start */
+        } else if (errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+    }
+    t->quiet = 0;
+    t->st = (struct tail_stats){.before = t->st.lines};
+    return rc;
 }
 
 /* tail -F for a regular file: returns 0 at a stop request, or a negative errno. */
@@ -905,7 +940,7 @@ static int follow(struct tail *t, const char *path, int *fdp)
             fprintf(stderr, "houston tail: %s: file truncated, reading it from the start\n", path);
             (void)lseek(*fdp, 0, SEEK_SET);
             t->len = t->over_at = t->over_len = 0; /* a piece of a line from before ends nothing */
-            t->overlong = t->after_cr = t->skip_first = 0;
+            t->overlong = t->after_cr = 0;
             continue;
         }
         if (stat(path, &now) != 0 || (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
@@ -1023,12 +1058,24 @@ int hn_cmd_tail(int argc, char **argv)
     }
     struct stat st;
     int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    if (o.from_end && regular)
-        seek_end(t, fd);
     stop_requested = 0;
     install_stop_handlers();
-
-    int rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd, 1);
+    /* A requeued batch job (Slurm sets SLURM_RESTART_COUNT, sbatch(1)) runs its script again,
+     * this tail with it, and its log appended to (--open-mode=append) holds the runs before,
+     * whose steps were reported as they ran: sent again, their steps going back would read as
+     * the job restarting from its start, then again from its checkpoint. */
+    long restarts = env_count("SLURM_RESTART_COUNT");
+    if (o.follow && regular && o.path && !o.from_end && !o.from_start && restarts > 0 &&
+        st.st_size > 0) {
+        o.from_end = 1;
+        fprintf(stderr,
+                "houston tail: %s: a requeued job (SLURM_RESTART_COUNT=%ld): sending only the "
+                "lines written from now on (--from-start sends the earlier runs' too)\n",
+                o.path, restarts);
+    }
+    int rc = o.from_end && regular ? read_before(t, fd, st.st_size) : 0;
+    if (rc == 0)
+        rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd, 1);
     if (!stop_requested)
         finish_input(t); /* after a stop, a last piece may be a line still being written */
     format_hint(t, 1);
@@ -1040,6 +1087,9 @@ int hn_cmd_tail(int argc, char **argv)
             "%llu reports dropped",
             (unsigned long long)t->st.lines, (unsigned long long)t->st.reported,
             (unsigned long long)t->st.malformed, (unsigned long long)t->st.dropped);
+    if (t->st.before)
+        fprintf(stderr, " (and %llu lines the file held at the start, not sent)",
+                (unsigned long long)t->st.before);
     if (t->st.repeated)
         fprintf(stderr, " (%llu repeated steps skipped)", (unsigned long long)t->st.repeated);
     if (t->st.untimed)

@@ -1098,14 +1098,152 @@ static void test_follow_stop(void **state)
     free(out);
 }
 
+/* Whether process pid has path open and has read it up to offset `at` (/proc/PID/fdinfo). */
+static int read_to(pid_t pid, const char *path, long at)
+{
+    char dir[64], link[PATH_MAX], target[PATH_MAX], info[PATH_MAX];
+    (void)snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+    for (int fd = 3; fd < 64; fd++) {
+        (void)snprintf(link, sizeof(link), "%s/%d", dir, fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target, path) != 0)
+            continue;
+        (void)snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", (int)pid, fd);
+        char *text = tu_slurp(info, NULL);
+        const char *pos = strstr(text, "pos:");
+        long got = pos ? strtol(pos + 4, NULL, 10) : -1;
+        free(text);
+        return got == at;
+    }
+    return 0;
+}
+
+/*
+ * Runs `houston tail --follow --print --job 7 ARGS... LOG` (args: NULL-terminated) in a child,
+ * with SLURM_RESTART_COUNT set to `restarts` (NULL: unset), on a log that holds `before`; once
+ * the child has read that far, appends `after`, waits for the report of step `last`, and stops
+ * the child. Returns what it wrote, stdout and stderr (the caller frees).
+ */
+static char *follow_from(const char *before, const char *after, unsigned last, const char *restarts,
+                         const char *const *args)
+{
+    char log[PATH_MAX], outp[PATH_MAX], want[64];
+    tu_write_in(log, sizeof(log), tu_tmpdir(), "from.log", before);
+    (void)snprintf(outp, sizeof(outp), "%s/from.out", tu_tmpdir());
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+            _exit(99);
+        if (restarts)
+            setenv("SLURM_RESTART_COUNT", restarts, 1);
+        char *argv[16] = {"tail", "--follow", "--print", "--job", "7"};
+        int argc = 5;
+        for (; *args; args++)
+            argv[argc++] = (char *)*args;
+        argv[argc++] = log;
+        _exit(hn_cmd_tail(argc, argv));
+    }
+    int ready = 0;
+    for (int i = 0; i < 1000 && !ready; i++) {
+        tu_sleep_ms(10);
+        ready = read_to(pid, log, (long)strlen(before));
+    }
+    assert_true(ready);
+    FILE *f = fopen(log, "a");
+    assert_non_null(f);
+    assert_true(fputs(after, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    (void)snprintf(want, sizeof(want), " step=%u dur=", last);
+    char *out = NULL;
+    for (int i = 0; i < 1000; i++) {
+        free(out);
+        out = tu_slurp(outp, NULL);
+        if (strstr(out, want))
+            break;
+        tu_sleep_ms(10);
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    free(out);
+    return tu_slurp(outp, NULL);
+}
+
+/*
+ * --from-end, and its default in a requeued job: the lines the file held at the start are not
+ * sent, but what they said holds. Megatron's eval interval, printed with its arguments at the
+ * start, makes step 100's line (half written at the start, completed after) followed by an
+ * evaluation notice; the line being written is sent once whole (no report was sent for it
+ * before). DeepSpeed's last step line before the start times the first one after it.
+ */
+static void test_from_end(void **state)
+{
+    (void)state;
+    char l90[512], l100[512], l110[512];
+    iter_line(l90, sizeof(l90), 90);
+    iter_line(l100, sizeof(l100), 100);
+    iter_line(l110, sizeof(l110), 110);
+    char before[2048], after[2048];
+    (void)snprintf(before, sizeof(before),
+                   "  eval_interval ................................... 100\n"
+                   "  eval_iters ...................................... 10\n%s%.40s",
+                   l90, l100);
+    (void)snprintf(after, sizeof(after), "%s%s", l100 + 40, l110);
+
+    static const char *const from_end[] = {"--from-end", NULL};
+    static const char *const none[] = {NULL};
+    static const char *const from_start[] = {"--from-start", NULL};
+    for (int requeued = 0; requeued < 2; requeued++) {
+        char *out =
+            follow_from(before, after, 110, requeued ? "1" : NULL, requeued ? none : from_end);
+        char got[256];
+        reports_of(out, got, sizeof(got));
+        assert_string_equal(got, "100 75.000 -1\n110 75.000 -1\n");
+        assert_int_equal(tu_count(out, " pause=eval"), 1);
+        assert_non_null(strstr(out, " step=100 pause=eval"));
+        assert_non_null(strstr(out, "houston tail: 2 lines read, 2 iterations reported, 0 "
+                                    "malformed skipped, 0 reports dropped (and 3 lines the file "
+                                    "held at the start, not sent)"));
+        assert_true((strstr(out, "a requeued job (SLURM_RESTART_COUNT=1)") != NULL) == requeued);
+        free(out);
+    }
+    /* --from-start in a requeued job: all of it. */
+    char *out = follow_from(before, after, 110, "1", from_start);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "90 75.000 -1\n100 75.000 -1\n110 75.000 -1\n");
+    assert_null(strstr(out, "requeued"));
+    free(out);
+
+    /* DeepSpeed: the step line before the start starts the clock for the one after. */
+    static const char *const ds_end[] = {"--format", "deepspeed", "--from-end", NULL};
+    out = follow_from("[2023-11-29 08:52:27,711] [INFO] [logging.py:96:log_dist] [Rank 0] "
+                      "step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
+                      "[2023-11-29 08:52:47,711] [INFO] [logging.py:96:log_dist] [Rank 0] "
+                      "step=20, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
+                      20, NULL, ds_end);
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "20 2.000 -1\n");
+    free(out);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
     static const char *const vars[] = {
-        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",    "RANK",
-        "SLURM_PROCID",        "LOCAL_RANK",        "SLURM_LOCALID",
-        "WORLD_SIZE",          "SLURM_NTASKS",      "HOUSTON_STEP_SOCKET",
-        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"};
+        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",     "RANK",
+        "SLURM_PROCID",        "LOCAL_RANK",         "SLURM_LOCALID",
+        "WORLD_SIZE",          "SLURM_NTASKS",       "HOUSTON_STEP_SOCKET",
+        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_RESTART_COUNT"};
     for (size_t i = 0; i < HN_ARRAY_LEN(vars); i++)
         unsetenv(vars[i]);
     return tu_tmpdir_setup(state);
@@ -1124,6 +1262,7 @@ int main(void)
         cmocka_unit_test(test_nemo1_save),      cmocka_unit_test(test_nul_hole),
         cmocka_unit_test(test_overlong_line),   cmocka_unit_test(test_overlong_line_straddling),
         cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
+        cmocka_unit_test(test_from_end),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
