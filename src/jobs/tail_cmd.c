@@ -15,11 +15,11 @@
  * evaluation's after the last step reported. When the reports carry a world size W > 1, their
  * tokens are the job's divided by W (rank_share()). A report the agent's full queue refuses is
  * retried for a while (this is a tool, not a training rank: it may wait). With --follow a
- * regular file is read to its end, then polled every FOLLOW_POLL_MS for more, for truncation
+ * regular file is read from its end, then polled every FOLLOW_POLL_MS for more, for truncation
  * (read again from the start) and for a new file at the same path (logrotate: the rest of the
  * old file, then the new one), as tail -F does; a stop reads the file to its current end first.
- * --from-end (the default with --follow in a requeued Slurm job) reads what the file holds at
- * the start without sending it (read_before), so that its settings hold for the lines after.
+ * From its end (--from-end, --follow's default): what the file holds at the start is read
+ * without sending it (read_before), so that its settings hold for the lines after.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"
@@ -58,8 +58,8 @@
 struct tail_opts {
     enum hn_trainlog_format format;
     int follow;
-    int from_end;   /* 1: --from-end, or the default in a requeued job (hn_cmd_tail) */
-    int from_start; /* --from-start: not that default */
+    int from_end;   /* --from-end */
+    int from_start; /* --from-start: not --follow's default, --from-end (hn_cmd_tail) */
     int print;
     const char *job;
     int rank, local_rank, world;
@@ -75,12 +75,13 @@ struct tail_stats {
     uint64_t reported;
     uint64_t malformed;
     uint64_t repeated;
-    uint64_t pauses;      /* checkpoint saves announced (pause notices sent or printed) */
-    uint64_t evals;       /* evaluations announced (the same) */
-    uint64_t evals_timed; /* evaluations whose time was left out of DeepSpeed's step times */
-    uint64_t dropped;     /* reports lost for good (a full queue is retried first) */
-    uint64_t untimed;     /* DeepSpeed step lines that only start the clock (deepspeed_time) */
-    uint64_t before;      /* lines the file held at the start (--from-end): read, not sent */
+    uint64_t pauses;         /* checkpoint saves announced (pause notices sent or printed) */
+    uint64_t evals;          /* evaluations announced (the same) */
+    uint64_t evals_timed;    /* evaluations whose time was left out of DeepSpeed's step times */
+    uint64_t dropped;        /* reports lost for good (a full queue is retried first) */
+    uint64_t untimed;        /* DeepSpeed step lines that only start the clock (deepspeed_time) */
+    uint64_t before;         /* lines the file held at the start (--from-end): read, not sent */
+    uint64_t before_reports; /* reports of those lines, not sent */
 };
 
 struct tail {
@@ -184,13 +185,15 @@ void hn_usage_tail(FILE *out)
             "                    steps, timed by their stamps; checkpoint saves with their\n"
             "                    'ready' lines are left out, and so are evaluations that\n"
             "                    Hugging Face's Trainer reports with 'eval_runtime')\n"
-            "  -f, --follow      keep reading as FILE grows, is truncated or is replaced (tail\n"
-            "                    -F); stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
+            "  -f, --follow      send what is written to FILE from now on (as --from-end),\n"
+            "                    reading as it grows, is truncated or is replaced (tail -F);\n"
+            "                    stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
             "  --from-end        send only the lines written to FILE from now on; what it\n"
             "                    holds is read for the log's settings but not sent (the\n"
-            "                    default with --follow in a requeued job, SLURM_RESTART_COUNT\n"
-            "                    > 0: its log holds the runs before, already reported)\n"
-            "  --from-start      send what FILE holds too, also in a requeued job\n"
+            "                    default with --follow: a tail started again in the middle\n"
+            "                    of a run, or with a requeued job whose log is appended to,\n"
+            "                    would send steps reported before)\n"
+            "  --from-start      send what FILE holds too, with --follow\n"
             "  --job ID          job id (default SLURM_JOB_ID, else HOUSTON_JOB_ID; required)\n"
             "  --rank N          rank the reports carry (default RANK, SLURM_PROCID, else 0)\n"
             "  --local-rank N    local rank (default LOCAL_RANK, SLURM_LOCALID; else none)\n"
@@ -398,8 +401,10 @@ static int64_t step_tokens(struct tail *t, const struct hn_trainlog_rec *r)
 static void send_one(struct tail *t, const struct hn_step *s, uint64_t at, int pause,
                      uint64_t *counter)
 {
-    if (t->quiet)
+    if (t->quiet) { /* counted, for the summary of what was not sent */
+        (*counter)++;
         return;
+    }
     if (!t->o->print) {
         (*counter)++;
         int tries = 0;
@@ -919,7 +924,7 @@ static int read_before(struct tail *t, int fd, off_t end)
         }
     }
     t->quiet = 0;
-    t->st = (struct tail_stats){.before = t->st.lines};
+    t->st = (struct tail_stats){.before = t->st.lines, .before_reports = t->st.reported};
     return rc;
 }
 
@@ -1060,20 +1065,19 @@ int hn_cmd_tail(int argc, char **argv)
     int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     stop_requested = 0;
     install_stop_handlers();
-    /* A requeued batch job (Slurm sets SLURM_RESTART_COUNT, sbatch(1)) runs its script again,
-     * this tail with it, and its log appended to (--open-mode=append) holds the runs before,
-     * whose steps were reported as they ran: sent again, their steps going back would read as
-     * the job restarting from its start, then again from its checkpoint. */
-    long restarts = env_count("SLURM_RESTART_COUNT");
-    if (o.follow && regular && o.path && !o.from_end && !o.from_start && restarts > 0 &&
-        st.st_size > 0) {
-        o.from_end = 1;
+    /* A follower sends what is written from its start on. The steps a file already holds were
+     * reported as they ran, by a tail started before this one in the middle of the run, or in
+     * the run before a requeue (Slurm runs a requeued job's script again, this tail with it,
+     * and an appended log holds the runs before): sent again, their steps going back would
+     * read as the job restarting from its start. Sent for the first time, they are history
+     * stamped now, which tells the controller nothing it can time. */
+    int before = regular && (o.from_end || (o.follow && o.path && !o.from_start));
+    int rc = before ? read_before(t, fd, st.st_size) : 0;
+    if (before && !o.from_end && t->st.before_reports)
         fprintf(stderr,
-                "houston tail: %s: a requeued job (SLURM_RESTART_COUNT=%ld): sending only the "
-                "lines written from now on (--from-start sends the earlier runs' too)\n",
-                o.path, restarts);
-    }
-    int rc = o.from_end && regular ? read_before(t, fd, st.st_size) : 0;
+                "houston tail: %s: following from its end: the %llu steps it holds were read, "
+                "not sent (--from-start sends them)\n",
+                o.path, (unsigned long long)t->st.before_reports);
     if (rc == 0)
         rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd, 1);
     if (!stop_requested)

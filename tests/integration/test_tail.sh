@@ -224,7 +224,7 @@ read_to() {
 }
 grow=$work/grow.log
 lines_of 1,2p >"$grow"
-spawn_bg "$work/follow.out" "$HOUSTON" tail -f --print --job 7 "$grow"
+spawn_bg "$work/follow.out" "$HOUSTON" tail -f --from-start --print --job 7 "$grow"
 fpid=$HN_LAST_PID
 wait_for 20 has_reports "$work/follow.out" 2 || fail "follow: the first two lines were not reported"
 l3=$(lines_of 3p)
@@ -249,11 +249,11 @@ check_eq "follow: said what happened to the file" "replaced truncated" \
 check "follow: summary on stop ($(summary_of "$work/follow.out"))" \
     grep -qE '^houston tail: 6 lines read, 6 iterations reported, 0 malformed skipped, 0 reports dropped$' "$work/follow.out"
 
-# --from-end: only what is written after it starts, and the line being written then, once whole
-# (its start was read with what the file held, which is not sent).
+# Without --from-start a follower sends only what is written after it starts, and the line being
+# written then, once whole (its start was read with what the file held, which is not sent).
 lines_of 1,2p >"$grow"
 printf '%s' "${l3:0:120}" >>"$grow"
-spawn_bg "$work/fromend.out" "$HOUSTON" tail -f --from-end --print --job 7 "$grow"
+spawn_bg "$work/fromend.out" "$HOUSTON" tail -f --print --job 7 "$grow"
 fpid=$HN_LAST_PID
 wait_for 20 read_to "$fpid" "$grow" "$(stat -c %s "$grow")" || fail "from-end: did not start"
 printf '%s\n' "${l3:120}" >>"$grow"
@@ -263,6 +263,9 @@ kill -TERM "$fpid"
 wait "$fpid"
 check_eq "from-end: the line being written at the start, and the new one" "3 7" \
     "$(grep '^hs1 ' "$work/fromend.out" | sed -E 's/.* step=([0-9]+) .*/\1/' | paste -sd' ')"
+check "from-end: says the steps the file held were not sent" grep -q \
+    "^houston tail: $grow: following from its end: the 2 steps it holds were read, not sent (--from-start sends them)$" \
+    "$work/fromend.out"
 
 # ---- usage ----
 

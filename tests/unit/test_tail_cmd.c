@@ -1065,8 +1065,8 @@ static void test_follow_stop(void **state)
         int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
             _exit(99);
-        char *argv[] = {"tail", "--follow", "--print", "--job", "7", log, NULL};
-        _exit(hn_cmd_tail(6, argv));
+        char *argv[] = {"tail", "--follow", "--from-start", "--print", "--job", "7", log, NULL};
+        _exit(hn_cmd_tail(7, argv));
     }
     /* Step 1 reported: the follower now sleeps between polls. */
     char *out = NULL;
@@ -1123,11 +1123,11 @@ static int read_to(pid_t pid, const char *path, long at)
 
 /*
  * Runs `houston tail --follow --print --job 7 ARGS... LOG` (args: NULL-terminated) in a child,
- * with SLURM_RESTART_COUNT set to `restarts` (NULL: unset), on a log that holds `before`; once
- * the child has read that far, appends `after`, waits for the report of step `last`, and stops
- * the child. Returns what it wrote, stdout and stderr (the caller frees).
+ * on a log that holds `before`; once the child has read that far, appends `after`, waits for
+ * the report of step `last`, and stops the child. Returns what it wrote, stdout and stderr (the
+ * caller frees).
  */
-static char *follow_from(const char *before, const char *after, unsigned last, const char *restarts,
+static char *follow_from(const char *before, const char *after, unsigned last,
                          const char *const *args)
 {
     char log[PATH_MAX], outp[PATH_MAX], want[64];
@@ -1141,8 +1141,6 @@ static char *follow_from(const char *before, const char *after, unsigned last, c
         int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
             _exit(99);
-        if (restarts)
-            setenv("SLURM_RESTART_COUNT", restarts, 1);
         char *argv[16] = {"tail", "--follow", "--print", "--job", "7"};
         int argc = 5;
         for (; *args; args++)
@@ -1179,7 +1177,7 @@ static char *follow_from(const char *before, const char *after, unsigned last, c
 }
 
 /*
- * --from-end, and its default in a requeued job: the lines the file held at the start are not
+ * --from-end, and --follow without --from-start: the lines the file held at the start are not
  * sent, but what they said holds. Megatron's eval interval, printed with its arguments at the
  * start, makes step 100's line (half written at the start, completed after) followed by an
  * evaluation notice; the line being written is sent once whole (no report was sent for it
@@ -1202,9 +1200,8 @@ static void test_from_end(void **state)
     static const char *const from_end[] = {"--from-end", NULL};
     static const char *const none[] = {NULL};
     static const char *const from_start[] = {"--from-start", NULL};
-    for (int requeued = 0; requeued < 2; requeued++) {
-        char *out =
-            follow_from(before, after, 110, requeued ? "1" : NULL, requeued ? none : from_end);
+    for (int flag = 0; flag < 2; flag++) {
+        char *out = follow_from(before, after, 110, flag ? from_end : none);
         char got[256];
         reports_of(out, got, sizeof(got));
         assert_string_equal(got, "100 75.000 -1\n110 75.000 -1\n");
@@ -1213,15 +1210,17 @@ static void test_from_end(void **state)
         assert_non_null(strstr(out, "houston tail: 2 lines read, 2 iterations reported, 0 "
                                     "malformed skipped, 0 reports dropped (and 3 lines the file "
                                     "held at the start, not sent)"));
-        assert_true((strstr(out, "a requeued job (SLURM_RESTART_COUNT=1)") != NULL) == requeued);
+        /* Said when --from-end was not asked for. */
+        assert_true((strstr(out, "following from its end: the 1 steps it holds were read, not "
+                                 "sent (--from-start sends them)") != NULL) == !flag);
         free(out);
     }
-    /* --from-start in a requeued job: all of it. */
-    char *out = follow_from(before, after, 110, "1", from_start);
+    /* --from-start: all of it. */
+    char *out = follow_from(before, after, 110, from_start);
     char got[256];
     reports_of(out, got, sizeof(got));
     assert_string_equal(got, "90 75.000 -1\n100 75.000 -1\n110 75.000 -1\n");
-    assert_null(strstr(out, "requeued"));
+    assert_null(strstr(out, "following from its end"));
     free(out);
 
     /* DeepSpeed: the step line before the start starts the clock for the one after. */
@@ -1230,7 +1229,7 @@ static void test_from_end(void **state)
                       "step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
                       "[2023-11-29 08:52:47,711] [INFO] [logging.py:96:log_dist] [Rank 0] "
                       "step=20, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
-                      20, NULL, ds_end);
+                      20, ds_end);
     reports_of(out, got, sizeof(got));
     assert_string_equal(got, "20 2.000 -1\n");
     free(out);
@@ -1240,10 +1239,10 @@ static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
     static const char *const vars[] = {
-        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",     "RANK",
-        "SLURM_PROCID",        "LOCAL_RANK",         "SLURM_LOCALID",
-        "WORLD_SIZE",          "SLURM_NTASKS",       "HOUSTON_STEP_SOCKET",
-        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_RESTART_COUNT"};
+        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",    "RANK",
+        "SLURM_PROCID",        "LOCAL_RANK",        "SLURM_LOCALID",
+        "WORLD_SIZE",          "SLURM_NTASKS",      "HOUSTON_STEP_SOCKET",
+        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"};
     for (size_t i = 0; i < HN_ARRAY_LEN(vars); i++)
         unsetenv(vars[i]);
     return tu_tmpdir_setup(state);
