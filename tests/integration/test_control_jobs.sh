@@ -6,7 +6,9 @@
 # in Slurm and the job requeued, with the lost GPU time charged to "straggler"; a job whose
 # ranks on one node stop is a hang: that node is drained and the job requeued; a job whose
 # node's agent stops with it is not called hung until the agent is back; a checkpoint save
-# announced by a pause notice is not a hang; the ledger survives kill -9 of the controller.
+# announced by a pause notice is not a hang; the ledger survives kill -9 of the controller; a
+# `houston tail --follow` started again in the middle of a run does not send the log's steps
+# again (sent again, they go back, and houston counts a restart).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
@@ -314,6 +316,49 @@ check "no hang event for job E" bash -c \
 check "job E never requeued" bash -c "scontrol show job $jobE | grep -q 'Restarts=0'"
 echo stop >"$work/ctlE"
 scancel "$jobE"
+
+say "job T, read by houston tail, which starts again in the middle of the run: no restart"
+jobT=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+check "job T running in Slurm" wait_for 20 bash -c "squeue -h -j $jobT -o %T | grep -q RUNNING"
+logT=$work/T.log
+: >"$logT"
+# iter_T STEP...: Megatron's iteration lines, 10 s a step (a hang limit far above this test's
+# few seconds between reports).
+iter_T() {
+    local s
+    for s; do
+        printf ' iteration %8d/    1000 | consumed samples: %8d | elapsed time per iteration (ms): 10000.0 | global batch size:     8 |\n' "$s" $((s * 8))
+    done >>"$logT"
+}
+# tail_T N [FLAG...]: `houston tail --follow` of job T's log to n1's agent, output in tailTN.out.
+tail_T() {
+    HOUSTON_STEP_SOCKET=$work/n1/step.sock spawn_bg "$work/tailT$1.out" "$HOUSTON" tail --follow \
+        "${@:2}" --job "$jobT" "$logT"
+    tailT=$HN_LAST_PID
+}
+step_T_is() { [ "$(job_field "$jobT" step)" = "$1" ]; }
+tail_T 1 --from-start # whether it has opened the log yet or not
+iter_T 10 20
+check "the first tail's reports: job T at step 20" wait_for 10 step_T_is 20
+kill -TERM "$tailT"
+wait "$tailT"
+iter_T 30 # written while no tail runs
+tail_T 2
+check "the second tail has read what the log holds" wait_for 10 grep -q \
+    "following from its end: the 3 steps it holds were read, not sent" "$work/tailT2.out"
+iter_T 40
+check "the second tail's report: job T at step 40" wait_for 10 step_T_is 40
+check "no restart counted for job T" jqe '.job.interruptions == 0 and .job.state == "running"' \
+    <<<"$(curl -fsS "$CTL/v1/jobs/$jobT")"
+kill -TERM "$tailT"
+wait "$tailT"
+say "the same log sent again from its start (--from-start): its steps go back, a restart to houston"
+tail_T 3 --from-start
+check "job T restarted without houston (cause other), as the log's steps went back" wait_for 10 \
+    bash -c "curl -fsS $CTL/v1/jobs/$jobT | jqe '.job.interruptions == 1 and .job.step == 40'"
+kill -TERM "$tailT"
+wait "$tailT"
+scancel "$jobT"
 
 say "a job id of 63 bytes, the longest a client sends (a UUID-named job outside Slurm fits)"
 long=$(printf 'j%.0s' $(seq 63))
