@@ -187,7 +187,8 @@ void hn_usage_tail(FILE *out)
             "                    Hugging Face's Trainer reports with 'eval_runtime')\n"
             "  -f, --follow      send what is written to FILE from now on (as --from-end),\n"
             "                    reading as it grows, is truncated or is replaced (tail -F);\n"
-            "                    stop with SIGINT or SIGTERM. A pipe is read to its end.\n"
+            "                    a FILE not there yet is waited for. Stop with SIGINT or\n"
+            "                    SIGTERM. A pipe is read to its end.\n"
             "  --from-end        send only the lines written to FILE from now on; what it\n"
             "                    holds is read for the log's settings but not sent (the\n"
             "                    default with --follow: a tail started again in the middle\n"
@@ -980,6 +981,30 @@ static void install_stop_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/*
+ * Opens the log at path. With --follow, one that is not there yet (a batch script starts the
+ * tail before the training that creates its log) is waited for, as tail -F does: *late is then
+ * set, since all it holds when it appears was written after the start. Returns the fd, or a
+ * negative errno (-EINTR: a stop came first).
+ */
+static int open_log(const char *path, int follow, int *late)
+{
+    int said = 0;
+    for (;;) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT || !follow)
+            return fd >= 0 ? fd : -errno;
+        if (!said) {
+            fprintf(stderr, "houston tail: %s: not there yet, waiting for it\n", path);
+            said = 1;
+        }
+        *late = 1;
+        sleep_ms(FOLLOW_POLL_MS);
+        if (stop_requested)
+            return -EINTR;
+    }
+}
+
 /* A positive count in environment variable name, else -1. */
 static long env_count(const char *name)
 {
@@ -1053,25 +1078,29 @@ int hn_cmd_tail(int argc, char **argv)
         goto out_free;
 
     const char *name = o.path ? o.path : "stdin";
-    int fd = STDIN_FILENO;
+    stop_requested = 0;
+    install_stop_handlers();
+    int fd = STDIN_FILENO, late = 0;
     if (o.path) {
-        fd = open(o.path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, "houston tail: cannot open %s: %s\n", o.path, strerror(errno));
+        fd = open_log(o.path, o.follow, &late);
+        if (fd < 0 && !stop_requested) {
+            fprintf(stderr, "houston tail: cannot open %s: %s\n", o.path, strerror(-fd));
+            goto out_free;
+        }
+        if (fd < 0) { /* stopped before the file appeared: nothing read */
+            status = 0;
             goto out_free;
         }
     }
     struct stat st;
     int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    stop_requested = 0;
-    install_stop_handlers();
     /* A follower sends what is written from its start on. The steps a file already holds were
      * reported as they ran, by a tail started before this one in the middle of the run, or in
      * the run before a requeue (Slurm runs a requeued job's script again, this tail with it,
      * and an appended log holds the runs before): sent again, their steps going back would
      * read as the job restarting from its start. Sent for the first time, they are history
      * stamped now, which tells the controller nothing it can time. */
-    int before = regular && (o.from_end || (o.follow && o.path && !o.from_start));
+    int before = regular && !late && (o.from_end || (o.follow && o.path && !o.from_start));
     int rc = before ? read_before(t, fd, st.st_size) : 0;
     if (before && !o.from_end && t->st.before_reports)
         fprintf(stderr,

@@ -1235,6 +1235,79 @@ static void test_from_end(void **state)
     free(out);
 }
 
+/* --follow of a log that is not there yet (the training creates it after the tail started):
+ * waited for, and all it holds when it appears is sent (it was written after the start). */
+static void test_follow_waits_for_the_file(void **state)
+{
+    (void)state;
+    char log[PATH_MAX], outp[PATH_MAX], line[512];
+    (void)snprintf(log, sizeof(log), "%s/later.log", tu_tmpdir());
+    (void)snprintf(outp, sizeof(outp), "%s/later.out", tu_tmpdir());
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+            _exit(99);
+        char *argv[] = {"tail", "--follow", "--print", "--job", "7", log, NULL};
+        _exit(hn_cmd_tail(6, argv));
+    }
+    char *out = NULL;
+    for (int i = 0; i < 500; i++) {
+        tu_sleep_ms(10);
+        free(out);
+        out = tu_slurp(outp, NULL);
+        if (strstr(out, "not there yet"))
+            break;
+    }
+    assert_non_null(strstr(out, "houston tail: "));
+    assert_non_null(strstr(out, "later.log: not there yet, waiting for it\n"));
+    free(out);
+    /* It appears with its two lines in it (renamed into place). */
+    char tmp[PATH_MAX + 8];
+    (void)snprintf(tmp, sizeof(tmp), "%s.tmp", log);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    assert_true(fputs(iter_line(line, sizeof(line), 1), f) >= 0);
+    assert_true(fputs(iter_line(line, sizeof(line), 2), f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, log), 0);
+    out = NULL;
+    for (int i = 0; i < 500; i++) {
+        free(out);
+        out = tu_slurp(outp, NULL);
+        if (strstr(out, " step=2 "))
+            break;
+        tu_sleep_ms(10);
+    }
+    free(out);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    out = tu_slurp(outp, NULL);
+    char got[256];
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n");
+    assert_null(strstr(out, "following from its end"));
+    free(out);
+
+    /* Without --follow a missing file is an error (exit 2), at once. */
+    char *argv[] = {"tail", "--print", "--job", "7", "/nonexistent/houston-tail.log", NULL};
+    struct tu_capture c;
+    tu_capture_begin(&c);
+    int rc = hn_cmd_tail(5, argv);
+    tu_capture_end(&c);
+    char *err = tu_slurp(c.err, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(err, "houston tail: cannot open /nonexistent/houston-tail.log: No such "
+                                "file or directory"));
+    free(err);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
@@ -1261,7 +1334,7 @@ int main(void)
         cmocka_unit_test(test_nemo1_save),      cmocka_unit_test(test_nul_hole),
         cmocka_unit_test(test_overlong_line),   cmocka_unit_test(test_overlong_line_straddling),
         cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
-        cmocka_unit_test(test_from_end),
+        cmocka_unit_test(test_from_end),        cmocka_unit_test(test_follow_waits_for_the_file),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
