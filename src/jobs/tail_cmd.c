@@ -15,11 +15,11 @@
  * evaluation's after the last step reported. When the reports carry a world size W > 1, their
  * tokens are the job's divided by W (rank_share()). A report the agent's full queue refuses is
  * retried for a while (this is a tool, not a training rank: it may wait). With --follow a
- * regular file is read from its end, then polled every FOLLOW_POLL_MS for more, for truncation
- * (read again from the start) and for a new file at the same path (logrotate: the rest of the
- * old file, then the new one), as tail -F does; a stop reads the file to its current end first.
- * From its end (--from-end, --follow's default): what the file holds at the start is read
- * without sending it (read_before), so that its settings hold for the lines after.
+ * regular file is read from its end (--from-start: its start), then polled every FOLLOW_POLL_MS for
+ * more, for truncation (read again from the start) and for a new file at the same path (logrotate:
+ * the rest of the old file, then the new one), as tail -F does; a stop reads the file to its
+ * current end first. From its end (--from-end, --follow's default): what the file holds at the
+ * start is read without sending it (read_before), so that its settings hold for the lines after.
  */
 #include "houston/step.h"
 #include "jobs/trainlog.h"
@@ -133,6 +133,8 @@ struct tail {
                      the input, or of a file replaced under us (line_whole) */
     int after_cr; /* the last terminator was '\r': a '\n' right after it ends nothing */
     int quiet;    /* reading what the file held at the start (--from-end): nothing is sent */
+    int held;     /* the current piece was all in the file at the start (read_before): not
+                     sent at the end of the input, since its end never came */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -206,8 +208,8 @@ void hn_usage_tail(FILE *out)
             "                    (default: the line's 'actual seqlen', else the change in\n"
             "                    'consumed tokens' per iteration, else not sent); DeepSpeed's\n"
             "                    batch size is its configuration's train_batch_size line\n"
-            "  --global-batch N  samples per step where the log does not say (DeepSpeed read\n"
-            "                    from the middle of a run, --from-end)\n"
+            "  --global-batch N  samples per step where the log does not say (a DeepSpeed\n"
+            "                    log without its set-up: a pipe joined late, a rotated log)\n"
             "  --flops-per-token F  model FLOPs per token (`houston mfu --json` gives it):\n"
             "                    with tokens, the controller computes the job's MFU where the\n"
             "                    log prints no TFLOP/s; needs --world = the job's GPU count\n"
@@ -828,12 +830,14 @@ static void end_line(struct tail *t)
     else
         handle_line(t, t->line, t->len, t->cut);
     t->len = t->over_at = t->over_len = 0;
-    t->overlong = t->cut = 0;
+    t->overlong = t->cut = t->held = 0;
 }
 
 /* Splits data into lines; the last, unterminated piece stays in t->line. */
 static void feed(struct tail *t, const char *data, size_t n)
 {
+    if (!t->quiet)
+        t->held = 0; /* a byte after the start: the line is being written */
     for (size_t i = 0; i < n; i++) {
         char c = data[i];
         if (c == '\0') {
@@ -925,6 +929,7 @@ static int read_before(struct tail *t, int fd, off_t end)
         }
     }
     t->quiet = 0;
+    t->held = t->len > 0 || t->overlong;
     t->st = (struct tail_stats){.before = t->st.lines, .before_reports = t->st.reported};
     return rc;
 }
@@ -946,7 +951,7 @@ static int follow(struct tail *t, const char *path, int *fdp)
             fprintf(stderr, "houston tail: %s: file truncated, reading it from the start\n", path);
             (void)lseek(*fdp, 0, SEEK_SET);
             t->len = t->over_at = t->over_len = 0; /* a piece of a line from before ends nothing */
-            t->overlong = t->after_cr = 0;
+            t->overlong = t->after_cr = t->held = 0;
             continue;
         }
         if (stat(path, &now) != 0 || (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
@@ -1102,6 +1107,16 @@ int hn_cmd_tail(int argc, char **argv)
      * stamped now, which tells the controller nothing it can time. */
     int before = regular && !late && (o.from_end || (o.follow && o.path && !o.from_start));
     int rc = before ? read_before(t, fd, st.st_size) : 0;
+    /* In a requeued job (Slurm sets SLURM_RESTART_COUNT, sbatch(1)) a line the file ends with
+     * unfinished is the last of the run before, killed as it wrote it (its output buffered, a
+     * progress bar not ended yet): what comes next is the new run's first line, not its end,
+     * and the two joined can read as the old run's step (a report the controller would take
+     * for the new run's first). It is dropped. */
+    if (before && t->held && env_count("SLURM_RESTART_COUNT") > 0) {
+        t->len = t->over_at = t->over_len = 0;
+        t->overlong = t->cut = t->held = 0;
+        t->st.before++;
+    }
     if (before && !o.from_end && t->st.before_reports)
         fprintf(stderr,
                 "houston tail: %s: following from its end: the %llu steps it holds were read, "
@@ -1109,7 +1124,9 @@ int hn_cmd_tail(int argc, char **argv)
                 o.path, (unsigned long long)t->st.before_reports);
     if (rc == 0)
         rc = o.follow && regular && o.path ? follow(t, o.path, &fd) : read_to_end(t, fd, 1);
-    if (!stop_requested)
+    if (!stop_requested && t->held)
+        t->st.before++; /* a last piece the file held all of at the start: its end never came */
+    else if (!stop_requested)
         finish_input(t); /* after a stop, a last piece may be a line still being written */
     format_hint(t, 1);
     if (rc != 0)

@@ -1308,14 +1308,68 @@ static void test_follow_waits_for_the_file(void **state)
     free(err);
 }
 
+/*
+ * A last line without its end, all of it in the file at the start, is not sent by --from-end
+ * read once (without --follow): no byte of it came after the start, so its end never came.
+ * Before, the end of the input sent it (step 100), as a line written after the start.
+ */
+static void test_from_end_last_line(void **state)
+{
+    (void)state;
+    char l90[512], l100[512], text[1200];
+    iter_line(l90, sizeof(l90), 90);
+    iter_line(l100, sizeof(l100), 100);
+    l100[strlen(l100) - 1] = '\0'; /* whole, no newline */
+    (void)snprintf(text, sizeof(text), "%s%s", l90, l100);
+    char *out = TAIL(text, "--from-end");
+    assert_string_equal(out, "");
+    assert_non_null(strstr(last_err, "houston tail: 0 lines read, 0 iterations reported, 0 "
+                                     "malformed skipped, 0 reports dropped (and 2 lines the "
+                                     "file held at the start, not sent)"));
+    free(out);
+}
+
+/*
+ * A requeued job's appended log that ends in the middle of the killed run's last line: the new
+ * run's first output does not end it (joined, the two read as the old run's step 100, which the
+ * controller would take for the new run's first). Without SLURM_RESTART_COUNT the piece is a
+ * line still being written, and is ended by what comes next.
+ */
+static void test_requeued_log_ends_mid_line(void **state)
+{
+    (void)state;
+    char l90[512], l100[512], l10[512], before[2048], after[2048];
+    iter_line(l90, sizeof(l90), 90);
+    iter_line(l100, sizeof(l100), 100);
+    iter_line(l10, sizeof(l10), 10);
+    l100[strlen(l100) - 20] = '\0'; /* killed after its step time, before its end */
+    (void)snprintf(before, sizeof(before), "%s%s", l90, l100);
+    (void)snprintf(after, sizeof(after), "> building GPT model ...\n%s", l10);
+    static const char *const none[] = {NULL};
+    char got[256];
+    char *out = follow_from(before, after, 10, none);
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "100 75.000 -1\n10 75.000 -1\n"); /* what it is without the rule */
+    free(out);
+    assert_int_equal(setenv("SLURM_RESTART_COUNT", "1", 1), 0);
+    out = follow_from(before, after, 10, none);
+    assert_int_equal(unsetenv("SLURM_RESTART_COUNT"), 0);
+    reports_of(out, got, sizeof(got));
+    assert_string_equal(got, "10 75.000 -1\n");
+    assert_non_null(strstr(out, "houston tail: 2 lines read, 1 iterations reported, 0 malformed "
+                                "skipped, 0 reports dropped (and 2 lines the file held at the "
+                                "start, not sent)"));
+    free(out);
+}
+
 static int setup(void **state)
 {
     /* The reports' identity comes from the flags only. */
     static const char *const vars[] = {
-        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",    "RANK",
-        "SLURM_PROCID",        "LOCAL_RANK",        "SLURM_LOCALID",
-        "WORLD_SIZE",          "SLURM_NTASKS",      "HOUSTON_STEP_SOCKET",
-        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"};
+        "SLURM_JOB_ID",        "HOUSTON_JOB_ID",     "RANK",
+        "SLURM_PROCID",        "LOCAL_RANK",         "SLURM_LOCALID",
+        "WORLD_SIZE",          "SLURM_NTASKS",       "HOUSTON_STEP_SOCKET",
+        "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_RESTART_COUNT"};
     for (size_t i = 0; i < HN_ARRAY_LEN(vars); i++)
         unsetenv(vars[i]);
     return tu_tmpdir_setup(state);
@@ -1324,17 +1378,30 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ckpt_real_log),   cmocka_unit_test(test_ckpt_success_line),
-        cmocka_unit_test(test_ckpt_async),      cmocka_unit_test(test_ckpt_restart),
-        cmocka_unit_test(test_tokens_per_rank), cmocka_unit_test(test_deepspeed_real_log),
-        cmocka_unit_test(test_deepspeed_saves), cmocka_unit_test(test_ckpt_one_notice),
-        cmocka_unit_test(test_nemo_async_save), cmocka_unit_test(test_nemo_sync_save),
-        cmocka_unit_test(test_eval_notice),     cmocka_unit_test(test_periodic_eval_notice),
-        cmocka_unit_test(test_deepspeed_eval),  cmocka_unit_test(test_format_hint),
-        cmocka_unit_test(test_nemo1_save),      cmocka_unit_test(test_nul_hole),
-        cmocka_unit_test(test_overlong_line),   cmocka_unit_test(test_overlong_line_straddling),
-        cmocka_unit_test(test_cut_last_line),   cmocka_unit_test(test_follow_stop),
-        cmocka_unit_test(test_from_end),        cmocka_unit_test(test_follow_waits_for_the_file),
+        cmocka_unit_test(test_ckpt_real_log),
+        cmocka_unit_test(test_ckpt_success_line),
+        cmocka_unit_test(test_ckpt_async),
+        cmocka_unit_test(test_ckpt_restart),
+        cmocka_unit_test(test_tokens_per_rank),
+        cmocka_unit_test(test_deepspeed_real_log),
+        cmocka_unit_test(test_deepspeed_saves),
+        cmocka_unit_test(test_ckpt_one_notice),
+        cmocka_unit_test(test_nemo_async_save),
+        cmocka_unit_test(test_nemo_sync_save),
+        cmocka_unit_test(test_eval_notice),
+        cmocka_unit_test(test_periodic_eval_notice),
+        cmocka_unit_test(test_deepspeed_eval),
+        cmocka_unit_test(test_format_hint),
+        cmocka_unit_test(test_nemo1_save),
+        cmocka_unit_test(test_nul_hole),
+        cmocka_unit_test(test_overlong_line),
+        cmocka_unit_test(test_overlong_line_straddling),
+        cmocka_unit_test(test_cut_last_line),
+        cmocka_unit_test(test_follow_stop),
+        cmocka_unit_test(test_from_end),
+        cmocka_unit_test(test_follow_waits_for_the_file),
+        cmocka_unit_test(test_from_end_last_line),
+        cmocka_unit_test(test_requeued_log_ends_mid_line),
     };
     return cmocka_run_group_tests(tests, setup, tu_tmpdir_teardown);
 }
