@@ -17,6 +17,7 @@
 #   HN_SLURM_NODE_PORT_BASE  port of the first node; node i listens on base + i - 1 (27001...)
 #   HN_SLURM_START_TIMEOUT   seconds to wait until every node is idle (30)
 #   HN_SLURM_LOCK_TIMEOUT    seconds to wait for another run on the same ports to end (240)
+#   HN_SLURM_FAST_REQUEUE    1: a requeued batch job starts again after about 6 s, not 3 minutes
 #
 # One cluster per controller port at a time: slurm_cluster_start takes an exclusive flock on
 # /tmp/houston-slurm-PORT.lock and holds it (on a shell fd the daemons do not inherit) until
@@ -273,7 +274,15 @@ _slurm_write_conf() {
         echo "ReturnToService=2"
         echo "JobRequeue=1"
         # Heterogeneous jobs start only from the backfill scheduler, every 30 s by default.
-        echo "SchedulerParameters=bf_interval=1"
+        # HN_SLURM_FAST_REQUEUE=1: a requeued job may start again after 6 s (cred_expire + 1,
+        # 121 s by default) and the main scheduler, which starts it, runs every 2 s (60 s):
+        # a requeued batch job runs again about 6 s later instead of about 3 minutes.
+        if [ -n "${HN_SLURM_FAST_REQUEUE:-}" ]; then
+            echo "SchedulerParameters=bf_interval=1,sched_interval=2"
+            echo "AuthInfo=cred_expire=5"
+        else
+            echo "SchedulerParameters=bf_interval=1"
+        fi
         for node in "$@"; do
             echo "NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$host CPUs=1" \
                 "RealMemory=500 Port=$((node_base + i))"
