@@ -1048,6 +1048,53 @@ static void test_cut_last_line(void **state)
     free(out);
 }
 
+/* Runs `houston tail --follow --print --job 7 ARGS... LOG` (args: NULL-terminated) in a child
+ * whose stdout and stderr go to outp; returns its pid. */
+static pid_t spawn_follower(const char *log, const char *outp, const char *const *args)
+{
+    (void)fflush(stdout);
+    (void)fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+            _exit(99);
+        char *argv[16] = {"tail", "--follow", "--print", "--job", "7"};
+        int argc = 5;
+        for (; *args && argc < 14; args++)
+            argv[argc++] = (char *)*args;
+        argv[argc++] = (char *)log;
+        _exit(hn_cmd_tail(argc, argv));
+    }
+    return pid;
+}
+
+/* What outp holds once it holds needle (waited for up to 10 s; the caller frees). */
+static char *wait_output(const char *outp, const char *needle)
+{
+    char *out = NULL;
+    for (int i = 0; i < 1000 && (!out || !strstr(out, needle)); i++) {
+        tu_sleep_ms(10);
+        if (access(outp, F_OK) != 0)
+            continue; /* the child has not opened it yet */
+        free(out);
+        out = tu_slurp(outp, NULL);
+    }
+    return out ? out : xstrdup("");
+}
+
+/* Stops the follower with SIGTERM; it must exit 0. Returns what it wrote (the caller frees). */
+static char *stop_follower(pid_t pid, const char *outp)
+{
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    return tu_slurp(outp, NULL);
+}
+
 /* --follow stopped (SIGTERM, as a batch script's `kill %1` once the training has ended) still
  * reads what the file held at the stop: the job's last lines, written since the last poll,
  * are not lost. A line still being written is not read. */
@@ -1057,26 +1104,10 @@ static void test_follow_stop(void **state)
     char log[PATH_MAX], outp[PATH_MAX], line[512];
     tu_write_in(log, sizeof(log), tu_tmpdir(), "follow.log", iter_line(line, sizeof(line), 1));
     (void)snprintf(outp, sizeof(outp), "%s/follow.out", tu_tmpdir());
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-            _exit(99);
-        char *argv[] = {"tail", "--follow", "--from-start", "--print", "--job", "7", log, NULL};
-        _exit(hn_cmd_tail(7, argv));
-    }
+    static const char *const from_start[] = {"--from-start", NULL};
+    pid_t pid = spawn_follower(log, outp, from_start);
     /* Step 1 reported: the follower now sleeps between polls. */
-    char *out = NULL;
-    for (int i = 0; i < 500; i++) {
-        tu_sleep_ms(10);
-        free(out);
-        out = tu_slurp(outp, NULL);
-        if (strstr(out, " step=1 "))
-            break;
-    }
+    char *out = wait_output(outp, " step=1 ");
     assert_non_null(strstr(out, " step=1 "));
     free(out);
     FILE *f = fopen(log, "a");
@@ -1085,12 +1116,7 @@ static void test_follow_stop(void **state)
     line[40] = '\0';
     assert_true(fputs(line, f) >= 0); /* step 3's line, half written */
     assert_int_equal(fclose(f), 0);
-    assert_int_equal(kill(pid, SIGTERM), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    out = tu_slurp(outp, NULL);
+    out = stop_follower(pid, outp);
     char got[256];
     reports_of(out, got, sizeof(got));
     assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n");
@@ -1133,21 +1159,7 @@ static char *follow_from(const char *before, const char *after, unsigned last,
     char log[PATH_MAX], outp[PATH_MAX], want[64];
     tu_write_in(log, sizeof(log), tu_tmpdir(), "from.log", before);
     (void)snprintf(outp, sizeof(outp), "%s/from.out", tu_tmpdir());
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-            _exit(99);
-        char *argv[16] = {"tail", "--follow", "--print", "--job", "7"};
-        int argc = 5;
-        for (; *args; args++)
-            argv[argc++] = (char *)*args;
-        argv[argc++] = log;
-        _exit(hn_cmd_tail(argc, argv));
-    }
+    pid_t pid = spawn_follower(log, outp, args);
     int ready = 0;
     for (int i = 0; i < 1000 && !ready; i++) {
         tu_sleep_ms(10);
@@ -1159,21 +1171,8 @@ static char *follow_from(const char *before, const char *after, unsigned last,
     assert_true(fputs(after, f) >= 0);
     assert_int_equal(fclose(f), 0);
     (void)snprintf(want, sizeof(want), " step=%u dur=", last);
-    char *out = NULL;
-    for (int i = 0; i < 1000; i++) {
-        free(out);
-        out = tu_slurp(outp, NULL);
-        if (strstr(out, want))
-            break;
-        tu_sleep_ms(10);
-    }
-    assert_int_equal(kill(pid, SIGTERM), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    free(out);
-    return tu_slurp(outp, NULL);
+    free(wait_output(outp, want));
+    return stop_follower(pid, outp);
 }
 
 /*
@@ -1243,25 +1242,9 @@ static void test_follow_waits_for_the_file(void **state)
     char log[PATH_MAX], outp[PATH_MAX], line[512];
     (void)snprintf(log, sizeof(log), "%s/later.log", tu_tmpdir());
     (void)snprintf(outp, sizeof(outp), "%s/later.out", tu_tmpdir());
-    (void)fflush(stdout);
-    (void)fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-            _exit(99);
-        char *argv[] = {"tail", "--follow", "--print", "--job", "7", log, NULL};
-        _exit(hn_cmd_tail(6, argv));
-    }
-    char *out = NULL;
-    for (int i = 0; i < 500; i++) {
-        tu_sleep_ms(10);
-        free(out);
-        out = tu_slurp(outp, NULL);
-        if (strstr(out, "not there yet"))
-            break;
-    }
+    static const char *const none[] = {NULL};
+    pid_t pid = spawn_follower(log, outp, none);
+    char *out = wait_output(outp, "not there yet");
     assert_non_null(strstr(out, "houston tail: "));
     assert_non_null(strstr(out, "later.log: not there yet, waiting for it\n"));
     free(out);
@@ -1274,21 +1257,8 @@ static void test_follow_waits_for_the_file(void **state)
     assert_true(fputs(iter_line(line, sizeof(line), 2), f) >= 0);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(rename(tmp, log), 0);
-    out = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(out);
-        out = tu_slurp(outp, NULL);
-        if (strstr(out, " step=2 "))
-            break;
-        tu_sleep_ms(10);
-    }
-    free(out);
-    assert_int_equal(kill(pid, SIGTERM), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    out = tu_slurp(outp, NULL);
+    free(wait_output(outp, " step=2 "));
+    out = stop_follower(pid, outp);
     char got[256];
     reports_of(out, got, sizeof(got));
     assert_string_equal(got, "1 75.000 -1\n2 75.000 -1\n");
