@@ -9,7 +9,7 @@
  *     and saved, against finding a job in memory.
  * Usage: bench_jobs [JOBS]   (default 4096; the forgetting figure also at 256 and 65536)
  */
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "control/store.h"
 #include "common/util.h"
 

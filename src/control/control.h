@@ -1,7 +1,7 @@
 /*
  * control.h - `houston control`: the per-cluster controller.
  *
- * It receives agents' frames (POST /v1/ingest), feeds them to the brain (control/brain.h)
+ * It receives agents' frames (POST /v1/ingest), feeds them to the brain (brain/brain.h)
  * under one lock, persists what the brain decided in the same transaction as the frame's
  * sequence number (control/store.h), answers the agent, and lets an executor thread carry out
  * the actions through the scheduler backend (sched/sched.h). A tick drives time-based
@@ -17,7 +17,7 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "common/sku.h"
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "control/store.h"
 #include "sched/sched.h"
 

@@ -24,7 +24,7 @@
 #ifndef HN_STORE_H
 #define HN_STORE_H
 
-#include "control/brain.h"
+#include "brain/brain.h"
 
 #include <stddef.h>
 #include <stdint.h>

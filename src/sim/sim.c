@@ -22,7 +22,7 @@
 #include "common/rng.h"
 #include "common/util.h"
 #include "common/xid.h"
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "common/sku.h"
 #include "common/stats.h"
 #include "common/stepmsg.h"

@@ -1,6 +1,6 @@
 /*
  * sim.h - the fleet simulator: a discrete-event model of a GPU fleet running one synchronous
- * training job, driving the controller's real brain (control/brain.h) in virtual time.
+ * training job, driving the controller's real brain (brain/brain.h) in virtual time.
  *
  * What is modelled (docs/sim.md has the long version):
  *   - the fleet: racks of nodes of GPUs (NVL72: 18 nodes x 4 GPUs; HGX: 8-GPU nodes), of which

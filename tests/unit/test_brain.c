@@ -2,7 +2,7 @@
  * test_brain.c - the controller's brain driven by scripts in virtual time: rules, the
  * lifecycle, the guard, operators, laggards, and determinism.
  */
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "common/xid.h"
 
 #include <errno.h>

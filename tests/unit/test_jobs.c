@@ -8,7 +8,7 @@
 #include "common/sku.h"
 #include "common/stepmsg.h"
 #include "common/xid.h"
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "control/control.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  */
 #include "testutil.h"
 
-#include "control/brain.h"
+#include "brain/brain.h"
 #include "sim/sim.h"
 
 #include <math.h>

@@ -12,12 +12,19 @@ AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19410}
 # Slurm cluster of n1..n4 under $work/slurm (the test exits when it does not start).
 control_cluster() {
     work=$(mktemp -d "/tmp/houston-$1.XXXXXX")
-    trap 'hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
+    trap 'golden_dump "$1"; hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
     mkdir -p "$work/slurm"
     slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || {
         echo "FAIL: Slurm did not start"
         exit 1
     }
+}
+
+# golden_dump NAME: with HN_GOLDEN_DIR set (scripts/same-outputs.sh), the controller's events
+# and actions into $HN_GOLDEN_DIR/NAME.json before the test's processes stop.
+golden_dump() {
+    [ -n "${HN_GOLDEN_DIR:-}" ] || return 0
+    curl -fsS "$CTL/v1/events?limit=10000" >"$HN_GOLDEN_DIR/$1.json" 2>/dev/null || true
 }
 
 # control_config FILE GUARD_FRACTION: writes a controller config for nodes n1..n4 in two racks.

@@ -22,7 +22,7 @@
  * (jobs/straggler.h) in step order. Compute time (step minus collective wait) is used when
  * ranks report it, because in synchronous training the slowest rank sets everyone's wall time.
  */
-#include "control/brain_int.h"
+#include "brain/brain_int.h"
 
 #include "common/stats.h"
 #include "common/stepmsg.h"

@@ -1,12 +1,12 @@
 /*
  * brain_int.h - the brain's private state, shared by its parts: brain.c (rules, peers,
  * lifecycle, guard) and jobs.c (step reports, stragglers, hangs, the job ledger). Nothing
- * outside src/control/brain*.c and jobs.c includes this.
+ * outside src/brain/ includes this.
  */
 #ifndef HN_BRAIN_INT_H
 #define HN_BRAIN_INT_H
 
-#include "control/brain.h"
+#include "brain/brain.h"
 
 struct hn_jobs;
 

@@ -1,6 +1,6 @@
-#include "control/brain.h"
+#include "brain/brain.h"
 
-#include "control/brain_int.h"
+#include "brain/brain_int.h"
 
 #include "common/log.h"
 #include "common/sku.h"
@@ -522,7 +522,7 @@ static void check_gpu(struct hn_brain *b, double now, struct node *n, unsigned g
     /* Predictive: correctable errors at a rate that announces an uncorrectable one (Meta's
      * and NVIDIA's field experience: HBM failures are often preceded by rising correctable
      * counts). The node is suspect; with `predictive` on, its jobs replace it at their next
-     * checkpoint (control/jobs.c). */
+     * checkpoint (brain/jobs.c). */
     double sbe_rate = rate_per_s(g, HN_F_ECC_SBE_VOL) * 3600;
     if (b->cfg.sbe_rate_per_h > 0 && sbe_rate >= b->cfg.sbe_rate_per_h &&
         fire_once(g, R_SBE_TREND)) {
