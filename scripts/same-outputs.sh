@@ -12,7 +12,7 @@
 #
 # What is recorded:
 #   sim/       `houston sim --json` and `--timeline` for each scenarios/*.conf, and
-#              `--policy all --json` at seeds 1 and 2 (cpu_seconds dropped: wall time);
+#              `--policy all --json` at seeds 1 and 2 (CPU time dropped: it is not a decision);
 #   straggler/ `houston straggler --csv` on every step-time fixture (tests/fixtures/step-times);
 #   slurm/     with --slurm (or HN_SAME_SLURM=1): the events and actions of the controller in
 #              each Slurm-backed integration test (tests/integration/lib/control.sh dumps them
@@ -55,7 +55,8 @@ record() {
     for conf in scenarios/*.conf; do
         name=$(basename "$conf" .conf)
         "$hn" sim --scenario "$conf" --json | jq -S 'del(.cpu_seconds)' >"$dir/sim/$name.json"
-        "$hn" sim --scenario "$conf" --timeline >"$dir/sim/$name.timeline"
+        "$hn" sim --scenario "$conf" --timeline | sed 's/, [0-9.]* s of CPU$/, CPU time dropped/' \
+            >"$dir/sim/$name.timeline"
     done
     for seed in 1 2; do
         "$hn" sim --policy all --seed "$seed" --json |
