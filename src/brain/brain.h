@@ -113,7 +113,7 @@ struct hn_brain_config {
     double guard_fraction; /* 0.25: at most this share of the fleet drained automatically */
     double guard_window_s; /* 3600 */
     int guard_per_rack;    /* 2 */
-    /* Rules (DCGM-like limits; docs/rules.md). */
+    /* Rules (DCGM-like limits; data/rules.csv). */
     double retired_pages_limit;      /* 63 */
     double nvlink_crc_per_s_limit;   /* 100 */
     double pcie_replay_per_lane_min; /* 0.5 replays per lane per minute (x16 = DCGM's 8/min) */

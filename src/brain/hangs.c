@@ -38,7 +38,7 @@ static int hang_culprit(const struct job *j)
     unsigned behind = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         const struct rank_st *k = &j->ranks[r];
-        if (k->node < 0 || k->run != j->run || k->last_step >= j->front)
+        if (k->node < 0 || k->run != j->run || k->last_step >= j->watch.front)
             continue;
         behind++;
         if (culprit >= 0 && culprit != k->node)
@@ -77,7 +77,7 @@ static int idle_culprit(const struct hn_brain *b, const struct job *j)
         /* A sample from the hang: of the node's latest frame (g->t and last_data are in the
          * agent's clock), which it collected after the last progress in the controller's
          * (heard). The agent's own clock may be minutes off. */
-        if (isnan(util) || g->t[HN_F_GPU_UTIL] < n->last_data || n->heard <= j->last_progress)
+        if (isnan(util) || g->t[HN_F_GPU_UTIL] < n->last_data || n->heard <= j->watch.last_progress)
             return -1; /* no sample from the hang */
         if (util >= SPIN_UTIL)
             continue;
@@ -85,7 +85,7 @@ static int idle_culprit(const struct hn_brain *b, const struct job *j)
             return -1; /* neither, or idle ranks on two nodes */
         idle = k->node;
     }
-    if (idle < 0 || j->nodes < 2)
+    if (idle < 0 || j->nodes.n < 2)
         return -1;
     /* All of that node's ranks idle, not some (a rank of it spinning means it arrived). */
     for (unsigned r = 0; r < j->l.ranks; r++) {
@@ -151,7 +151,7 @@ static int silent_culprit(const struct hn_brain *b, const struct job *j, double 
         if (k->node >= 0 && k->run == j->run)
             silence_add(&s, b, k->node, now, limit);
     }
-    return j->nodes >= 2 ? silence_culprit(b, &s, j->last_progress) : -1;
+    return j->nodes.n >= 2 ? silence_culprit(b, &s, j->watch.last_progress) : -1;
 }
 
 enum blame { BY_RANKS, BY_SILENT, BY_IDLE };
@@ -184,23 +184,24 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
     struct node *n = culprit >= 0 ? &b->nodes[culprit] : NULL;
     struct hn_finding f;
     char ev[320];
-    const char *pause = hn_pause_name(j->pause);
+    const char *pause = hn_pause_name(j->watch.pause);
     char during[64] = "";
     if (pause)
         snprintf(during, sizeof(during), " (a declared %s pause)", pause);
     char blame[HN_NAME_MAX + 64];
     blame_text(blame, sizeof(blame), n, by, now);
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f culprit=%s%s%s%s",
-             j->l.id, (unsigned long long)hb_waited_step(j), now - j->last_progress, limit,
+             j->l.id, (unsigned long long)hb_waited_step(j), now - j->watch.last_progress, limit,
              n ? n->name : "unknown", n ? blame_name[by] : "", pause ? " pause=" : "",
              pause ? pause : "");
     hb_finding_set(&f, "hang", HN_SEV_FATAL, -1, ev,
                    "hang: job %s made no progress past step %llu for %.0f s%s%s", j->l.id,
-                   (unsigned long long)hb_waited_step(j), now - j->last_progress, during, blame);
+                   (unsigned long long)hb_waited_step(j), now - j->watch.last_progress, during,
+                   blame);
     j->l.hung = 1;
     /* A hang ends its pause (hb_interrupt() does so too, but not for a job whose requeue failed,
      * which is waiting already): the next run is not in it. */
-    j->pause = 0;
+    j->watch.pause = 0;
     /* Its requeue had failed and it ran on where it was (the only job waiting for its next
      * run that is checked for hangs): tried again, as the scheduler may take it this time (it
      * did not answer before, say). Another refusal is told again, now that the job stays hung
@@ -246,9 +247,9 @@ double hb_hang_limit(const struct hn_brain *b, const struct job *j)
     /* Until this run advanced twice under watch, its rhythm is unknown (one report per log
      * interval?) and its first steps may be slow (compilation, warm-up, as the first run's
      * were): the longest a pause may make the limit. */
-    double pause = j->run_gaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
+    double pause = j->pace.run_gaps ? b->cfg.hang_pause_k * j->l.pause_s : b->cfg.hang_pause_max_s;
     /* A pause the job declared (a checkpoint save) may last the longest a pause may. */
-    if (j->pause)
+    if (j->watch.pause)
         pause = b->cfg.hang_pause_max_s;
     return fmax(limit, fmin(b->cfg.hang_pause_max_s, pause));
 }
@@ -268,13 +269,13 @@ static void job_heard(const struct hn_brain *b, const struct job *j, double *wat
             continue;
         const struct node *n = &b->nodes[k->node];
         any = 1;
-        w = fmax(w, n->heard - fmax(j->last_progress, n->heard_from));
+        w = fmax(w, n->heard - fmax(j->watch.last_progress, n->heard_from));
         a = fmax(a, n->heard_at);
     }
     for (size_t i = 0; !any && i < b->nnodes; i++) {
         const struct node *n = &b->nodes[i];
         if (hb_node_runs(n, j->l.id)) {
-            w = fmax(w, n->heard - fmax(j->last_progress, n->heard_from));
+            w = fmax(w, n->heard - fmax(j->watch.last_progress, n->heard_from));
             a = fmax(a, n->heard_at);
         }
     }
@@ -290,16 +291,16 @@ static void hang_unseen(struct hn_brain *b, double now, struct job *j, double li
     struct hn_finding f;
     char ev[256];
     snprintf(ev, sizeof(ev), "job=%s step=%llu no_progress_s=%.0f limit_s=%.0f last_frame_s=%.0f",
-             j->l.id, (unsigned long long)hb_waited_step(j), now - j->last_progress, limit,
+             j->l.id, (unsigned long long)hb_waited_step(j), now - j->watch.last_progress, limit,
              arrived > 0 ? now - arrived : -1);
     hb_finding_set(&f, "hang_unseen", HN_SEV_INFO, -1, ev,
                    "job %s made no progress past step %llu for %.0f s, but no frame came from "
                    "its nodes' agents for %.0f s; not called a hang",
-                   j->l.id, (unsigned long long)hb_waited_step(j), now - j->last_progress,
-                   arrived > 0 ? now - arrived : now - j->last_progress);
-    j->unseen_told = 1;
-    j->unseen_at = now;
-    j->watched = 0;
+                   j->l.id, (unsigned long long)hb_waited_step(j), now - j->watch.last_progress,
+                   arrived > 0 ? now - arrived : now - j->watch.last_progress);
+    j->watch.unseen_told = 1;
+    j->watch.unseen_at = now;
+    j->watch.watched = 0;
     hb_push_finding(b, now, NULL, j->l.id, &f);
 }
 
@@ -353,10 +354,10 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
 {
     /* Running again: listed running by a poll after one listed it waiting (or not at all)
      * since the requeue. A job the scheduler never took off its nodes is not a new run. */
-    if (j->sched_waiting || j->run_listed <= j->l.requeued_at ||
+    if (j->sched.waiting || j->sched.run_listed <= j->l.requeued_at ||
         j->l.restart_hangs > RESTART_HANGS || j->l.requeue_failed)
         return;
-    double since = j->run_listed;
+    double since = j->sched.run_listed;
     double limit = hb_restart_limit(b, j);
     if (now - since <= limit)
         return;
@@ -429,7 +430,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
  */
 static void unlisted_end(struct hn_brain *b, double now, struct job *j)
 {
-    double last = fmax(j->l.last_report, j->last_progress);
+    double last = fmax(j->l.last_report, j->watch.last_progress);
     double limit = j->l.pending ? hb_restart_limit(b, j) : hb_hang_limit(b, j);
     if (!(last > 0) || now - last <= limit)
         return;
@@ -437,7 +438,7 @@ static void unlisted_end(struct hn_brain *b, double now, struct job *j)
     j->l.ended_at = last;
     if (j->l.pending)
         hb_end_wait(j, last); /* as for a job a poll missed */
-    j->pause = 0;
+    j->watch.pause = 0;
     j->dirty = 1;
 }
 
@@ -452,19 +453,19 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         /* Only the scheduler can say a job still holds its nodes; without it, silence may
          * just be the end of the job. A job it lists waiting (requeued, suspended) has not
          * ended; one it no longer lists has, also while houston waits for its next run. */
-        if (j->sched_seen < 0) {
+        if (j->sched.seen < 0) {
             unlisted_end(b, now, j);
             continue;
         }
-        if (j->sched_seen < js->sched_poll) {
+        if (j->sched.seen < js->sched_poll) {
             j->l.ended = 1;
             j->l.ended_at = 0;
             /* Waiting for its next run, it never got one: the wait, lost to its cause, ran to
              * the last poll that listed it. (Should a later poll list it again, the wait goes
              * on from there: relisted.) */
             if (j->l.pending)
-                hb_end_wait(j, j->sched_seen);
-            j->pause = 0;
+                hb_end_wait(j, j->sched.seen);
+            j->watch.pause = 0;
             j->dirty = 1;
             continue;
         }
@@ -473,24 +474,24 @@ void hb_jobs_tick(struct hn_brain *b, double now)
         /* A job whose requeue failed goes on where it runs (hb_jobs_requeue_failed): it can
          * hang there like any other, unless it is hung already. */
         int stays = j->l.pending && j->l.requeue_failed && !j->l.hung;
-        if ((j->l.pending && !stays) || j->sched_waiting) {
+        if ((j->l.pending && !stays) || j->sched.waiting) {
             hb_add_point(j, now);
             continue;
         }
         /* Not while it waited: the clock starts again when it runs again (a suspended job). */
-        double last = fmax(j->last_progress, j->ran_again);
+        double last = fmax(j->watch.last_progress, j->sched.ran_again);
         double limit = hb_hang_limit(b, j);
-        if (!j->l.hung && j->last_progress > 0 && now - last > limit) {
+        if (!j->l.hung && j->watch.last_progress > 0 && now - last > limit) {
             double watched, arrived;
             job_heard(b, j, &watched, &arrived);
-            if (j->unseen_told && arrived > j->unseen_at)
-                j->unseen_told = 0; /* its agents are back */
+            if (j->watch.unseen_told && arrived > j->watch.unseen_at)
+                j->watch.unseen_told = 0; /* its agents are back */
             /* A hang: an agent of the job's nodes collected frames without a break for a whole
              * limit after its last progress, and none carried any. A backlog after an
              * outage is read in order; one with frames lost starts the record again. */
             if (watched >= limit)
                 hang(b, now, j, limit);
-            else if (now - arrived > limit / 2 && !j->unseen_told)
+            else if (now - arrived > limit / 2 && !j->watch.unseen_told)
                 hang_unseen(b, now, j, limit, arrived);
         }
         hb_add_point(j, now);

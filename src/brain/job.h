@@ -84,12 +84,8 @@ struct quiet {
     double held_at;
 };
 
-struct job {
-    struct hn_job_ledger l;
-    unsigned run; /* +1 per restart */
-    struct rank_st *ranks;
-    unsigned ranks_alloc; /* ranks and each row's secs are allocated this many (a shed job keeps
-                             its largest size: it may grow back) */
+/* The steps being assembled into rows for the job's straggler detector (rows.c). */
+struct job_feed {
     struct row rows[ROWS];
     uint64_t next_row; /* lowest step (from row_base) not yet handed to the detector */
     /* The detector sees the steps that are multiples of stride (1, 2, 4, ...; hb_row_put). late
@@ -103,7 +99,11 @@ struct job {
     uint64_t top_at;     /* the newest step filed in a row, in strides from row_base */
     uint64_t late_total; /* all reports that came too late, for people */
     uint64_t untimed;    /* reports with no compute time (comm >= dur), for people */
-    struct hn_strag *strag;
+};
+
+/* The job's pace (ledger.c): its recent step times, the waits between advances of its step,
+ * and its reported step times against the wall clock. */
+struct job_pace {
     double recent[RECENT];
     unsigned nrecent, recent_at;
     double gaps[RECENT]; /* waits between advances of the step (reports may be sparse) */
@@ -117,17 +117,35 @@ struct job {
     double frame_at, frame_from, frame_work, wall_work, wall_s, wall_bad_s;
     unsigned frame_adv, wall_adv;
     int wall_told;
+};
+
+/* The job's progress as a hang watches it (ledger.c advances it, hangs.c judges it). */
+struct job_watch {
     int advanced; /* this run's first report advanced it (progress; step 0 too) */
     /* Its highest step since this controller knew it (restored: from 0), which a hang waits
      * on; a run Slurm restarted from a checkpoint while the controller was away advances it
      * below the ledger's step. */
     uint64_t front;
     double last_progress; /* when the highest step last advanced */
-    /* Interrupted, waiting for the next run's first step: l.pending, since l.interrupted_at
-     * (its last progress), charged to l.pending_cause. */
+    int watched;          /* houston watched it since its last progress: a pause to learn from */
+    /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
+     * pause_step, at pause_at; progress past that step, or a second advance since, ends it
+     * (pause_adv counts them). */
+    int pause;
+    uint64_t pause_step;
+    double pause_at;
+    unsigned pause_adv;
+    int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
+    double unseen_at; /* when */
+};
+
+/* An interruption and the restart after it (runs.c). While it waits for the next run's first
+ * step (l.pending), the time since l.interrupted_at (its last progress) is charged to
+ * l.pending_cause. */
+struct job_restart {
     /* What the interruption charged as lost work (the time since the last checkpoint); the
      * next run's first step says where it really started again, against l.step, where the
-     * last one stopped (resume). NaN: nothing to correct. */
+     * last one stopped (hb_resume). NaN: nothing to correct. */
     double charged_s;
     double charged_strag_s;           /* of it, the straggler's share (not the cause's) */
     enum hn_loss_cause charged_cause; /* the cause charged_s went to */
@@ -136,75 +154,104 @@ struct job {
      * median is l.restart_s (measured from l.restart_from). */
     double restarts[RESTARTS_KEPT];
     unsigned nrestarts;
-    /* others_cost's last sum, for node others_node (-1: none) at others_at. */
-    double others_s, others_at;
-    unsigned others_n, others_blind;
-    int others_node;
-    double run_from;   /* when this run's first report came (resume); 0: the first run */
-    double sched_seen; /* time of the last scheduler poll that listed it, -1: never */
-    int sched_waiting; /* that poll listed it waiting (pending, suspended...), not running */
+    double run_from;    /* when this run's first report came (hb_resume); 0: the first run */
+    double restored_at; /* the restored ledger's last report; 0: not restored */
+};
+
+/* The job as the scheduler's polls list it (runs.c). */
+struct job_sched {
+    double seen;       /* time of the last poll that listed it, -1: never */
+    int waiting;       /* that poll listed it waiting (pending, suspended...), not running */
     double run_listed; /* the first poll since it last waited or ended that listed it
                         * running; -1: none */
     double ran_again;  /* the first poll that listed it running after one listed it waiting;
                         * -1: none */
     double time_left;  /* seconds to its time limit as of time_left_at; -1: no limit known */
     double time_left_at;
-    int unseen_told;  /* a hang_unseen finding was issued, and no frame of its nodes since */
-    double unseen_at; /* when */
-    int watched;      /* houston watched it since its last progress: a pause to learn from */
-    /* A pause a rank declared (a checkpoint save; enum hn_pause_kind, 0: none) after step
-     * pause_step, at pause_at; progress past that step, or a second advance since, ends it
-     * (pause_adv counts them). */
-    int pause;
-    uint64_t pause_step;
-    double pause_at;
-    unsigned pause_adv;
-    double tflops, tokens_per_s_rank; /* EWMA per rank, NaN unknown */
-    double mfu;                       /* EWMA of each report's MFU on its node's GPU, NaN unknown */
-    int strag_rank;                   /* -1: none */
-    unsigned strag_shared;            /* the ranks it shares its GPU with (straggler_shared_gpu),
-                                       * 0: none */
-    int strag_act;                    /* houston may drain its node (straggler_found) */
-    int strag_from_start;             /* it was slow from the start (no episode: hb_strag_watch) */
-    int strag_next;            /* its straggler recovered: look for another (hb_strag_watch) */
+    int64_t owner; /* its uid since a poll first listed it; -1: unknown */
+};
+
+/* The job's rates (ledger.c): EWMAs, NaN unknown. */
+struct job_rate {
+    double tflops, tokens_per_s_rank; /* per rank */
+    double mfu;                       /* of each report on its node's GPU */
+};
+
+/* The job's straggler and what houston plans for it (strag_*.c). */
+struct job_strag {
+    struct hn_strag *det; /* the detector of this run and size; NULL until its first row */
+    int rank;             /* the job's straggler, -1: none */
+    unsigned shared;      /* the ranks it shares its GPU with (straggler_shared_gpu), 0: none */
+    int act;              /* houston may drain its node (straggler_found) */
+    int from_start;       /* it was slow from the start (no episode: hb_strag_watch) */
+    int next;             /* its straggler recovered: look for another (hb_strag_watch) */
     uint32_t drift[DRIFT_MAX]; /* ranks in an episode that were no straggler (drift) */
     unsigned ndrift;
     struct quiet quiet[QUIET_MAX]; /* recoveries held (hb_quiet_start) */
     unsigned nquiet;
-    int64_t owner;     /* its uid since a poll first listed it; -1: unknown */
-    double strag_slow; /* the straggler against its peers now: 0.3 = 30% slower (hb_strag_follow) */
-    double plan_slow;  /* strag_slow when the plan was made */
-    int plan_avail;    /* its node was in service and not held then (hb_strag_follow) */
-    uint64_t strag_onset;
-    int strag_phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
-    double strag_phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
+    double slow;      /* the straggler against its peers now: 0.3 = 30% slower (hb_strag_follow) */
+    double plan_slow; /* slow when the plan was made */
+    int plan_avail;   /* its node was in service and not held then (hb_strag_follow) */
+    uint64_t onset;
+    int phase;           /* the phase the straggler is slowest in (enum), -1: unknown */
+    double phase_excess; /* by how much against the peers' median: 0.4 = 40% longer */
     int drain_planned;
     char plan[HN_DETAIL_MAX]; /* as its straggler_policy finding's detail */
+    /* others_cost's last sum, for node others_node (-1: none) at others_at. */
+    double others_s, others_at;
+    unsigned others_n, others_blind;
+    int others_node;
+};
+
+/* The job's history, a point a minute at most, thinned by half when full (ledger.c). */
+struct job_hist {
     struct hn_job_point series[SERIES_MAX];
     size_t nseries;
     size_t saved_points; /* series[0..saved_points) are in the store */
     int points_rewrite;  /* the series was thinned: the store's are replaced at the next save */
     double series_dt, next_point;
-    /* The nodes its ranks last reported from and those that sent a report for it in this
-     * run: a table sized by the job's nodes, not the fleet's (job_node). */
-    struct job_node *jn;
-    uint32_t jn_cap, jn_used; /* jn_cap: a power of 2, or 0 */
-    unsigned nodes;           /* nodes with ranks > 0 */
-    unsigned run_claim;       /* the most ranks this run's accepted reports claimed (resize) */
-    unsigned run_world;       /* the largest world size they reported; 0: none */
-    unsigned run_world_lo;    /* the smallest */
-    int mixed_worlds;         /* some run's ranks reported different worlds: never shed */
-    unsigned sized_run;       /* the run whose rank count was last set by hb_resize() */
-    unsigned shed_from;       /* ranks before hb_resize() shed this run's; 0: none shed */
-    double restored_at;       /* the restored ledger's last report; 0: not restored */
-    /* The rank cap (hn_brain_step): the nodes that sent a report for the job in this run,
-     * accepted or refused (jn), and the cap last computed with the scheduler poll and count it
-     * was based on. */
-    unsigned nreporters; /* nodes that sent a report in this run */
+};
+
+/* The nodes its ranks last reported from and those that sent a report for it in this run: a
+ * table sized by the job's nodes, not the fleet's (jobtab.c). */
+struct job_nodes {
+    struct job_node *t;
+    uint32_t cap, used; /* cap: a power of 2, or 0 */
+    unsigned n;         /* nodes with ranks > 0 */
+    unsigned reporters; /* nodes that sent a report in this run */
+};
+
+/* The job's size: what this run's reports claim (hb_resize), and its rank cap (hn_brain_step),
+ * last computed with the scheduler poll and reporting nodes it was based on. */
+struct job_size {
+    unsigned run_claim;    /* the most ranks this run's accepted reports claimed */
+    unsigned run_world;    /* the largest world size they reported; 0: none */
+    unsigned run_world_lo; /* the smallest */
+    int mixed_worlds;      /* some run's ranks reported different worlds: never shed */
+    unsigned sized_run;    /* the run whose rank count was last set by hb_resize() */
+    unsigned shed_from;    /* ranks before hb_resize() shed this run's; 0: none shed */
     unsigned cap, cap_sched, cap_nreporters;
     uint64_t cap_gen;
     int cap_warned; /* a step_rank_cap finding was issued */
-    int dirty;
+};
+
+struct job {
+    struct hn_job_ledger l;
+    unsigned run; /* +1 per restart */
+    struct rank_st *ranks;
+    unsigned ranks_alloc; /* ranks and each row's secs are allocated this many (a shed job keeps
+                             its largest size: it may grow back) */
+    struct job_size size;
+    struct job_nodes nodes;
+    struct job_feed feed;
+    struct job_pace pace;
+    struct job_watch watch;
+    struct job_restart restart;
+    struct job_sched sched;
+    struct job_rate rate;
+    struct job_strag strag;
+    struct job_hist hist;
+    int dirty; /* its ledger or history changed since the store last saved it */
 };
 
 /* A job's owner as the scheduler's latest poll listed it (hn_brain_job_owner). */

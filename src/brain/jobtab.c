@@ -21,26 +21,26 @@ _Static_assert(OWNERS_MAX < OWNERS_CAP, "a free slot ends every probe (owner_slo
 
 struct hn_jobs *hb_jobs_new(size_t cap)
 {
-    struct hn_jobs *j = xcalloc(1, sizeof(*j));
-    j->cap = cap ? cap : HN_JOBS_MAX_DEFAULT;
-    if (j->cap > (size_t)INT_MAX / 4)
-        j->cap = (size_t)INT_MAX / 4; /* indices are ints */
-    j->v = xcalloc(j->cap, sizeof(struct job *));
-    for (j->nindex = 16; j->nindex < 2 * j->cap; j->nindex *= 2)
+    struct hn_jobs *js = xcalloc(1, sizeof(*js));
+    js->cap = cap ? cap : HN_JOBS_MAX_DEFAULT;
+    if (js->cap > (size_t)INT_MAX / 4)
+        js->cap = (size_t)INT_MAX / 4; /* indices are ints */
+    js->v = xcalloc(js->cap, sizeof(struct job *));
+    for (js->nindex = 16; js->nindex < 2 * js->cap; js->nindex *= 2)
         ;
-    j->index = xcalloc(j->nindex, sizeof(int));
-    memset(j->index, 0xff, j->nindex * sizeof(int)); /* -1: empty */
-    j->owners = xcalloc(OWNERS_CAP, sizeof(struct owner));
-    return j;
+    js->index = xcalloc(js->nindex, sizeof(int));
+    memset(js->index, 0xff, js->nindex * sizeof(int)); /* -1: empty */
+    js->owners = xcalloc(OWNERS_CAP, sizeof(struct owner));
+    return js;
 }
 
 void hb_job_free(struct job *j)
 {
     for (size_t r = 0; r < ROWS; r++)
-        free(j->rows[r].secs);
+        free(j->feed.rows[r].secs);
     free(j->ranks);
-    free(j->jn);
-    hn_strag_free(j->strag);
+    free(j->nodes.t);
+    hn_strag_free(j->strag.det);
     free(j);
 }
 
@@ -149,7 +149,7 @@ static int evict_before(const struct job *a, const struct job *v)
 {
     if (a->l.ended != v->l.ended)
         return a->l.ended;
-    int a_listed = a->sched_seen >= 0, v_listed = v->sched_seen >= 0;
+    int a_listed = a->sched.seen >= 0, v_listed = v->sched.seen >= 0;
     if (a_listed != v_listed)
         return !a_listed;
     return a->l.last_report < v->l.last_report;
@@ -161,17 +161,17 @@ struct job *hb_job_alloc(const char *id, double now)
     hn_strlcpy(j->l.id, id, sizeof(j->l.id));
     j->l.checkpoint = -1;
     j->l.first_seen = now;
-    j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
-    j->strag_rank = -1;
-    j->others_node = -1;
-    j->sched_seen = -1;
-    j->run_listed = -1;
-    j->ran_again = -1;
-    j->time_left = -1;
-    j->owner = -1;
-    j->series_dt = SERIES_DT;
-    j->stride = 1;
-    j->charged_s = NAN;
+    j->rate.tflops = j->rate.tokens_per_s_rank = j->rate.mfu = NAN;
+    j->strag.rank = -1;
+    j->strag.others_node = -1;
+    j->sched.seen = -1;
+    j->sched.run_listed = -1;
+    j->sched.ran_again = -1;
+    j->sched.time_left = -1;
+    j->sched.owner = -1;
+    j->hist.series_dt = SERIES_DT;
+    j->feed.stride = 1;
+    j->restart.charged_s = NAN;
     return j;
 }
 
@@ -198,18 +198,18 @@ struct job *hb_new_job(struct hn_jobs *js, const char *id, double now)
 void hb_clear_rows(struct job *j)
 {
     for (size_t k = 0; k < ROWS; k++) {
-        j->rows[k].have = 0;
-        j->rows[k].step = 0;
+        j->feed.rows[k].have = 0;
+        j->feed.rows[k].step = 0;
         for (unsigned r = 0; r < j->l.ranks; r++)
-            j->rows[k].secs[r] = NAN;
+            j->feed.rows[k].secs[r] = NAN;
     }
-    j->next_row = 0;
-    j->stride = 1;
-    j->late = 0;
-    j->late_from = 0;
-    j->rows_started = 0;
-    j->calm = 0;
-    j->top_at = 0;
+    j->feed.next_row = 0;
+    j->feed.stride = 1;
+    j->feed.late = 0;
+    j->feed.late_from = 0;
+    j->feed.rows_started = 0;
+    j->feed.calm = 0;
+    j->feed.top_at = 0;
 }
 
 /* Knuth's multiplicative hash, its top bits (cap a power of two, at least 2): the low bits of
@@ -233,32 +233,32 @@ static struct job_node *jn_slot(struct job_node *t, uint32_t cap, int node)
 static void jn_rebuild(struct job *j, uint32_t cap)
 {
     uint32_t keep = 0;
-    for (uint32_t i = 0; i < j->jn_cap; i++)
-        keep += j->jn[i].node >= 0 && (j->jn[i].ranks || j->jn[i].reported);
+    for (uint32_t i = 0; i < j->nodes.cap; i++)
+        keep += j->nodes.t[i].node >= 0 && (j->nodes.t[i].ranks || j->nodes.t[i].reported);
     while (cap < 2 * (keep + 1))
         cap *= 2;
     struct job_node *t = xmalloc((size_t)cap * sizeof(*t));
     for (uint32_t i = 0; i < cap; i++)
         t[i] = (struct job_node){-1, 0, 0};
     uint32_t used = 0;
-    for (uint32_t i = 0; i < j->jn_cap; i++) {
-        if (j->jn[i].node >= 0 && (j->jn[i].ranks || j->jn[i].reported)) {
-            *jn_slot(t, cap, j->jn[i].node) = j->jn[i];
+    for (uint32_t i = 0; i < j->nodes.cap; i++) {
+        if (j->nodes.t[i].node >= 0 && (j->nodes.t[i].ranks || j->nodes.t[i].reported)) {
+            *jn_slot(t, cap, j->nodes.t[i].node) = j->nodes.t[i];
             used++;
         }
     }
-    free(j->jn);
-    j->jn = t;
-    j->jn_cap = cap;
-    j->jn_used = used;
+    free(j->nodes.t);
+    j->nodes.t = t;
+    j->nodes.cap = cap;
+    j->nodes.used = used;
 }
 
 /* j's entry for node; NULL when it has none. */
 static struct job_node *jn_find(const struct job *j, int node)
 {
-    if (!j->jn_cap)
+    if (!j->nodes.cap)
         return NULL;
-    struct job_node *e = jn_slot(j->jn, j->jn_cap, node);
+    struct job_node *e = jn_slot(j->nodes.t, j->nodes.cap, node);
     return e->node == node ? e : NULL;
 }
 
@@ -268,11 +268,11 @@ static struct job_node *jn_add(struct job *j, int node)
     struct job_node *e = jn_find(j, node);
     if (e)
         return e;
-    if (2 * (j->jn_used + 1) > j->jn_cap)
-        jn_rebuild(j, j->jn_cap ? 2 * j->jn_cap : 8);
-    e = jn_slot(j->jn, j->jn_cap, node);
+    if (2 * (j->nodes.used + 1) > j->nodes.cap)
+        jn_rebuild(j, j->nodes.cap ? 2 * j->nodes.cap : 8);
+    e = jn_slot(j->nodes.t, j->nodes.cap, node);
     *e = (struct job_node){node, 0, 0};
-    j->jn_used++;
+    j->nodes.used++;
     return e;
 }
 
@@ -289,10 +289,10 @@ void hb_set_rank_node(struct job *j, struct rank_st *r, int node)
     if (r->node >= 0) {
         struct job_node *e = jn_find(j, r->node);
         if (e && e->ranks > 0 && --e->ranks == 0)
-            j->nodes--;
+            j->nodes.n--;
     }
     if (node >= 0 && jn_add(j, node)->ranks++ == 0)
-        j->nodes++;
+        j->nodes.n++;
     r->node = node;
 }
 
@@ -301,23 +301,24 @@ void hb_add_reporter(struct job *j, int node)
     struct job_node *e = jn_add(j, node);
     if (!e->reported) {
         e->reported = 1;
-        j->nreporters++;
+        j->nodes.reporters++;
     }
 }
 
 void hb_new_run_nodes(struct job *j, int node)
 {
-    for (uint32_t i = 0; i < j->jn_cap; i++)
-        j->jn[i].reported = 0;
-    j->nreporters = 0;
+    for (uint32_t i = 0; i < j->nodes.cap; i++)
+        j->nodes.t[i].reported = 0;
+    j->nodes.reporters = 0;
     jn_rebuild(j, 8);
     hb_add_reporter(j, node);
 }
 
 unsigned hb_run_ranks(const struct job *j)
 {
-    return j->run_world && !j->mixed_worlds && j->run_claim < j->l.ranks ? j->run_claim
-                                                                         : j->l.ranks;
+    return j->size.run_world && !j->size.mixed_worlds && j->size.run_claim < j->l.ranks
+               ? j->size.run_claim
+               : j->l.ranks;
 }
 
 unsigned hb_ranks_per_node(const struct hn_brain *b)
@@ -327,20 +328,21 @@ unsigned hb_ranks_per_node(const struct hn_brain *b)
 
 unsigned hb_rank_cap(const struct hn_brain *b, struct job *j)
 {
-    if (j->cap_nreporters == j->nreporters && j->cap_gen == b->jobs->sched_gen)
-        return j->cap;
+    if (j->size.cap_nreporters == j->nodes.reporters && j->size.cap_gen == b->jobs->sched_gen)
+        return j->size.cap;
     unsigned sched = 0;
     for (size_t i = 0; i < b->nnodes; i++)
         sched += (unsigned)hb_node_runs(&b->nodes[i], j->l.id);
     /* A job the last poll listed before its first report came is listed (evict_before). */
-    if (sched > 0 && j->sched_seen < b->jobs->sched_poll)
-        j->sched_seen = b->jobs->sched_poll;
-    uint64_t cap = (uint64_t)hb_ranks_per_node(b) * (sched > j->nreporters ? sched : j->nreporters);
-    j->cap = cap < RANKS_MAX ? (unsigned)cap : RANKS_MAX;
-    j->cap_sched = sched;
-    j->cap_nreporters = j->nreporters;
-    j->cap_gen = b->jobs->sched_gen;
-    return j->cap;
+    if (sched > 0 && j->sched.seen < b->jobs->sched_poll)
+        j->sched.seen = b->jobs->sched_poll;
+    uint64_t cap =
+        (uint64_t)hb_ranks_per_node(b) * (sched > j->nodes.reporters ? sched : j->nodes.reporters);
+    j->size.cap = cap < RANKS_MAX ? (unsigned)cap : RANKS_MAX;
+    j->size.cap_sched = sched;
+    j->size.cap_nreporters = j->nodes.reporters;
+    j->size.cap_gen = b->jobs->sched_gen;
+    return j->size.cap;
 }
 
 void hb_told(struct hn_jobs *js, double now)
@@ -356,12 +358,12 @@ struct node *hb_rank_node(struct hn_brain *b, const struct job *j, unsigned rank
 
 int hb_acts_on(const struct hn_brain *b, const struct job *j)
 {
-    return !b->jobs->sched_lists || j->sched_seen >= 0;
+    return !b->jobs->sched_lists || j->sched.seen >= 0;
 }
 
 uint64_t hb_waited_step(const struct job *j)
 {
-    return j->front ? j->front : j->l.step;
+    return j->watch.front ? j->watch.front : j->l.step;
 }
 
 int hb_job_uses(const struct job *j, int node)

@@ -27,7 +27,7 @@ size_t hn_brain_job_bytes(const struct hn_brain *b, size_t i)
         return 0;
     const struct job *j = b->jobs->v[i];
     return sizeof(*j) + (size_t)j->ranks_alloc * (sizeof(*j->ranks) + ROWS * sizeof(double)) +
-           (size_t)j->jn_cap * sizeof(*j->jn);
+           (size_t)j->nodes.cap * sizeof(*j->nodes.t);
 }
 
 int hn_brain_job_rank(const struct hn_brain *b, size_t i, unsigned r, const char **node, int *gpu,
@@ -67,31 +67,31 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     out->state = j->l.ended         ? "ended"
                  : j->l.hung        ? "hung"
                  : j->l.pending     ? "restarting"
-                 : j->sched_waiting ? "waiting"
+                 : j->sched.waiting ? "waiting"
                                     : "running";
-    out->nodes = j->nodes;
+    out->nodes = j->nodes.n;
     double now = js->now;
     double end = hb_job_end(j, now);
     out->wall_s = end > j->l.first_seen ? end - j->l.first_seen : 0;
     out->step_seconds = hb_typical_step(j);
     /* Only a job the scheduler lists is checked for hangs. */
-    int checked = !j->l.ended && j->sched_seen >= 0 && !(j->sched_waiting && !j->l.pending);
+    int checked = !j->l.ended && j->sched.seen >= 0 && !(j->sched.waiting && !j->l.pending);
     /* A restart waits for its first step under restart_watch's limit; a job whose requeue
      * failed runs on under the usual one. */
     out->hang_limit_s = !checked                               ? NAN
                         : j->l.pending && !j->l.requeue_failed ? hb_restart_limit(b, j)
                                                                : hb_hang_limit(b, j);
-    out->no_progress_s = checked && !j->l.pending && !j->sched_waiting && j->last_progress > 0
-                             ? fmax(0, now - fmax(j->last_progress, j->ran_again))
+    out->no_progress_s = checked && !j->l.pending && !j->sched.waiting && j->watch.last_progress > 0
+                             ? fmax(0, now - fmax(j->watch.last_progress, j->sched.ran_again))
                              : NAN;
-    out->pause = checked ? hn_pause_name(j->pause) : NULL;
-    out->pause_step = j->pause_step;
-    out->pause_s = out->pause ? fmax(0, now - j->pause_at) : NAN;
-    out->straggler_every = j->stride;
-    out->late_reports = j->late_total;
-    out->untimed_reports = j->untimed;
-    out->tokens_per_s = j->tokens_per_s_rank * j->l.ranks;
-    out->tflops_per_gpu = j->tflops;
+    out->pause = checked ? hn_pause_name(j->watch.pause) : NULL;
+    out->pause_step = j->watch.pause_step;
+    out->pause_s = out->pause ? fmax(0, now - j->watch.pause_at) : NAN;
+    out->straggler_every = j->feed.stride;
+    out->late_reports = j->feed.late_total;
+    out->untimed_reports = j->feed.untimed;
+    out->tokens_per_s = j->rate.tokens_per_s_rank * j->l.ranks;
+    out->tflops_per_gpu = j->rate.tflops;
     out->mfu = hb_job_mfu(j);
     out->ettr = hb_ettr(j, now);
     out->effective_mfu = out->mfu * out->ettr;
@@ -105,18 +105,18 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         out->lost_gpu_h[c] = out->l.lost_gpu_s[c] / 3600.0;
     /* One keeping up again, its recovery held (hb_quiet_start), is not shown. */
-    out->straggler_rank = hb_strag_held(j) ? -1 : j->strag_rank;
-    if (out->straggler_rank >= 0 && j->ranks[j->strag_rank].node >= 0)
-        hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag_rank].node].name,
+    out->straggler_rank = hb_strag_held(j) ? -1 : j->strag.rank;
+    if (out->straggler_rank >= 0 && j->ranks[j->strag.rank].node >= 0)
+        hn_strlcpy(out->straggler_node, b->nodes[j->ranks[j->strag.rank].node].name,
                    sizeof(out->straggler_node));
-    out->straggler_slowdown = out->straggler_rank >= 0 ? j->strag_slow : 0;
-    out->straggler_onset = j->strag_onset;
+    out->straggler_slowdown = out->straggler_rank >= 0 ? j->strag.slow : 0;
+    out->straggler_onset = j->strag.onset;
     out->straggler_phase =
-        out->straggler_rank >= 0 && j->strag_phase >= 0 ? hb_phase_names[j->strag_phase] : NULL;
-    out->straggler_phase_excess = out->straggler_phase ? j->strag_phase_excess : NAN;
-    hn_strlcpy(out->plan, j->plan, sizeof(out->plan));
-    out->series = j->series;
-    out->nseries = j->nseries;
+        out->straggler_rank >= 0 && j->strag.phase >= 0 ? hb_phase_names[j->strag.phase] : NULL;
+    out->straggler_phase_excess = out->straggler_phase ? j->strag.phase_excess : NAN;
+    hn_strlcpy(out->plan, j->strag.plan, sizeof(out->plan));
+    out->series = j->hist.series;
+    out->nseries = j->hist.nseries;
     return 0;
 }
 
@@ -144,10 +144,11 @@ int hn_brain_job_points_unsaved(const struct hn_brain *b, size_t i, const struct
     if (i >= b->jobs->n)
         return -EINVAL;
     const struct job *j = b->jobs->v[i];
-    size_t from = j->points_rewrite || j->saved_points > j->nseries ? 0 : j->saved_points;
-    *p = j->series + from;
-    *n = j->nseries - from;
-    *replace = from == 0 && j->points_rewrite;
+    size_t from =
+        j->hist.points_rewrite || j->hist.saved_points > j->hist.nseries ? 0 : j->hist.saved_points;
+    *p = j->hist.series + from;
+    *n = j->hist.nseries - from;
+    *replace = from == 0 && j->hist.points_rewrite;
     return 0;
 }
 
@@ -156,8 +157,8 @@ void hn_brain_job_points_saved(struct hn_brain *b, size_t i)
     if (i >= b->jobs->n)
         return;
     struct job *j = b->jobs->v[i];
-    j->saved_points = j->nseries;
-    j->points_rewrite = 0;
+    j->hist.saved_points = j->hist.nseries;
+    j->hist.points_rewrite = 0;
 }
 
 int hn_brain_restore_points(struct hn_brain *b, const char *id, const struct hn_job_point *p,
@@ -173,16 +174,17 @@ int hn_brain_restore_points(struct hn_brain *b, const char *id, const struct hn_
     size_t k = 1;
     while (n / k > SERIES_MAX)
         k *= 2;
-    j->nseries = 0;
+    j->hist.nseries = 0;
     size_t count = n ? (n - 1) / k + 1 : 0;
     if (count > SERIES_MAX)
         count = SERIES_MAX;
     for (size_t q = n - count * k + k - 1; count && q < n; q += k)
-        j->series[j->nseries++] = p[q];
-    j->series_dt = SERIES_DT * (double)k;
-    j->next_point = j->nseries ? j->series[j->nseries - 1].time + j->series_dt : 0;
-    j->saved_points = j->nseries;
-    j->points_rewrite = k > 1;
+        j->hist.series[j->hist.nseries++] = p[q];
+    j->hist.series_dt = SERIES_DT * (double)k;
+    j->hist.next_point =
+        j->hist.nseries ? j->hist.series[j->hist.nseries - 1].time + j->hist.series_dt : 0;
+    j->hist.saved_points = j->hist.nseries;
+    j->hist.points_rewrite = k > 1;
     return 0;
 }
 
@@ -208,9 +210,10 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         if (j->l.lost_gpu_s[c] == 0 && j->l.lost_s[c] != 0)
             j->l.lost_gpu_s[c] = j->l.lost_s[c] * ranks;
     }
-    j->last_progress = l->last_report;
-    j->advanced = 1; /* it waits past its saved step (hb_waited_step), not on a first report */
-    j->restored_at = l->last_report; /* what came before is the run it restores, or older */
+    j->watch.last_progress = l->last_report;
+    j->watch.advanced =
+        1; /* it waits past its saved step (hb_waited_step), not on a first report */
+    j->restart.restored_at = l->last_report; /* what came before is the run it restores, or older */
     j->l.ranks_high = l->ranks_high > ranks && l->ranks_high <= RANKS_MAX ? l->ranks_high : ranks;
     /* Waiting for its next run when the controller stopped: it still is (the time since its
      * last progress goes to the same cause; nothing to correct, the charge is not known). Also
@@ -226,7 +229,7 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
         j->l.pending_cause = c >= 0 && c < HN_LOSS_NCAUSES ? c : HN_LOSS_OTHER;
         if (!(l->interrupted_at > 0))
             j->l.interrupted_at = l->last_report;
-        j->pending_at = l->last_report;
+        j->restart.pending_at = l->last_report;
         if (!(l->requeued_at > 0)) /* a ledger from before it was saved */
             j->l.requeued_at = l->last_report;
         /* Not after the last requeue: a damaged database, or one of schema 11 or older. */
@@ -235,7 +238,7 @@ int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l)
     }
     /* Its restarts' median stands for the ones it was taken from. */
     if (l->restart_s > 0 && isfinite(l->restart_s))
-        j->restarts[j->nrestarts++] = l->restart_s;
+        j->restart.restarts[j->restart.nrestarts++] = l->restart_s;
     else
         j->l.restart_s = 0;
     return 0;

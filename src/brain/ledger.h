@@ -1,5 +1,5 @@
 /*
- * ledger.h - a job's books (docs/jobs.md, "Ledger"), after Meta's ETTR ("Revisiting
+ * ledger.h - a job's books (docs/jobs.md, "The ledger (ETTR)"), after Meta's ETTR ("Revisiting
  * Reliability in Large-Scale ML Research Clusters", Kokolis et al. 2024: productive time over
  * wall time, where recomputation since the last checkpoint and restart overhead are not
  * productive):

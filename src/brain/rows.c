@@ -22,22 +22,22 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
     if (r->have)
         hb_resize(b, now, j);
     if (r->have && j->l.ranks >= 2) {
-        if (!j->strag) {
-            j->strag = hn_strag_new(&b->cfg.straggler, j->l.ranks);
-            j->ndrift = 0; /* a new detector: no episode goes on */
+        if (!j->strag.det) {
+            j->strag.det = hn_strag_new(&b->cfg.straggler, j->l.ranks);
+            j->strag.ndrift = 0; /* a new detector: no episode goes on */
         }
-        if (j->strag && hn_strag_step(j->strag, r->step, r->secs) > 0) {
+        if (j->strag.det && hn_strag_step(j->strag.det, r->step, r->secs) > 0) {
             struct hn_strag_detection d;
-            while (hn_strag_poll(j->strag, &d))
+            while (hn_strag_poll(j->strag.det, &d))
                 hb_detection(b, now, j, &d);
         }
-        if (j->strag && j->ndrift)
+        if (j->strag.det && j->strag.ndrift)
             hb_drift_watch(b, now, j, r->step);
-        if (j->strag && j->nquiet)
+        if (j->strag.det && j->strag.nquiet)
             hb_quiet_tell(b, now, j, 0);
-        if (j->strag && (j->strag_next || (j->strag_rank >= 0 && j->strag_from_start)))
+        if (j->strag.det && (j->strag.next || (j->strag.rank >= 0 && j->strag.from_start)))
             hb_strag_watch(b, now, j, r->step);
-        if (j->strag && j->strag_rank >= 0)
+        if (j->strag.det && j->strag.rank >= 0)
             hb_strag_follow(b, now, j, r->step);
     }
     for (unsigned k = 0; k < j->l.ranks && r->have; k++)
@@ -66,59 +66,60 @@ static void flush_row(struct hn_brain *b, double now, struct job *j, struct row 
  */
 static void restride(struct job *j, uint32_t to)
 {
-    uint64_t top = j->next_row, base = j->row_base;
+    uint64_t top = j->feed.next_row, base = j->feed.row_base;
     for (size_t q = 0; q < ROWS; q++) {
-        if (j->rows[q].have && j->rows[q].step - base >= top)
-            top = j->rows[q].step - base + 1;
+        if (j->feed.rows[q].have && j->feed.rows[q].step - base >= top)
+            top = j->feed.rows[q].step - base + 1;
     }
     hb_clear_rows(j); /* the rows in flight are dropped: some of their reports are filed already */
-    j->rows_started = 1;
-    j->row_base = base;
-    j->stride = to;
-    j->next_row = (top + to - 1) / to * to;
-    j->late_from = j->next_row;
-    j->top_at = j->next_row / to;
+    j->feed.rows_started = 1;
+    j->feed.row_base = base;
+    j->feed.stride = to;
+    j->feed.next_row = (top + to - 1) / to * to;
+    j->feed.late_from = j->feed.next_row;
+    j->feed.top_at = j->feed.next_row / to;
 }
 
 void hb_row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
                 double secs)
 {
-    if (!j->rows_started) {
-        j->rows_started = 1;
-        j->row_base = step;
-        j->next_row = 0;
+    if (!j->feed.rows_started) {
+        j->feed.rows_started = 1;
+        j->feed.row_base = step;
+        j->feed.next_row = 0;
     }
-    if (step < j->row_base) { /* before the first this run reported: too late for any row */
-        j->late_total++;
+    if (step < j->feed.row_base) { /* before the first this run reported: too late for any row */
+        j->feed.late_total++;
         return;
     }
-    uint64_t k = j->stride, d = step - j->row_base; /* next_row and late_from count like d */
+    uint64_t k = j->feed.stride,
+             d = step - j->feed.row_base; /* next_row and late_from count like d */
     if (d % k)
         return;
-    if (d < j->next_row) {
-        j->late_total++;
-        if (d >= j->late_from && ++j->late >= j->l.ranks && k < STRIDE_MAX)
+    if (d < j->feed.next_row) {
+        j->feed.late_total++;
+        if (d >= j->feed.late_from && ++j->feed.late >= j->l.ranks && k < STRIDE_MAX)
             restride(j, (uint32_t)k * 2);
         return;
     }
-    uint64_t at = d / k, next = j->next_row / k;
+    uint64_t at = d / k, next = j->feed.next_row / k;
     if (at >= next + (uint64_t)2 * ROWS) { /* a jump: hand over what is there, start again */
         for (uint64_t q = next; q < next + ROWS; q++) {
-            struct row *r = &j->rows[q % ROWS];
-            if (r->have && r->step - j->row_base == q * k)
+            struct row *r = &j->feed.rows[q % ROWS];
+            if (r->have && r->step - j->feed.row_base == q * k)
                 flush_row(b, now, j, r);
         }
         next = at - ROWS + 1;
-        j->calm = 0;
+        j->feed.calm = 0;
     }
     while (at >= next + ROWS) { /* pushed out, complete or not */
-        struct row *r = &j->rows[next % ROWS];
-        if (r->have && r->step - j->row_base == next * k)
+        struct row *r = &j->feed.rows[next % ROWS];
+        if (r->have && r->step - j->feed.row_base == next * k)
             flush_row(b, now, j, r);
         next++;
-        j->calm = 0;
+        j->feed.calm = 0;
     }
-    struct row *r = &j->rows[at % ROWS];
+    struct row *r = &j->feed.rows[at % ROWS];
     if (r->step != step) {
         if (r->have)
             flush_row(b, now, j, r);
@@ -127,18 +128,18 @@ void hb_row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, ui
     if (isnan(r->secs[rank]))
         r->have++;
     r->secs[rank] = secs;
-    j->top_at = at > j->top_at ? at : j->top_at;
+    j->feed.top_at = at > j->feed.top_at ? at : j->feed.top_at;
     while (1) {
-        r = &j->rows[next % ROWS];
-        if (r->step - j->row_base != next * k || r->have < j->l.ranks)
+        r = &j->feed.rows[next % ROWS];
+        if (r->step - j->feed.row_base != next * k || r->have < j->l.ranks)
             break;
         flush_row(b, now, j, r);
         /* Complete while the newest step filed is less than half the rows ahead: half the
          * stride would still have held it. */
-        j->calm = j->top_at - next < ROWS / 2 ? j->calm + 1 : 0;
+        j->feed.calm = j->feed.top_at - next < ROWS / 2 ? j->feed.calm + 1 : 0;
         next++;
     }
-    j->next_row = next * k;
-    if (k > 1 && j->calm >= STRIDE_CALM)
+    j->feed.next_row = next * k;
+    if (k > 1 && j->feed.calm >= STRIDE_CALM)
         restride(j, (uint32_t)k / 2);
 }

@@ -31,9 +31,9 @@ void hb_grow_ranks(struct hn_brain *b, double now, struct job *j, unsigned n)
         }
     }
     for (size_t k = 0; k < ROWS; k++) {
-        j->rows[k].secs = xrealloc(j->rows[k].secs, (size_t)n * sizeof(double));
+        j->feed.rows[k].secs = xrealloc(j->feed.rows[k].secs, (size_t)n * sizeof(double));
         for (unsigned r = j->l.ranks; r < n; r++)
-            j->rows[k].secs[r] = NAN;
+            j->feed.rows[k].secs[r] = NAN;
     }
     j->l.ranks = n;
     if (n > j->l.ranks_high)
@@ -43,15 +43,15 @@ void hb_grow_ranks(struct hn_brain *b, double now, struct job *j, unsigned n)
 
 void hb_resize(struct hn_brain *b, double now, struct job *j)
 {
-    if (j->sized_run == j->run + 1u)
+    if (j->size.sized_run == j->run + 1u)
         return;
-    j->sized_run = j->run + 1u;
+    j->size.sized_run = j->run + 1u;
     unsigned n = hb_run_ranks(j);
     if (n >= j->l.ranks)
         return;
     for (unsigned r = n; r < j->l.ranks; r++)
         hb_set_rank_node(j, &j->ranks[r], -1);
-    j->shed_from = j->l.ranks;
+    j->size.shed_from = j->l.ranks;
     j->l.ranks = n;
     hb_detector_reset(b, now, j);
 }
@@ -65,25 +65,25 @@ void hb_interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_loss_
     j->l.charged_ranks = ranks;
     /* The straggler's share of that time was charged to it as the steps came: the rest goes to
      * the cause, so that no second is lost twice. */
-    j->charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
-    hb_lose_n(j, cause, j->l.since_ckpt_s - j->charged_strag_s, ranks);
+    j->restart.charged_strag_s = fmin(j->l.strag_ckpt_s, j->l.since_ckpt_s);
+    hb_lose_n(j, cause, j->l.since_ckpt_s - j->restart.charged_strag_s, ranks);
     j->l.productive_s -= j->l.since_ckpt_s;
-    j->charged_s = j->l.since_ckpt_s;
-    j->charged_cause = cause;
+    j->restart.charged_s = j->l.since_ckpt_s;
+    j->restart.charged_cause = cause;
     j->l.since_ckpt_s = j->l.strag_ckpt_s = 0;
     j->l.interruptions++;
     j->l.pending = 1;
-    j->pending_at = j->l.last_report;
+    j->restart.pending_at = j->l.last_report;
     j->l.requeued_at = now;
     j->l.restart_from = now;
     j->l.pending_cause = cause;
-    j->l.interrupted_at = j->last_progress > 0 ? j->last_progress : j->l.first_seen;
-    j->pause = 0;
-    j->drain_planned = 0;
-    j->strag_rank = -1;
+    j->l.interrupted_at = j->watch.last_progress > 0 ? j->watch.last_progress : j->l.first_seen;
+    j->watch.pause = 0;
+    j->strag.drain_planned = 0;
+    j->strag.rank = -1;
     for (unsigned r = 0; r < j->l.ranks; r++)
         j->ranks[r].held_at = 0;
-    j->plan[0] =
+    j->strag.plan[0] =
         '\0'; /* a plan for the run that is over (hb_checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
     j->dirty = 1;
@@ -120,51 +120,53 @@ void hb_resume(struct hn_brain *b, struct job *j, double now, double seconds, ui
      * `houston tail`, say), or too little when it restarts from an older one. Without a
      * typical step (a ledger restored, and interrupted before it reported again), the new
      * run's first step stands in for it. */
-    if (!isnan(j->charged_s) && !isnan(typ)) {
+    if (!isnan(j->restart.charged_s) && !isnan(typ)) {
         uint64_t stopped = j->l.step; /* where the last run stopped: no progress since */
         uint64_t redo = stopped >= step ? stopped - step + 1 : 0;
         double lost = (double)redo * typ;
         /* At most all the productive time there was: the rest of a longer redo was never
          * counted as productive here (a job that restarted from a checkpoint houston did not
          * see, or a ledger restored from before it). */
-        lost = fmin(lost, j->l.productive_s + j->charged_s);
-        double more = lost - j->charged_s;
+        lost = fmin(lost, j->l.productive_s + j->restart.charged_s);
+        double more = lost - j->restart.charged_s;
         /* Less lost than charged (it restarted from a later checkpoint than it reported, or
          * reported none): the steps it kept are productive again, and the cause gives back
          * their time less the straggler's share, which stays the straggler's as for any kept
          * step; so the cause never goes below 0. */
-        if (more < 0 && j->charged_s > 0)
-            hb_lose_n(j, j->charged_cause, more * (1 - j->charged_strag_s / j->charged_s),
+        if (more < 0 && j->restart.charged_s > 0)
+            hb_lose_n(j, j->restart.charged_cause,
+                      more * (1 - j->restart.charged_strag_s / j->restart.charged_s),
                       j->l.charged_ranks);
         else
-            hb_lose_n(j, j->charged_cause, more, j->l.charged_ranks);
+            hb_lose_n(j, j->restart.charged_cause, more, j->l.charged_ranks);
         j->l.productive_s -= more;
     }
-    j->charged_s = NAN;
-    j->run_from = now;
+    j->restart.charged_s = NAN;
+    j->restart.run_from = now;
     j->l.pending = 0;
     j->l.hung = 0;
     j->l.restart_hangs = 0;
     j->l.requeue_failed = 0;
     j->dirty = 1;
     j->run++;
-    j->run_claim = j->run_world = j->run_world_lo = j->shed_from = 0;
+    j->size.run_claim = j->size.run_world = j->size.run_world_lo = j->size.shed_from = 0;
     /* Its rates are the new run's (on other GPUs, say). */
-    j->tflops = j->tokens_per_s_rank = j->mfu = NAN;
+    j->rate.tflops = j->rate.tokens_per_s_rank = j->rate.mfu = NAN;
     j->l.step = step > 0 ? step - 1 : 0; /* so that this step counts as progress */
-    j->front = j->l.step;
+    j->watch.front = j->l.step;
     /* Not before the interrupted run's last progress: a first step whose time reaches back
      * further (clocks of other nodes, start-up counted in the step) would count time that was
      * that run's, productive or lost already, twice. Nor after now (an interruption restored
      * from a later clock): its hangs would go unseen until then. */
-    j->last_progress = fmax(now - seconds, fmin(j->l.interrupted_at, now));
-    j->watched = 0;
-    j->advanced = 0; /* this step counts as progress, also at step 0 */
-    j->run_gaps = 0; /* its first steps are a start's (compilation, warm-up): hb_hang_limit */
+    j->watch.last_progress = fmax(now - seconds, fmin(j->l.interrupted_at, now));
+    j->watch.watched = 0;
+    j->watch.advanced = 0; /* this step counts as progress, also at step 0 */
+    j->pace.run_gaps = 0;  /* its first steps are a start's (compilation, warm-up): hb_hang_limit */
     /* Its reports are judged against the wall clock anew (a fixed client, say). */
-    j->frame_at = j->frame_from = j->frame_work = j->wall_work = j->wall_s = j->wall_bad_s = 0;
-    j->frame_adv = j->wall_adv = 0;
-    j->wall_told = 0;
+    j->pace.frame_at = j->pace.frame_from = j->pace.frame_work = j->pace.wall_work =
+        j->pace.wall_s = j->pace.wall_bad_s = 0;
+    j->pace.frame_adv = j->pace.wall_adv = 0;
+    j->pace.wall_told = 0;
     hb_clear_rows(j);
     hb_detector_reset(b, now, j); /* the new run's detector finds its own */
 }
@@ -219,7 +221,7 @@ static void relisted(struct job *j)
         j->l.ended_at = 0;
         /* Its silence was not watched as a listed job's (progress): a report before the next
          * tick would learn it as a pause, and its hang limit grow to it. */
-        j->watched = 0;
+        j->watch.watched = 0;
         j->dirty = 1;
     }
 }
@@ -237,13 +239,13 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
     if (i < 0)
         return;
     struct job *j = js->v[i];
-    if (j->sched_waiting)
-        j->ran_again = now;
-    if (j->sched_waiting || j->run_listed < 0 || j->l.ended)
-        j->run_listed = now;
+    if (j->sched.waiting)
+        j->sched.ran_again = now;
+    if (j->sched.waiting || j->sched.run_listed < 0 || j->l.ended)
+        j->sched.run_listed = now;
     relisted(j);
-    j->sched_seen = now;
-    j->sched_waiting = 0;
+    j->sched.seen = now;
+    j->sched.waiting = 0;
 }
 
 void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why)
@@ -256,28 +258,28 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     if (i < 0)
         return;
     struct job *j = js->v[i];
-    if (j->sched_seen == now && !j->sched_waiting)
+    if (j->sched.seen == now && !j->sched.waiting)
         return; /* this poll listed a part of it running (a heterogeneous job) */
     relisted(j);
     if (j->l.last_report >= now) { /* it stepped since the poll began: running by now */
-        j->sched_seen = now;
+        j->sched.seen = now;
         return;
     }
-    j->sched_seen = now;
-    j->sched_waiting = 1;
-    j->run_listed = -1;
+    j->sched.seen = now;
+    j->sched.waiting = 1;
+    j->sched.run_listed = -1;
     if (j->l.requeue_failed) { /* someone requeued it after all */
         j->l.requeue_failed = 0;
         /* Its restart begins with that requeue, as houston learns of it (as for one of a
          * running job, interrupt): houston's was refused and moved nothing, and the job sat
          * where it ran (hung, say) until now. Saved, for a controller restart. */
         j->l.requeued_at = j->l.restart_from = now;
-        j->pause = 0; /* that run, and the pause it announced, are over */
+        j->watch.pause = 0; /* that run, and the pause it announced, are over */
         j->dirty = 1;
     }
-    j->watched = 0; /* the wait is not the job's own: not a pause to learn */
+    j->watch.watched = 0; /* the wait is not the job's own: not a pause to learn */
     /* Queued again without houston: the scheduler requeued it. */
-    if (why == HN_WAIT_QUEUED && !j->l.pending && !j->l.ended && j->last_progress > 0)
+    if (why == HN_WAIT_QUEUED && !j->l.pending && !j->l.ended && j->watch.last_progress > 0)
         hb_interrupt(b, j, now, HN_LOSS_OTHER);
 }
 
@@ -286,6 +288,6 @@ void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double s
     int i = hb_find_job(b->jobs, job);
     if (i < 0)
         return;
-    b->jobs->v[i]->time_left = seconds >= 0 ? seconds : -1;
-    b->jobs->v[i]->time_left_at = now;
+    b->jobs->v[i]->sched.time_left = seconds >= 0 ? seconds : -1;
+    b->jobs->v[i]->sched.time_left_at = now;
 }

@@ -37,11 +37,12 @@
  * which go by the same times, are off too). */
 static void wall_tell(struct hn_brain *b, double now, struct job *j)
 {
-    j->wall_told = 1;
-    double reported = j->wall_work / j->wall_adv, wall = j->wall_s / j->wall_adv;
+    j->pace.wall_told = 1;
+    double reported = j->pace.wall_work / j->pace.wall_adv,
+           wall = j->pace.wall_s / j->pace.wall_adv;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s reported_s=%.6g wall_s=%.6g watched_s=%.0f limit=%.0f",
-             j->l.id, reported, wall, j->wall_s, WALL_K);
+             j->l.id, reported, wall, j->pace.wall_s, WALL_K);
     struct hn_finding f;
     hb_finding_set(&f, "step_time_mismatch", HN_SEV_INFO, -1, ev,
                    "job %s's step reports add up to %.3g s between two reports, but they come "
@@ -77,22 +78,22 @@ static void cap_refused(struct hn_brain *b, double now, struct job *j, int node,
                         const struct hn_step_in *s)
 {
     struct node *n = &b->nodes[node];
-    if (j->cap_warned || now < n->step_cap_next)
+    if (j->size.cap_warned || now < n->step_cap_next)
         return;
-    j->cap_warned = 1;
+    j->size.cap_warned = 1;
     n->step_cap_next = now + CAP_WARN_S;
     struct hn_finding f;
     char ev[320];
     snprintf(ev, sizeof(ev),
              "job=%s rank=%lld world=%lld cap=%u ranks_per_node_max=%u sched_nodes=%u "
              "report_nodes=%u",
-             j->l.id, (long long)s->rank, (long long)s->world, j->cap, hb_ranks_per_node(b),
-             j->cap_sched, j->nreporters);
+             j->l.id, (long long)s->rank, (long long)s->world, j->size.cap, hb_ranks_per_node(b),
+             j->size.cap_sched, j->nodes.reporters);
     hb_finding_set(&f, "step_rank_cap", HN_SEV_WARN, -1, ev,
                    "step reports of job %s refused: rank %lld is beyond its cap of %u ranks "
                    "(%u per node, %u nodes)",
-                   j->l.id, (long long)s->rank, j->cap, hb_ranks_per_node(b),
-                   j->cap_sched > j->nreporters ? j->cap_sched : j->nreporters);
+                   j->l.id, (long long)s->rank, j->size.cap, hb_ranks_per_node(b),
+                   j->size.cap_sched > j->nodes.reporters ? j->size.cap_sched : j->nodes.reporters);
     hb_push_finding(b, now, n, j->l.id, &f);
 }
 
@@ -134,17 +135,17 @@ static void pause_notice(struct job *j, double now, unsigned rank, const struct 
     const struct rank_st *r = &j->ranks[rank];
     /* Of a rank last heard in the run before, or received before this run began (a notice of
      * that run an agent delivered late): not this run's pause. */
-    if ((r->node >= 0 && r->run != j->run) || now < j->run_from)
+    if ((r->node >= 0 && r->run != j->run) || now < j->restart.run_from)
         return;
-    if (j->pause) { /* more ranks announce it: the pause began with the first notice */
-        if (s->step > j->pause_step)
-            j->pause_step = s->step;
+    if (j->watch.pause) { /* more ranks announce it: the pause began with the first notice */
+        if (s->step > j->watch.pause_step)
+            j->watch.pause_step = s->step;
         return;
     }
-    j->pause = s->pause < HN_PAUSE_OTHER ? s->pause : HN_PAUSE_OTHER; /* newer kinds: other */
-    j->pause_step = s->step;
-    j->pause_at = now;
-    j->pause_adv = 0;
+    j->watch.pause = s->pause < HN_PAUSE_OTHER ? s->pause : HN_PAUSE_OTHER; /* newer kinds: other */
+    j->watch.pause_step = s->step;
+    j->watch.pause_at = now;
+    j->watch.pause_adv = 0;
 }
 
 /* Sizing (docs/jobs.md, "Rank cap"): a report's rank must fit the job's cap, else the report
@@ -202,8 +203,8 @@ static void ran_on_removed(struct hn_brain *b, double now, struct job *j, struct
  * it has never listed this one. */
 static int left_its_nodes(const struct hn_brain *b, const struct job *j)
 {
-    return !b->jobs->sched_lists || j->sched_seen < 0 || j->sched_waiting ||
-           j->run_listed > j->l.requeued_at;
+    return !b->jobs->sched_lists || j->sched.seen < 0 || j->sched.waiting ||
+           j->sched.run_listed > j->l.requeued_at;
 }
 
 int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step_in *s)
@@ -220,7 +221,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
      * to be requeued, keeps it). */
     int i = hb_find_job(js, s->job);
     int64_t listed = js->nowners ? hb_owner_of(js, s->job) : -1;
-    int64_t owner = listed >= 0 ? listed : i >= 0 ? js->v[i]->owner : -1;
+    int64_t owner = listed >= 0 ? listed : i >= 0 ? js->v[i]->sched.owner : -1;
     if (owner >= 0 && s->uid >= 0 && !may_report(b, s->uid, owner)) {
         owner_refused(b, now, node, s, owner);
         return -EPERM;
@@ -231,7 +232,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     }
     unsigned rank = s->rank >= 0 ? (unsigned)s->rank : 0;
     struct job *j = i >= 0 ? js->v[i] : hb_new_job(js, s->job, now - s->seconds);
-    if (listed >= 0 && listed != j->owner) {
+    if (listed >= 0 && listed != j->sched.owner) {
         /* First listed (or the id was reused): if another user reported for it before, none
          * of what the job's reports built (steps, checkpoint, ranks, rows, detector) can be
          * trusted, and it starts again from this report. */
@@ -239,21 +240,21 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
             hb_job_free(j);
             j = js->v[i] = hb_job_alloc(s->job, now - s->seconds);
         }
-        j->owner = listed;
+        j->sched.owner = listed;
     }
     hb_add_reporter(j, node);
     unsigned had = hb_run_ranks(j);
     /* A rank beyond a shed run's ranks, received before its first report: a report of the
      * run before that its node delivered late (the run_from check below needs the rank's
      * state, which the shed dropped). */
-    if (!j->l.pending && now < fmax(j->run_from, j->restored_at) && rank >= j->l.ranks &&
-        rank < j->shed_from) /* shed_from: 0 unless this run shed */
+    if (!j->l.pending && now < fmax(j->restart.run_from, j->restart.restored_at) &&
+        rank >= j->l.ranks && rank < j->size.shed_from) /* shed_from: 0 unless this run shed */
         return 0;
     /* A world other than this run's, received before the run began: a report of the run
      * before, its node's agent late to deliver it. */
-    if (!j->l.pending && j->run_world && s->world > 0 && (unsigned)s->world != j->run_world &&
-        rank < j->l.ranks && j->ranks[rank].node >= 0 && j->ranks[rank].run == j->run &&
-        now < fmax(j->run_from, j->restored_at))
+    if (!j->l.pending && j->size.run_world && s->world > 0 &&
+        (unsigned)s->world != j->size.run_world && rank < j->l.ranks && j->ranks[rank].node >= 0 &&
+        j->ranks[rank].run == j->run && now < fmax(j->restart.run_from, j->restart.restored_at))
         return 0;
     /* Received before the interruption: of the run it ended (dropped below), and no measure
      * of the waiting job's size either. */
@@ -280,10 +281,10 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     /* A rank of the run before this one that steps on from where it was, received before this
      * run's first report: a report of that run a node's agent delivered late (it sends once
      * per cycle), not of this one. */
-    if (r->node >= 0 && r->run != j->run && now < j->run_from && s->step > r->last_step)
+    if (r->node >= 0 && r->run != j->run && now < j->restart.run_from && s->step > r->last_step)
         return 0;
     if (j->l.ended)
-        j->watched = 0; /* back after it ended (requeued by someone else, say) */
+        j->watch.watched = 0; /* back after it ended (requeued by someone else, say) */
     j->l.ended = 0;
     j->l.ended_at = 0;
     j->dirty = 1;
@@ -298,7 +299,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
          * interrupted run's stragglers have had a minute to arrive. */
         int next = (r->node >= 0 && s->step <= r->last_step) ||
                    (r->node < 0 && left_its_nodes(b, j)) ||
-                   now - j->pending_at > fmax(60, 2 * hb_typical_step(j)) ||
+                   now - j->restart.pending_at > fmax(60, 2 * hb_typical_step(j)) ||
                    j->l.requeue_failed; /* it goes on where it runs: its steps are its run's */
         /* Whatever the rank, one received before the interruption is of the run it ended. */
         if (!next || now <= j->l.requeued_at)
@@ -312,16 +313,16 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         hb_resume(b, j, now, s->seconds, s->step);
         hb_new_run_nodes(j, node);
     }
-    if (claim > j->run_claim)
-        j->run_claim = claim;
-    if (s->world > 0 && (unsigned)s->world > j->run_world)
-        j->run_world = (unsigned)s->world;
-    if (s->world > 0 && (!j->run_world_lo || (unsigned)s->world < j->run_world_lo))
-        j->run_world_lo = (unsigned)s->world;
-    if (j->run_world_lo != j->run_world)
-        j->mixed_worlds = 1;
+    if (claim > j->size.run_claim)
+        j->size.run_claim = claim;
+    if (s->world > 0 && (unsigned)s->world > j->size.run_world)
+        j->size.run_world = (unsigned)s->world;
+    if (s->world > 0 && (!j->size.run_world_lo || (unsigned)s->world < j->size.run_world_lo))
+        j->size.run_world_lo = (unsigned)s->world;
+    if (j->size.run_world_lo != j->size.run_world)
+        j->size.mixed_worlds = 1;
     hb_set_rank_node(j, r, node);
-    j->sched_waiting = 0; /* it steps: it runs, whatever the last poll said */
+    j->sched.waiting = 0; /* it steps: it runs, whatever the last poll said */
     r->uid = s->uid;
     r->gpu = s->gpu;
     r->run = j->run;
@@ -334,14 +335,14 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     r->phase_at = (uint8_t)((r->phase_at + 1) % PHASE_KEEP);
     j->l.last_report = now;
 
-    hb_progress(j, now, s, b->nodes[node].heard_from <= j->last_progress);
-    if (!j->wall_told && hb_wall_mismatch(j))
+    hb_progress(j, now, s, b->nodes[node].heard_from <= j->watch.last_progress);
+    if (!j->pace.wall_told && hb_wall_mismatch(j))
         wall_tell(b, now, j);
     hb_rates(b, j, node, s);
     if (!isnan(secs))
         hb_row_put(b, now, j, rank, s->step, secs);
     else
-        j->untimed++;
+        j->feed.untimed++;
     hb_checkpoint(b, now, j, s->checkpoint);
     hb_add_point(j, now);
     ran_on_removed(b, now, j, &b->nodes[node]);

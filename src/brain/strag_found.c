@@ -29,8 +29,8 @@
  * DRIFT_PROMOTE_VS_PEERS only, also when hb_strag_watch looks for one to take up. */
 static int drifting(const struct job *j, unsigned rank)
 {
-    for (unsigned k = 0; k < j->ndrift; k++) {
-        if (j->drift[k] == rank)
+    for (unsigned k = 0; k < j->strag.ndrift; k++) {
+        if (j->strag.drift[k] == rank)
             return 1;
     }
     return 0;
@@ -56,8 +56,8 @@ static void drift_found(struct hn_brain *b, double now, struct job *j,
                    j->l.id, d->rank, d->slowdown * 100, (unsigned long long)d->onset_step,
                    d->vs_peers * 100);
     hb_push_finding(b, now, n, j->l.id, &f);
-    if (!drifting(j, d->rank) && j->ndrift < DRIFT_MAX)
-        j->drift[j->ndrift++] = d->rank;
+    if (!drifting(j, d->rank) && j->strag.ndrift < DRIFT_MAX)
+        j->strag.drift[j->strag.ndrift++] = d->rank;
 }
 
 /* Ranks of j in its current run that report from the same node and GPU as rank and look
@@ -74,7 +74,7 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
                                   uint64_t step)
 {
     const struct rank_st *me = &j->ranks[rank];
-    if (me->node < 0 || me->gpu < 0 || me->gpu >= 1024 || !j->strag)
+    if (me->node < 0 || me->gpu < 0 || me->gpu >= 1024 || !j->strag.det)
         return 0;
     const struct node *nd = &b->nodes[me->node];
     unsigned gpus = nd->gpus_seen > nd->gpus_expected ? nd->gpus_seen : nd->gpus_expected;
@@ -96,7 +96,7 @@ static unsigned healthy_gpu_mates(const struct hn_brain *b, const struct job *j,
         }
         if (r == rank || k->gpu != me->gpu || k->last_step + ROWS < step)
             continue;
-        if (hn_strag_rank_get(j->strag, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0 &&
+        if (hn_strag_rank_get(j->strag.det, r, &in) == 0 && in.warm && !in.slow && in.cusum == 0 &&
             in.baseline < 1 + STRAGGLER_MIN_VS_PEERS)
             n++;
     }
@@ -225,36 +225,36 @@ static void straggler_found(struct hn_brain *b, double now, struct job *j,
      * shared GPU, which houston leaves alone, never takes the place of one it would act on,
      * and gives way to it whatever their sizes, so that it cannot cancel a planned drain. */
     int held = hb_strag_held(j);
-    if (j->strag_rank >= 0 && j->strag_rank != (int)d->rank &&
-        (mates ? !j->strag_shared || (!held && j->strag_slow >= d->vs_peers)
-               : !j->strag_shared && !held && j->strag_slow >= d->vs_peers))
+    if (j->strag.rank >= 0 && j->strag.rank != (int)d->rank &&
+        (mates ? !j->strag.shared || (!held && j->strag.slow >= d->vs_peers)
+               : !j->strag.shared && !held && j->strag.slow >= d->vs_peers))
         return;
     /* A relapse of the job's straggler keeps its episode's onset. */
-    if (!(silent && j->strag_rank == (int)d->rank))
-        j->strag_onset = d->onset_step;
+    if (!(silent && j->strag.rank == (int)d->rank))
+        j->strag.onset = d->onset_step;
     /* A rank told already that takes over from a held straggler (standing in), or by a
      * relapse bigger than the one standing in: its plan is told only when the decision
      * changes, so that a rank that keeps falling back does not make two plans a cycle. */
-    int again = silent && j->strag_rank != (int)d->rank && (held || relapse);
-    silent = silent && j->strag_rank == (int)d->rank;
+    int again = silent && j->strag.rank != (int)d->rank && (held || relapse);
+    silent = silent && j->strag.rank == (int)d->rank;
     /* It is slow now (hb_quiet_end dropped a hold of its own): not held (hb_strag_held). A held
      * recovery of the straggler it takes over from stays that rank's (hb_quiet_tell tells it). */
-    j->strag_rank = (int)d->rank;
-    j->strag_shared = mates;
-    j->strag_act = act && n;
-    j->strag_slow = d->vs_peers;
-    j->strag_from_start = d->kind == HN_STRAG_FROM_START;
-    j->strag_phase = phase;
-    j->strag_phase_excess = phase >= 0 ? phase_excess : NAN;
-    if (silent && j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
-        j->strag_slow * REPLAN_FACTOR > j->plan_slow) {
+    j->strag.rank = (int)d->rank;
+    j->strag.shared = mates;
+    j->strag.act = act && n;
+    j->strag.slow = d->vs_peers;
+    j->strag.from_start = d->kind == HN_STRAG_FROM_START;
+    j->strag.phase = phase;
+    j->strag.phase_excess = phase >= 0 ? phase_excess : NAN;
+    if (silent && j->strag.slow < REPLAN_FACTOR * j->strag.plan_slow &&
+        j->strag.slow * REPLAN_FACTOR > j->strag.plan_slow) {
         /* A relapse about as slow as before: the plan is made with the figure it was made with
          * (its figure now is charged), so that one falling back a little faster or slower each
          * time near the line between keep and drain does not flip the decision each time. */
-        double slow = j->strag_slow;
-        j->strag_slow = j->plan_slow;
+        double slow = j->strag.slow;
+        j->strag.slow = j->strag.plan_slow;
         hb_straggler_plan(b, now, j, ev, 1);
-        j->strag_slow = slow;
+        j->strag.slow = slow;
         return;
     }
     hb_straggler_plan(b, now, j, ev, silent || again);
@@ -319,18 +319,18 @@ static void found_now(struct hn_brain *b, double now, struct job *j, unsigned ra
 
 void hb_drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
-    for (unsigned k = 0; k < j->ndrift;) {
+    for (unsigned k = 0; k < j->strag.ndrift;) {
         struct hn_strag_rank_info in;
-        unsigned rank = j->drift[k];
-        if (hn_strag_rank_get(j->strag, rank, &in) != 0 || !in.slow) {
-            j->drift[k] = j->drift[--j->ndrift];
+        unsigned rank = j->strag.drift[k];
+        if (hn_strag_rank_get(j->strag.det, rank, &in) != 0 || !in.slow) {
+            j->strag.drift[k] = j->strag.drift[--j->strag.ndrift];
             continue;
         }
         if (in.vs_peers_now < DRIFT_PROMOTE_VS_PEERS) {
             k++;
             continue;
         }
-        j->drift[k] = j->drift[--j->ndrift];
+        j->strag.drift[k] = j->strag.drift[--j->strag.ndrift];
         found_now(b, now, j, rank, &in, step);
     }
 }
@@ -338,22 +338,22 @@ void hb_drift_watch(struct hn_brain *b, double now, struct job *j, uint64_t step
 void hb_strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
     struct hn_strag_rank_info in;
-    if (j->strag_rank >= 0 && j->strag_from_start &&
-        hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) == 0 && in.warm && !in.slow &&
+    if (j->strag.rank >= 0 && j->strag.from_start &&
+        hn_strag_rank_get(j->strag.det, (unsigned)j->strag.rank, &in) == 0 && in.warm && !in.slow &&
         in.baseline < 1 + STRAGGLER_MIN_VS_PEERS) {
         char ev[160];
         snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu baseline=%.3f from_start=1", j->l.id,
-                 j->strag_rank, (unsigned long long)step, in.baseline);
-        hb_recovery_told(b, now, j, (unsigned)j->strag_rank, ev, 0);
+                 j->strag.rank, (unsigned long long)step, in.baseline);
+        hb_recovery_told(b, now, j, (unsigned)j->strag.rank, ev, 0);
     }
-    if (!j->strag_next || (j->strag_rank >= 0 && !hb_strag_held(j)))
+    if (!j->strag.next || (j->strag.rank >= 0 && !hb_strag_held(j)))
         return;
-    j->strag_next = 0;
+    j->strag.next = 0;
     int best = -1;
     struct hn_strag_rank_info bi = {0};
     for (unsigned r = 0; r < j->l.ranks; r++) {
-        if ((int)r == j->strag_rank || j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
-            hn_strag_rank_get(j->strag, r, &in) != 0 || !in.slow ||
+        if ((int)r == j->strag.rank || j->ranks[r].node < 0 || j->ranks[r].run != j->run ||
+            hn_strag_rank_get(j->strag.det, r, &in) != 0 || !in.slow ||
             in.vs_peers_now < (drifting(j, r) ? DRIFT_PROMOTE_VS_PEERS : STRAGGLER_MIN_VS_PEERS) ||
             (best >= 0 && in.vs_peers_now <= bi.vs_peers_now))
             continue;
@@ -367,32 +367,33 @@ void hb_strag_watch(struct hn_brain *b, double now, struct job *j, uint64_t step
 void hb_strag_follow(struct hn_brain *b, double now, struct job *j, uint64_t step)
 {
     struct hn_strag_rank_info in;
-    if (j->strag_rank < 0 || hb_strag_held(j) ||
-        hn_strag_rank_get(j->strag, (unsigned)j->strag_rank, &in) != 0 || !in.warm)
+    if (j->strag.rank < 0 || hb_strag_held(j) ||
+        hn_strag_rank_get(j->strag.det, (unsigned)j->strag.rank, &in) != 0 || !in.warm)
         return;
     double cur;
     if (in.slow)
         cur = in.vs_peers_now;
-    else if (j->strag_from_start)
+    else if (j->strag.from_start)
         cur = in.baseline - 1;
     else
         return; /* out of its episode: its recovery is on its way (detection) */
-    j->strag_slow = fmax(0, cur);
+    j->strag.slow = fmax(0, cur);
     struct weigh w;
-    struct node *n = hb_rank_node(b, j, (unsigned)j->strag_rank);
+    struct node *n = hb_rank_node(b, j, (unsigned)j->strag.rank);
     /* Nor when its node came back into service, or went out of it (an operator resumed a node
      * the plan found draining, or the guard now holds another drain of it). */
     int avail = hb_node_free(n);
-    if (j->strag_slow < REPLAN_FACTOR * j->plan_slow &&
-        j->strag_slow * REPLAN_FACTOR > j->plan_slow && avail == j->plan_avail)
+    if (j->strag.slow < REPLAN_FACTOR * j->strag.plan_slow &&
+        j->strag.slow * REPLAN_FACTOR > j->strag.plan_slow && avail == j->strag.plan_avail)
         return;
     /* A node back in service is said even when the decision stays (no drain): the plan
      * would name a state the node left ("draining already") for good. Not one going out of
      * it: a hold of this job's own drain, or a checkpoint's, says so itself. */
-    if (hb_drain_pays(b, now, j, n, &w) == j->drain_planned && !(avail && !j->plan_avail))
+    if (hb_drain_pays(b, now, j, n, &w) == j->strag.drain_planned &&
+        !(avail && !j->strag.plan_avail))
         return;
     char ev[320];
     snprintf(ev, sizeof(ev), "job=%s rank=%d step=%llu vs_peers=%.3f planned_vs_peers=%.3f",
-             j->l.id, j->strag_rank, (unsigned long long)step, j->strag_slow, j->plan_slow);
+             j->l.id, j->strag.rank, (unsigned long long)step, j->strag.slow, j->strag.plan_slow);
     hb_straggler_plan(b, now, j, ev, 0);
 }

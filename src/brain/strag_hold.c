@@ -19,8 +19,8 @@
 
 int hb_strag_held(const struct job *j)
 {
-    for (unsigned k = 0; k < j->nquiet && j->strag_rank >= 0; k++) {
-        if (j->quiet[k].rank == (unsigned)j->strag_rank)
+    for (unsigned k = 0; k < j->strag.nquiet && j->strag.rank >= 0; k++) {
+        if (j->strag.quiet[k].rank == (unsigned)j->strag.rank)
             return 1;
     }
     return 0;
@@ -30,24 +30,24 @@ void hb_set_plan(struct job *j, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->plan, sizeof(j->plan), fmt, ap);
+    vsnprintf(j->strag.plan, sizeof(j->strag.plan), fmt, ap);
     va_end(ap);
 }
 
 void hb_detector_reset(struct hn_brain *b, double now, struct job *j)
 {
     hb_holds_end(b, now, j);
-    hn_strag_free(j->strag);
-    j->strag = NULL;
-    if (j->strag_rank >= 0)
+    hn_strag_free(j->strag.det);
+    j->strag.det = NULL;
+    if (j->strag.rank >= 0)
         hb_set_plan(j,
                     "none for now: the job has %u ranks and its straggler detector starts again; "
                     "rank %d is found anew if it is still slow",
-                    j->l.ranks, j->strag_rank);
-    j->strag_rank = -1;
-    j->drain_planned = 0;
-    j->strag_next = 0;
-    j->ndrift = 0;
+                    j->l.ranks, j->strag.rank);
+    j->strag.rank = -1;
+    j->strag.drain_planned = 0;
+    j->strag.next = 0;
+    j->strag.ndrift = 0;
     for (unsigned r = 0; r < j->l.ranks; r++) {
         j->ranks[r].strag_told = 0;
         j->ranks[r].relapses = 0;
@@ -58,10 +58,10 @@ void hb_detector_reset(struct hn_brain *b, double now, struct job *j)
 
 int hb_quiet_end(struct job *j, unsigned rank)
 {
-    for (unsigned k = 0; k < j->nquiet; k++) {
-        if (j->quiet[k].rank != rank)
+    for (unsigned k = 0; k < j->strag.nquiet; k++) {
+        if (j->strag.quiet[k].rank != rank)
             continue;
-        j->quiet[k] = j->quiet[--j->nquiet];
+        j->strag.quiet[k] = j->strag.quiet[--j->strag.nquiet];
         if (j->ranks[rank].relapses < UINT16_MAX)
             j->ranks[rank].relapses++;
         return 1;
@@ -96,11 +96,11 @@ static int strag_recovered(struct job *j, unsigned rank, struct node *n)
         j->ranks[rank].held_at = 0;
         j->ranks[rank].plan_told = 0;
     }
-    j->strag_rank = -1;
-    j->drain_planned = 0;
+    j->strag.rank = -1;
+    j->strag.drain_planned = 0;
     hb_set_plan(j, "straggler rank %u recovered%s%s%s", rank, release ? "; the held drain of " : "",
                 release ? n->name : "", release ? " is called off (it stays suspect)" : "");
-    j->strag_next = 1; /* another may still be slow: hb_strag_watch */
+    j->strag.next = 1; /* another may still be slow: hb_strag_watch */
     return release;
 }
 
@@ -109,7 +109,7 @@ void hb_recovery_told(struct hn_brain *b, double now, struct job *j, unsigned ra
 {
     struct node *n = hb_rank_node(b, j, rank);
     int released = 0;
-    if (j->strag_rank == (int)rank) {
+    if (j->strag.rank == (int)rank) {
         released = strag_recovered(j, rank, n);
     } else { /* not the job's straggler: its node was made suspect, and the plan is not its */
         j->ranks[rank].strag_told = 0;
@@ -138,11 +138,11 @@ void hb_quiet_start(struct hn_brain *b, double now, struct job *j,
     /* Held already: the episode that ended was a drift (straggler_found left the hold alone),
      * in which it kept up with its peers, so the hold goes on. A second entry would tell its
      * recovery twice. */
-    for (unsigned k = 0; k < j->nquiet; k++) {
-        if (j->quiet[k].rank == d->rank)
+    for (unsigned k = 0; k < j->strag.nquiet; k++) {
+        if (j->strag.quiet[k].rank == d->rank)
             return;
     }
-    if (!(b->cfg.straggler_hold_s > 0) || j->nquiet == QUIET_MAX) {
+    if (!(b->cfg.straggler_hold_s > 0) || j->strag.nquiet == QUIET_MAX) {
         char ev[320];
         snprintf(ev, sizeof(ev), "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f",
                  j->l.id, d->rank, (unsigned long long)d->onset_step,
@@ -151,26 +151,26 @@ void hb_quiet_start(struct hn_brain *b, double now, struct job *j,
         return;
     }
     double held_at = j->ranks[d->rank].held_at;
-    j->quiet[j->nquiet++] =
+    j->strag.quiet[j->strag.nquiet++] =
         (struct quiet){d->rank, now, d->onset_step, d->detect_step, d->slowdown, held_at};
-    if (j->strag_rank == (int)d->rank) {
+    if (j->strag.rank == (int)d->rank) {
         hb_set_plan(j,
                     "rank %u keeps up with its peers again since step %llu: its recovery is told "
                     "after %.0f s of it; a drain planned waits until then",
                     d->rank, (unsigned long long)d->detect_step, b->cfg.straggler_hold_s);
-        j->strag_next = 1; /* another still slow stands in meanwhile (hb_strag_watch) */
+        j->strag.next = 1; /* another still slow stands in meanwhile (hb_strag_watch) */
     }
 }
 
 void hb_quiet_tell(struct hn_brain *b, double now, struct job *j, int all)
 {
-    for (unsigned k = 0; k < j->nquiet;) {
-        struct quiet q = j->quiet[k];
+    for (unsigned k = 0; k < j->strag.nquiet;) {
+        struct quiet q = j->strag.quiet[k];
         if (!all && now - q.at < b->cfg.straggler_hold_s) {
             k++;
             continue;
         }
-        j->quiet[k] = j->quiet[--j->nquiet];
+        j->strag.quiet[k] = j->strag.quiet[--j->strag.nquiet];
         char ev[320];
         snprintf(ev, sizeof(ev),
                  "job=%s rank=%u onset_step=%llu detect_step=%llu slowdown=%.3f held_s=%.0f "

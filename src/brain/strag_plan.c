@@ -28,8 +28,8 @@
 static double strag_horizon(const struct hn_brain *b, double now, const struct job *j, char *over,
                             size_t size)
 {
-    if (j->time_left >= 0) {
-        double left = fmax(0, j->time_left - (now - j->time_left_at));
+    if (j->sched.time_left >= 0) {
+        double left = fmax(0, j->sched.time_left - (now - j->sched.time_left_at));
         snprintf(over, size, "in the %.0f s the job has left", left);
         return left;
     }
@@ -45,8 +45,8 @@ static double restart_cost(const struct hn_brain *b, const struct job *j, char *
     how[0] = '\0';
     if (!(j->l.restart_s > 0))
         return b->cfg.restart_s;
-    if (j->nrestarts > 1)
-        snprintf(how, size, ", median of its last %u", j->nrestarts);
+    if (j->restart.nrestarts > 1)
+        snprintf(how, size, ", median of its last %u", j->restart.nrestarts);
     else
         snprintf(how, size, ", measured"); /* or restored: the median of several */
     return j->l.restart_s;
@@ -97,10 +97,11 @@ static double others_cost(const struct hn_brain *b, double now, struct job *j, c
     if (!n || !j->l.ranks)
         return 0;
     int node = (int)(n - b->nodes);
-    if (j->others_node == node && now >= j->others_at && now - j->others_at < OTHERS_TTL_S) {
-        *count = j->others_n;
-        *blind = j->others_blind;
-        return j->others_s;
+    if (j->strag.others_node == node && now >= j->strag.others_at &&
+        now - j->strag.others_at < OTHERS_TTL_S) {
+        *count = j->strag.others_n;
+        *blind = j->strag.others_blind;
+        return j->strag.others_s;
     }
     double gpu_s = 0;
     char how[32];
@@ -122,23 +123,23 @@ static double others_cost(const struct hn_brain *b, double now, struct job *j, c
         ++*count;
         ++*blind;
     }
-    j->others_node = node;
-    j->others_at = now;
-    j->others_n = *count;
-    j->others_blind = *blind;
-    j->others_s = gpu_s / j->l.ranks;
-    return j->others_s;
+    j->strag.others_node = node;
+    j->strag.others_at = now;
+    j->strag.others_n = *count;
+    j->strag.others_blind = *blind;
+    j->strag.others_s = gpu_s / j->l.ranks;
+    return j->strag.others_s;
 }
 
 int hb_drain_pays(struct hn_brain *b, double now, struct job *j, const struct node *n,
                   struct weigh *w)
 {
     w->waste =
-        strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag_slow / (1 + j->strag_slow);
+        strag_horizon(b, now, j, w->over, sizeof(w->over)) * j->strag.slow / (1 + j->strag.slow);
     unsigned others = 0, blind = 0;
     w->own = restart_cost(b, j, w->how, sizeof(w->how));
     /* Other jobs only add to the cost: not looked for when the job's own restart outweighs. */
-    int may = j->strag_act && hb_node_free(n) && w->waste > w->own;
+    int may = j->strag.act && hb_node_free(n) && w->waste > w->own;
     w->others = may ? others_cost(b, now, j, n, &others, &blind) : 0;
     w->restart = w->own + w->others;
     w->also[0] = '\0';
@@ -148,25 +149,25 @@ int hb_drain_pays(struct hn_brain *b, double now, struct job *j, const struct no
     if (others)
         snprintf(w->also, sizeof(w->also), ", and %.0f s more for %u other job%s there%s",
                  w->others, others, others == 1 ? "" : "s", unseen);
-    return j->strag_act && hb_node_free(n) && w->waste > w->restart;
+    return j->strag.act && hb_node_free(n) && w->waste > w->restart;
 }
 
 void hb_straggler_plan(struct hn_brain *b, double now, struct job *j, const char *ev,
                        int changed_only)
 {
-    unsigned rank = (unsigned)j->strag_rank;
+    unsigned rank = (unsigned)j->strag.rank;
     struct node *n = hb_rank_node(b, j, rank);
     struct weigh w;
-    int was = j->drain_planned;
-    j->drain_planned = hb_drain_pays(b, now, j, n, &w);
-    j->plan_slow = j->strag_slow;
-    j->plan_avail = hb_node_free(n);
-    if (j->strag_shared)
+    int was = j->strag.drain_planned;
+    j->strag.drain_planned = hb_drain_pays(b, now, j, n, &w);
+    j->strag.plan_slow = j->strag.slow;
+    j->strag.plan_avail = hb_node_free(n);
+    if (j->strag.shared)
         hb_set_plan(j,
                     "keep %s: rank %u shares GPU %d with %u rank%s of the job that are not slow; "
                     "give each rank its own GPU",
-                    n->name, rank, j->ranks[rank].gpu, j->strag_shared,
-                    j->strag_shared == 1 ? "" : "s");
+                    n->name, rank, j->ranks[rank].gpu, j->strag.shared,
+                    j->strag.shared == 1 ? "" : "s");
     else if (!hb_acts_on(b, j))
         hb_set_plan(j,
                     "none: the scheduler does not list job %s, so its reports are not known to "
@@ -180,7 +181,7 @@ void hb_straggler_plan(struct hn_brain *b, double now, struct job *j, const char
     else if (n && n->held)
         hb_set_plan(j, "none: a drain of %s waits for an operator already (blast-radius guard)",
                     n->name);
-    else if (j->drain_planned)
+    else if (j->strag.drain_planned)
         /* A job that never reported a checkpoint waits for one: a drain now would throw away
          * all its work, and houston would not see that it did. Said, so that nobody waits for
          * a drain that a client without ckpt= never lets come. */
@@ -193,13 +194,13 @@ void hb_straggler_plan(struct hn_brain *b, double now, struct job *j, const char
         hb_set_plan(j, "keep %s: the slowdown wastes %.0f s %s, less than a restart (%.0f s%s%s)%s",
                     n ? n->name : "the rank's node", w.waste, w.over, w.own, w.how, w.also,
                     n ? "" : "; its node is unknown");
-    if (changed_only && was == j->drain_planned &&
-        j->ranks[rank].plan_told == (uint8_t)(j->drain_planned + 1))
+    if (changed_only && was == j->strag.drain_planned &&
+        j->ranks[rank].plan_told == (uint8_t)(j->strag.drain_planned + 1))
         return;
-    j->ranks[rank].plan_told = (uint8_t)(j->drain_planned + 1);
+    j->ranks[rank].plan_told = (uint8_t)(j->strag.drain_planned + 1);
     struct hn_finding p;
     hb_finding_set(&p, "straggler_policy", HN_SEV_INFO, n ? j->ranks[rank].gpu : -1, ev, "%s",
-                   j->plan);
+                   j->strag.plan);
     hb_push_finding(b, now, n, j->l.id, &p);
 }
 
@@ -237,10 +238,10 @@ void hb_checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ckpt)
     /* The straggler's share, of the time that is left. */
     j->l.strag_ckpt_s = before > 0 ? j->l.strag_ckpt_s * (j->l.since_ckpt_s / before) : 0;
     replace_flagged(b, now, j, ckpt);
-    if (j->l.pending || !j->drain_planned || j->strag_rank < 0 || hb_strag_held(j))
+    if (j->l.pending || !j->strag.drain_planned || j->strag.rank < 0 || hb_strag_held(j))
         return; /* a straggler keeping up again (hb_quiet_start): the drain waits */
-    struct node *n = hb_rank_node(b, j, (unsigned)j->strag_rank);
-    j->drain_planned = 0;
+    struct node *n = hb_rank_node(b, j, (unsigned)j->strag.rank);
+    j->strag.drain_planned = 0;
     if (!n)
         return;
     struct hn_finding f;
@@ -257,27 +258,27 @@ void hb_checkpoint(struct hn_brain *b, double now, struct job *j, int64_t ckpt)
             hb_set_plan(j,
                         "none: at checkpoint %lld %s is %s already; the job runs on there "
                         "(requeue it to move rank %d off)",
-                        (long long)ckpt, n->name, hn_node_state_name(n->state), j->strag_rank);
+                        (long long)ckpt, n->name, hn_node_state_name(n->state), j->strag.rank);
         else
             hb_set_plan(j,
                         "keep %s: at checkpoint %lld the slowdown wastes %.0f s %s, less than a "
                         "restart (%.0f s%s%s)",
                         n->name, (long long)ckpt, w.waste, w.over, w.own, w.how, w.also);
         snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f", j->l.id,
-                 j->strag_rank, (long long)ckpt, j->strag_slow);
-        hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag_rank].gpu, ev, "%s",
-                       j->plan);
+                 j->strag.rank, (long long)ckpt, j->strag.slow);
+        hb_finding_set(&f, "straggler_policy", HN_SEV_INFO, j->ranks[j->strag.rank].gpu, ev, "%s",
+                       j->strag.plan);
         hb_push_finding(b, now, n, j->l.id, &f);
         return;
     }
     snprintf(ev, sizeof(ev), "job=%s rank=%d checkpoint=%lld slowdown=%.3f onset_step=%llu",
-             j->l.id, j->strag_rank, (long long)ckpt, j->strag_slow,
-             (unsigned long long)j->strag_onset);
-    hb_finding_set(&f, "straggler", HN_SEV_FATAL, j->ranks[j->strag_rank].gpu, ev,
+             j->l.id, j->strag.rank, (long long)ckpt, j->strag.slow,
+             (unsigned long long)j->strag.onset);
+    hb_finding_set(&f, "straggler", HN_SEV_FATAL, j->ranks[j->strag.rank].gpu, ev,
                    "straggler: job %s rank %d %.0f%% slower; replaced at checkpoint %lld", j->l.id,
-                   j->strag_rank, j->strag_slow * 100, (long long)ckpt);
-    int rank = j->strag_rank;
-    double slow = j->strag_slow;
+                   j->strag.rank, j->strag.slow * 100, (long long)ckpt);
+    int rank = j->strag.rank;
+    double slow = j->strag.slow;
     hb_job_found(b, now, n, j->l.id, &f); /* the drain interrupts the job: no plan */
     /* The plan now says what was done, until the next decision or restart. */
     if (n->held && strcmp(n->held_finding.rule, "straggler") == 0)

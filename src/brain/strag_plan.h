@@ -28,7 +28,7 @@ int hb_node_free(const struct node *n);
  * guard holds for an operator already. */
 int hb_drain_pays(struct hn_brain *b, double now, struct job *j, const struct node *n,
                   struct weigh *w);
-/* The plan for j's straggler (strag_rank, strag_slow and the rest set), made as a
+/* The plan for j's straggler (j->strag.rank, .slow and the rest set), made as a
  * straggler_policy finding with evidence ev and the job's plan; when `changed_only`, the
  * finding only if the decision is not the one planned already (a relapse: straggler_found). */
 void hb_straggler_plan(struct hn_brain *b, double now, struct job *j, const char *ev,

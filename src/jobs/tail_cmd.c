@@ -1,5 +1,5 @@
 /*
- * tail_cmd.c - `houston tail`: turns a training log into step reports (docs/steps.md).
+ * tail_cmd.c - `houston tail`: turns a training log into step reports (docs/tail.md).
  *
  * A framework that cannot link the step client (include/houston/step.h) still prints one line
  * per log interval; this verb reads those lines (src/jobs/trainlog.h) from a file, a pipe or

@@ -1,6 +1,6 @@
 /*
  * trainlog.h - reads the per-iteration lines that training frameworks print to their logs, so
- * that `houston tail` can turn a job's log into step reports (docs/steps.md).
+ * that `houston tail` can turn a job's log into step reports (docs/tail.md).
  *
  * Formats read (each exactly as the framework prints it; see tests/fixtures/training-logs):
  *
