@@ -79,8 +79,11 @@ record() {
         local t raw
         for t in "${slurm_tests[@]}"; do
             raw=$(mktemp -d)
-            HN_GOLDEN_DIR=$raw HOUSTON=$hn HN_SOURCE_DIR=$root HN_BUILD_DIR=$root/build-release \
-                HN_FIXTURES=$root/tests/fixtures HN_FAKENVML=$root/build-release/fakenvml/libnvidia-ml.so.1 \
+            # Other checkouts' integration tests use the same ports: one at a time.
+            flock /tmp/houston-it.lock env HN_GOLDEN_DIR="$raw" HOUSTON="$hn" HN_SOURCE_DIR="$root" \
+                HN_BUILD_DIR="$root/build-release" \
+                HN_FIXTURES="$root/tests/fixtures" \
+                HN_FAKENVML="$root/build-release/fakenvml/libnvidia-ml.so.1" \
                 bash "tests/integration/$t.sh" >"$dir/slurm/$t.log" 2>&1 ||
                 echo "same-outputs: $t failed with $hn (its log: $dir/slurm/$t.log)" >&2
             for f in "$raw"/*.json; do

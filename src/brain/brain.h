@@ -412,8 +412,14 @@ int hn_brain_job_view(const struct hn_brain *b, size_t i, struct hn_job_view *ou
  * a job no report of which was accepted yet (as hn_brain_job_view's -ENOENT). Cheaper than
  * the view when only the ledger is wanted (the store's saves). */
 const struct hn_job_ledger *hn_brain_job_ledger(const struct hn_brain *b, size_t i);
-/* 1 when job i's ledger changed since the last call with clear=1 (then cleared). */
+/* 1 when job i's ledger or history changed since the last call with clear=1 (then cleared:
+ * the caller saved it). */
 int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear);
+/* The jobs whose ledger or history changed and were not saved since (hn_brain_job_dirty with
+ * clear=1), in the order they changed: writes the first max of their indexes to idx and
+ * returns how many there are. A list, not a scan: a frame that changes one job of thousands
+ * costs one. */
+size_t hn_brain_jobs_changed(struct hn_brain *b, size_t *idx, size_t max);
 /* Restores a saved ledger (before any step report of that job). -EEXIST when known. */
 int hn_brain_restore_job(struct hn_brain *b, const struct hn_job_ledger *l);
 /* Job i's history points not saved yet, borrowed until the next call into the brain: *p[0..*n),

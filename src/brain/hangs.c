@@ -211,7 +211,7 @@ static void hang(struct hn_brain *b, double now, struct job *j, double limit)
         j->l.requeue_failed = 0;
         j->l.requeued_at = now;
         j->l.restart_from = now; /* the one refused restarted nothing */
-        j->dirty = 1;
+        hb_job_changed(b->jobs, j);
     }
     size_t mark = hb_out_mark(b);
     const char *was = hb_about(b, j->l.id);
@@ -313,7 +313,7 @@ void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, cons
     if (j->l.ended || !j->l.pending || j->l.requeue_failed)
         return;
     j->l.requeue_failed = 1;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
     char words[160];
     hn_strlcpy(words, result, sizeof(words));
     for (char *c = words; *c; c++) /* one line, no quotes: it goes into evidence="..." */
@@ -413,7 +413,7 @@ static void restart_watch(struct hn_brain *b, double now, struct job *j)
     j->l.requeued_at = now;
     j->l.interruptions++;
     j->l.hung = 1;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
     if (!hb_requeued_since(b, mark, j->l.id))
         hb_requeue(b, now, any, j->l.id);
     hb_about(b, was);
@@ -439,7 +439,7 @@ static void unlisted_end(struct hn_brain *b, double now, struct job *j)
     if (j->l.pending)
         hb_end_wait(j, last); /* as for a job a poll missed */
     j->watch.pause = 0;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
 }
 
 void hb_jobs_tick(struct hn_brain *b, double now)
@@ -466,7 +466,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             if (j->l.pending)
                 hb_end_wait(j, j->sched.seen);
             j->watch.pause = 0;
-            j->dirty = 1;
+            hb_job_changed(b->jobs, j);
             continue;
         }
         if (j->l.pending)
@@ -475,7 +475,7 @@ void hb_jobs_tick(struct hn_brain *b, double now)
          * hang there like any other, unless it is hung already. */
         int stays = j->l.pending && j->l.requeue_failed && !j->l.hung;
         if ((j->l.pending && !stays) || j->sched.waiting) {
-            hb_add_point(j, now);
+            hb_add_point(b->jobs, j, now);
             continue;
         }
         /* Not while it waited: the clock starts again when it runs again (a suspended job). */
@@ -494,6 +494,6 @@ void hb_jobs_tick(struct hn_brain *b, double now)
             else if (now - arrived > limit / 2 && !j->watch.unseen_told)
                 hang_unseen(b, now, j, limit, arrived);
         }
-        hb_add_point(j, now);
+        hb_add_point(b->jobs, j, now);
     }
 }

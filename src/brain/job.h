@@ -251,7 +251,9 @@ struct job {
     struct job_rate rate;
     struct job_strag strag;
     struct job_hist hist;
-    int dirty; /* its ledger or history changed since the store last saved it */
+    /* Its ledger or history changed since the store last saved it: 1 (in the table's list of
+     * changed jobs), 2 saved since but still in that list, 0 neither (hb_job_changed). */
+    int changed;
 };
 
 /* A job's owner as the scheduler's latest poll listed it (hn_brain_job_owner). */
@@ -271,6 +273,11 @@ struct hn_jobs {
     int sched_lists;    /* a scheduler lists its jobs (any poll so far) */
     uint64_t sched_gen; /* +1 per scheduler input: cached rank caps are stale */
     double now;         /* latest time the brain was told */
+    /* Jobs whose ledger or history changed since the store saved them (hb_job_changed), in
+     * the order they changed; entries of jobs saved since are dropped at the next
+     * hn_brain_jobs_changed. */
+    struct job **changed;
+    size_t nchanged, capchanged;
 };
 
 /* One of the nodes of a job (struct job's jn): an open-addressing table by brain node index,

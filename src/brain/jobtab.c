@@ -34,7 +34,7 @@ struct hn_jobs *hb_jobs_new(size_t cap)
     return js;
 }
 
-void hb_job_free(struct job *j)
+static void job_free(struct job *j)
 {
     for (size_t r = 0; r < ROWS; r++)
         free(j->feed.rows[r].secs);
@@ -49,7 +49,8 @@ void hb_jobs_free(struct hn_jobs *js)
     if (!js)
         return;
     for (size_t i = 0; i < js->n; i++)
-        hb_job_free(js->v[i]);
+        job_free(js->v[i]);
+    free(js->changed);
     free(js->v);
     free(js->index);
     free(js->owners);
@@ -185,7 +186,7 @@ struct job *hb_new_job(struct hn_jobs *js, const char *id, double now)
         }
         char gone[sizeof(js->v[victim]->l.id)];
         hn_strlcpy(gone, js->v[victim]->l.id, sizeof(gone));
-        hb_job_free(js->v[victim]);
+        hb_job_forget(js, js->v[victim]);
         js->v[victim] = NULL;
         index_remove(js, victim, gone);
     }
@@ -373,4 +374,29 @@ int hb_job_uses(const struct job *j, int node)
             return 1;
     }
     return 0;
+}
+
+void hb_job_changed(struct hn_jobs *js, struct job *j)
+{
+    if (j->changed == 0) {
+        if (js->nchanged == js->capchanged) {
+            js->capchanged = js->capchanged ? 2 * js->capchanged : 64;
+            js->changed = xrealloc(js->changed, js->capchanged * sizeof(*js->changed));
+        }
+        js->changed[js->nchanged++] = j;
+    }
+    j->changed = 1;
+}
+
+void hb_job_forget(struct hn_jobs *js, struct job *j)
+{
+    for (size_t k = 0; j->changed && k < js->nchanged; k++) {
+        if (js->changed[k] == j) {
+            memmove(js->changed + k, js->changed + k + 1,
+                    (js->nchanged - k - 1) * sizeof(*js->changed));
+            js->nchanged--;
+            break;
+        }
+    }
+    job_free(j);
 }

@@ -10,7 +10,6 @@
 #include "brain/job.h"
 
 struct hn_jobs *hb_jobs_new(size_t cap);
-void hb_job_free(struct job *j);
 void hb_jobs_free(struct hn_jobs *js);
 /* Every step report looks its job up: a hash, not a scan of thousands of jobs. */
 int hb_find_job(const struct hn_jobs *js, const char *id);
@@ -62,5 +61,11 @@ int hb_acts_on(const struct hn_brain *b, const struct job *j);
  * before any report after a restore). */
 uint64_t hb_waited_step(const struct job *j);
 int hb_job_uses(const struct job *j, int node);
+
+/* j's ledger or history changed: the store saves it at the next flush
+ * (hn_brain_jobs_changed). */
+void hb_job_changed(struct hn_jobs *js, struct job *j);
+/* Frees j, a job of the table that the caller takes out of it (evicted, or replaced). */
+void hb_job_forget(struct hn_jobs *js, struct job *j);
 
 #endif

@@ -132,10 +132,28 @@ int hn_brain_job_dirty(struct hn_brain *b, size_t i, int clear)
     if (i >= b->jobs->n)
         return 0;
     struct job *j = b->jobs->v[i];
-    int d = j->dirty;
-    if (clear)
-        j->dirty = 0;
+    int d = j->changed == 1;
+    if (clear && d)
+        j->changed = 2; /* left in the list until hn_brain_jobs_changed drops it */
     return d;
+}
+
+size_t hn_brain_jobs_changed(struct hn_brain *b, size_t *idx, size_t max)
+{
+    struct hn_jobs *js = b->jobs;
+    size_t keep = 0;
+    for (size_t k = 0; k < js->nchanged; k++) {
+        struct job *j = js->changed[k];
+        if (j->changed != 1) {
+            j->changed = 0;
+            continue;
+        }
+        if (keep < max)
+            idx[keep] = (size_t)hb_find_job(js, j->l.id);
+        js->changed[keep++] = j;
+    }
+    js->nchanged = keep;
+    return keep;
 }
 
 int hn_brain_job_points_unsaved(const struct hn_brain *b, size_t i, const struct hn_job_point **p,

@@ -5,6 +5,7 @@
 
 #include "brain/job.h"
 #include "brain/fleet.h"
+#include "brain/jobtab.h"
 #include "brain/strag_hold.h"
 #include "common/stats.h"
 #include "common/util.h"
@@ -145,7 +146,7 @@ double hb_job_mfu(const struct job *j)
     return j->rate.mfu;
 }
 
-void hb_add_point(struct job *j, double now)
+void hb_add_point(struct hn_jobs *js, struct job *j, double now)
 {
     if (now < j->hist.next_point)
         return;
@@ -162,7 +163,7 @@ void hb_add_point(struct job *j, double now)
     j->hist.series[j->hist.nseries++] =
         (struct hn_job_point){now, mfu, hb_ettr(j, now), hb_typical_step(j)};
     j->hist.next_point = now + j->hist.series_dt;
-    j->dirty = 1;
+    hb_job_changed(js, j);
 }
 
 static void ewma(double *acc, double x)

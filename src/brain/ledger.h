@@ -58,7 +58,8 @@ void hb_restart_taken(struct job *j, double now, double seconds);
 double hb_job_end(const struct job *j, double now);
 double hb_ettr(const struct job *j, double now);
 double hb_job_mfu(const struct job *j);
-void hb_add_point(struct job *j, double now);
+/* A history point of j at now, a point every series_dt at most (thinned by half when full). */
+void hb_add_point(struct hn_jobs *js, struct job *j, double now);
 /* The rank's compute time when it reported the time spent waiting in collectives; NaN (not
  * known) when that wait is the whole step or more: its timers disagree, and its step time
  * would make it the slowest rank of the job. */

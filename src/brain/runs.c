@@ -86,7 +86,7 @@ void hb_interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_loss_
     j->strag.plan[0] =
         '\0'; /* a plan for the run that is over (hb_checkpoint() says what it did after) */
     j->l.requeue_failed = 0;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
 }
 
 void hb_interrupt(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause)
@@ -147,7 +147,7 @@ void hb_resume(struct hn_brain *b, struct job *j, double now, double seconds, ui
     j->l.hung = 0;
     j->l.restart_hangs = 0;
     j->l.requeue_failed = 0;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
     j->run++;
     j->size.run_claim = j->size.run_world = j->size.run_world_lo = j->size.shed_from = 0;
     /* Its rates are the new run's (on other GPUs, say). */
@@ -214,7 +214,7 @@ void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
  * not waiting with an ended_at), as no scheduler listed it then: a controller restarted, or
  * squeue failing, before its first poll, say; a hung job would otherwise stay "ended" while
  * the scheduler lists it running, never checked for hangs. */
-static void relisted(struct job *j)
+static void relisted(struct hn_jobs *js, struct job *j)
 {
     if (j->l.ended && (j->l.pending || j->l.ended_at > 0)) {
         j->l.ended = 0;
@@ -222,7 +222,7 @@ static void relisted(struct job *j)
         /* Its silence was not watched as a listed job's (progress): a report before the next
          * tick would learn it as a pause, and its hang limit grow to it. */
         j->watch.watched = 0;
-        j->dirty = 1;
+        hb_job_changed(js, j);
     }
 }
 
@@ -243,7 +243,7 @@ void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job)
         j->sched.ran_again = now;
     if (j->sched.waiting || j->sched.run_listed < 0 || j->l.ended)
         j->sched.run_listed = now;
-    relisted(j);
+    relisted(js, j);
     j->sched.seen = now;
     j->sched.waiting = 0;
 }
@@ -260,7 +260,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
     struct job *j = js->v[i];
     if (j->sched.seen == now && !j->sched.waiting)
         return; /* this poll listed a part of it running (a heterogeneous job) */
-    relisted(j);
+    relisted(js, j);
     if (j->l.last_report >= now) { /* it stepped since the poll began: running by now */
         j->sched.seen = now;
         return;
@@ -275,7 +275,7 @@ void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum
          * where it ran (hung, say) until now. Saved, for a controller restart. */
         j->l.requeued_at = j->l.restart_from = now;
         j->watch.pause = 0; /* that run, and the pause it announced, are over */
-        j->dirty = 1;
+        hb_job_changed(b->jobs, j);
     }
     j->watch.watched = 0; /* the wait is not the job's own: not a pause to learn */
     /* Queued again without houston: the scheduler requeued it. */

@@ -237,7 +237,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
          * of what the job's reports built (steps, checkpoint, ranks, rows, detector) can be
          * trusted, and it starts again from this report. */
         if (i >= 0 && foreign_ranks(b, j, listed)) {
-            hb_job_free(j);
+            hb_job_forget(js, j);
             j = js->v[i] = hb_job_alloc(s->job, now - s->seconds);
         }
         j->sched.owner = listed;
@@ -287,7 +287,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
         j->watch.watched = 0; /* back after it ended (requeued by someone else, say) */
     j->l.ended = 0;
     j->l.ended_at = 0;
-    j->dirty = 1;
+    hb_job_changed(b->jobs, j);
 
     int new_run = r->node >= 0 && r->run == j->run && s->step < r->last_step;
     if (j->l.pending) {
@@ -344,7 +344,7 @@ int hn_brain_step(struct hn_brain *b, double now, int node, const struct hn_step
     else
         j->feed.untimed++;
     hb_checkpoint(b, now, j, s->checkpoint);
-    hb_add_point(j, now);
+    hb_add_point(b->jobs, j, now);
     ran_on_removed(b, now, j, &b->nodes[node]);
     return 0;
 }

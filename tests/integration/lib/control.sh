@@ -21,9 +21,9 @@ control_cluster() {
 }
 
 # golden_dump NAME: with HN_GOLDEN_DIR set (scripts/same-outputs.sh), the controller's events
-# and actions into $HN_GOLDEN_DIR/NAME.json before the test's processes stop.
+# and actions into $HN_GOLDEN_DIR/NAME.json before the test's processes stop (if it started one).
 golden_dump() {
-    [ -n "${HN_GOLDEN_DIR:-}" ] || return 0
+    [ -n "${HN_GOLDEN_DIR:-}" ] && [ -n "${CTL_PID:-}" ] || return 0
     curl -fsS "$CTL/v1/events?limit=10000" >"$HN_GOLDEN_DIR/$1.json" 2>/dev/null || true
 }
 
