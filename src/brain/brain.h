@@ -28,6 +28,22 @@
  * the fleet, nor guard_per_rack in one rack; beyond that the node becomes suspect with a HELD
  * output until an operator approves.
  *
+ * Its rooms (src/brain/), each calling only those listed before it:
+ *   out.c, fleet.c       the output queue; the node table
+ *   lifecycle.c          transitions, guard, burn-in (knows no jobs)
+ *   jobtab.c, ledger.c   the job table; a job's books (ETTR, lost time by cause, MFU, history)
+ *   strag_hold.c         how a straggler episode ends (recoveries held, told)
+ *   runs.c               a job's new run, resize, interruption; a node removed under jobs
+ *   removal.c            a finding acted on: lifecycle first, then the jobs a removal stops
+ *   strag_plan.c         the straggler policy: waste against restart, drain at checkpoint
+ *   strag_found.c        detector verdicts as findings: straggler, drift, shared GPU
+ *   rows.c               step reports into rows for the detector
+ *   hangs.c              hangs, hangs at start, unlisted jobs' ends; the job tick
+ *   steps.c, jobviews.c  step reports in; job views and persistence
+ *   rules.c, peers.c     rules over a node's samples; comparison with same-SKU peers
+ *   brain.c              the coordinator: new/free, the tick's order, scheduler inputs
+ * docs/architecture.md, "The brain", follows a step report and a fault through them.
+ *
  * Not thread-safe: one thread owns a brain.
  */
 #ifndef HN_BRAIN_H

@@ -25,6 +25,8 @@ void hb_jobs_requeue_failed(struct hn_brain *b, double now, const char *id, cons
 /* The limit on a restart's wait for its first step (restart_watch): as long as any wait of the
  * job, since a job whose log shows a step an hour has that. */
 double hb_restart_limit(const struct hn_brain *b, const struct job *j);
+/* Each job on a tick: ended (no poll lists it, or silent and unlisted), hung, hung at
+ * start, or a history point. */
 void hb_jobs_tick(struct hn_brain *b, double now);
 
 #endif

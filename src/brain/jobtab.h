@@ -9,6 +9,7 @@
 
 #include "brain/job.h"
 
+/* A job table of at most cap jobs (0: HN_JOBS_MAX_DEFAULT); freed with its jobs. */
 struct hn_jobs *hb_jobs_new(size_t cap);
 void hb_jobs_free(struct hn_jobs *js);
 /* Every step report looks its job up: a hash, not a scan of thousands of jobs. */
@@ -25,7 +26,9 @@ struct job *hb_job_alloc(const char *id, double now);
  * job it no longer has when the job reports again (hn_brain_restore_job); what else the
  * brain knew of it (its ranks' nodes, the detector, the hang watch) starts afresh. */
 struct job *hb_new_job(struct hn_jobs *js, const char *id, double now);
+/* Empties j's rows in flight and starts its feed again at stride 1 (a new run, a restride). */
 void hb_clear_rows(struct job *j);
+/* How many of j's ranks last reported from node (a brain node index). */
 unsigned hb_ranks_on(const struct job *j, int node);
 /* Rank r now reports from node (the job's node count follows, without a scan of its ranks);
  * -1: from none. */
@@ -40,6 +43,7 @@ void hb_new_run_nodes(struct job *j, int node);
  * out). Without a world size, or with ranks that disagree on it (a heterogeneous job's
  * components), the job's. */
 unsigned hb_run_ranks(const struct job *j);
+/* ranks_per_node_max, 0 counted as 1. */
 unsigned hb_ranks_per_node(const struct hn_brain *b);
 /* The most ranks j may have: ranks_per_node_max for each node of the larger of the nodes the
  * scheduler lists it on and the nodes that have sent reports for it, at most RANKS_MAX. The
@@ -51,6 +55,7 @@ unsigned hb_rank_cap(const struct hn_brain *b, struct job *j);
  * agent's backlog keeps its frames' times, up to an hour back) does not take the views' clock
  * (wall time, the wait shown lost so far) back. */
 void hb_told(struct hn_jobs *js, double now);
+/* The node rank of j last reported from; NULL when none yet or no such rank. */
 struct node *hb_rank_node(struct hn_brain *b, const struct job *j, unsigned rank);
 /* Whether houston may act on what j's reports say: with a scheduler that lists jobs, only for
  * a job it lists, whose reports come from its owner or root (docs/steps.md, "Who may
@@ -60,6 +65,7 @@ int hb_acts_on(const struct hn_brain *b, const struct job *j);
 /* The step a hang waits past: the highest since this controller knew the job (the saved one
  * before any report after a restore). */
 uint64_t hb_waited_step(const struct job *j);
+/* 1 when a rank of j's current run reports from node. */
 int hb_job_uses(const struct job *j, int node);
 
 /* j's ledger or history changed: the store saves it at the next flush

@@ -27,6 +27,7 @@
  * the other: a client that reports milliseconds as seconds, say). */
 #define WALL_K 2.0
 
+/* The median of j's recent step times; NaN before its first. */
 double hb_typical_step(const struct job *j);
 /* Whether j's reported step times are not seconds of wall time (above): in sum, and in most
  * of the wall time judged. A backlog (a log `houston tail` reads from its start, an agent's
@@ -43,6 +44,7 @@ double hb_typical_gap(const struct job *j);
 /* Charges seconds of the job's wall time to cause (a negative amount gives time back), and
  * the GPU time of its ranks now. */
 void hb_lose_n(struct job *j, enum hn_loss_cause cause, double seconds, unsigned ranks);
+/* hb_lose_n at j's ranks now. */
 void hb_lose(struct job *j, enum hn_loss_cause cause, double seconds);
 /*
  * The first step of the run j waited for arrived at now and took `seconds`: what the restart
@@ -56,7 +58,9 @@ void hb_restart_taken(struct job *j, double now, double seconds);
 /* Where its wall time ends: now while it has not ended; else its last report, or, for a job
  * that ended while waiting for its next run, the end of that wait. */
 double hb_job_end(const struct job *j, double now);
+/* Productive over wall time (0..1) at now; NaN before any wall time. */
 double hb_ettr(const struct job *j, double now);
+/* The EWMA of its reports' MFU; NaN unknown. */
 double hb_job_mfu(const struct job *j);
 /* A history point of j at now, a point every series_dt at most (thinned by half when full). */
 void hb_add_point(struct hn_jobs *js, struct job *j, double now);
@@ -66,6 +70,7 @@ void hb_add_point(struct hn_jobs *js, struct job *j, double now);
 double hb_rank_seconds(const struct hn_step_in *s);
 /* `unbroken`: the reporting node's frames came without a break since the last progress. */
 void hb_progress(struct job *j, double now, const struct hn_step_in *s, int unbroken);
+/* A report's tokens per second, TFLOP/s and MFU (against its node's GPU) into j's EWMAs. */
 void hb_rates(const struct hn_brain *b, struct job *j, int node, const struct hn_step_in *s);
 /* A job that ends while it waits for its next run: its wait, lost to its cause, ran to `at`
  * (not before its interruption), where its wall time ends too. */

@@ -9,6 +9,8 @@
 
 #include "brain/job.h"
 
+/* Files rank's compute time secs for step; rows leave in step order once complete or pushed
+ * out by later steps, and go to the detector (docs/jobs.md, "Stragglers and the policy"). */
 void hb_row_put(struct hn_brain *b, double now, struct job *j, unsigned rank, uint64_t step,
                 double secs);
 

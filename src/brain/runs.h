@@ -25,6 +25,7 @@ void hb_resize(struct hn_brain *b, double now, struct job *j);
  * clock of lost time runs from the last progress until the next run's first step. */
 void hb_interrupt_n(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause,
                     unsigned ranks);
+/* hb_interrupt_n at the ranks of j's run (shed first: its first row may not have come). */
 void hb_interrupt(struct hn_brain *b, struct job *j, double now, enum hn_loss_cause cause);
 /* The first step of a new run arrived at now and took `seconds`. */
 void hb_resume(struct hn_brain *b, struct job *j, double now, double seconds, uint64_t step);
@@ -32,8 +33,14 @@ void hb_resume(struct hn_brain *b, struct job *j, double now, double seconds, ui
  * the scheduler's poll or by where its ranks report (hb_jobs_node_removed). The job's node
  * table first: a job none of whose ranks reports from n is not scanned. */
 int hb_drain_takes(const struct job *j, const struct node *n, int node);
+/* Node n left service for finding f: each job running there is interrupted by f's cause, and
+ * requeued unless the scheduler lists it on n (lifecycle.c requeued those); n keeps when and
+ * why, for reports of jobs not known to run there (steps.c, ran_on_removed). */
 void hb_jobs_node_removed(struct hn_brain *b, double now, struct node *n,
                           const struct hn_finding *f);
+/* The scheduler's poll at now lists job as running (hn_brain_node_job), as waiting
+ * (hn_brain_job_waiting; queued again without houston is an interruption of cause "other"),
+ * or with seconds left to its time limit. */
 void hb_jobs_sched_seen(struct hn_brain *b, double now, const char *job);
 void hb_jobs_sched_waiting(struct hn_brain *b, double now, const char *job, enum hn_wait why);
 void hb_jobs_time_left(struct hn_brain *b, double now, const char *job, double seconds);

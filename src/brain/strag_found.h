@@ -11,6 +11,8 @@
 
 #include "brain/job.h"
 
+/* One verdict of j's detector: persistent or from the start (straggler_found), a recovery
+ * (held: hb_quiet_start), a transient or a whole-job slowdown (information). */
 void hb_detection(struct hn_brain *b, double now, struct job *j,
                   const struct hn_strag_detection *d);
 /* The drifting ranks again, after each row: the detector reports an episode once, so a drift
