@@ -5,7 +5,8 @@
  * (`houston check --drain`) and the controller do not know which scheduler runs the site. A
  * backend is a row in a static table (struct hn_sched_ops): "slurm" drives scontrol through
  * hn_spawn_run() (slurm.c), "dry-run" only logs what it would do and records the calls, which
- * tests read back (dryrun.c). Adding a scheduler is adding a row in sched.c.
+ * tests read back (dryrun.c). The table and hn_sched_init() are in registry.c, the helpers
+ * the backends share in sched.c. Adding a scheduler is adding a row in registry.c.
  *
  * Every drain reason houston writes starts with HN_SCHED_REASON_PREFIX ("houston:"), so that
  * houston can tell its own drains from an administrator's and never resumes a node someone
@@ -80,7 +81,7 @@ struct hn_sched {
 extern const struct hn_sched_ops hn_sched_slurm_ops;
 extern const struct hn_sched_ops hn_sched_dryrun_ops;
 
-/* The backend called name ("slurm", "dry-run"), or NULL. */
+/* The backend table (registry.c). The backend called name ("slurm", "dry-run"), or NULL. */
 const struct hn_sched_ops *hn_sched_lookup(const char *name);
 /* Names of all backends, for help texts: "slurm, dry-run". */
 const char *hn_sched_names(void);
@@ -95,7 +96,7 @@ void hn_sched_fini(struct hn_sched *s);
 int hn_sched_drained_by_houston(const struct hn_sched_node *n);
 
 /*
- * Helpers shared by the backends (and their tests).
+ * Helpers shared by the backends (and their tests), in sched.c.
  *
  * hn_sched_valid_node/jobid: 1 when the name is safe to hand to the scheduler as one node or
  * one job: node names are 1-63 characters of [A-Za-z0-9._-] (no hostlist ranges, commas,
