@@ -4,9 +4,10 @@
  * houston acts on the batch scheduler through one small interface so that the health check
  * (`houston check --drain`) and the controller do not know which scheduler runs the site. A
  * backend is a row in a static table (struct hn_sched_ops): "slurm" drives scontrol through
- * hn_spawn_run() (slurm.c), "dry-run" only logs what it would do and records the calls, which
- * tests read back (dryrun.c). The table and hn_sched_init() are in registry.c, the helpers
- * the backends share in sched.c. Adding a scheduler is adding a row in registry.c.
+ * hn_spawn_run() (slurm.c; slurm_parse.c reads its output), "dry-run" only logs what it would
+ * do and records the calls, which tests read back (dryrun.c). The table and hn_sched_init()
+ * are in registry.c, the helpers the backends share in sched.c. Adding a scheduler is adding
+ * a row in registry.c.
  *
  * Every drain reason houston writes starts with HN_SCHED_REASON_PREFIX ("houston:"), so that
  * houston can tell its own drains from an administrator's and never resumes a node someone
@@ -110,6 +111,8 @@ int hn_sched_drained_by_houston(const struct hn_sched_node *n);
 int hn_sched_valid_node(const char *node);
 int hn_sched_valid_jobid(const char *jobid);
 int hn_sched_reason_format(char *out, size_t size, const char *reason);
+
+/* ---- the Slurm backend's parsers (slurm_parse.c), exported for tests and fuzzing ---- */
 
 /*
  * Parses `scontrol show node` output (one or more multi-line records separated by blank
