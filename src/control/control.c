@@ -496,6 +496,34 @@ int hn_control_flush(struct hn_control *c)
     return rc;
 }
 
+/* The frame a save marks as applied (ingest). */
+struct frame_mark {
+    const char *node;
+    uint64_t boot_id, seq;
+    double now;
+};
+
+/* hn_control_save, and with m the frame's mark in the same transaction. On a failure err (when
+ * not NULL) gets "store: " and what the store said, before the rollback. */
+static int save(struct hn_control *c, const char *what, const struct frame_mark *m, char *err,
+                size_t errsize)
+{
+    if (hn_store_begin(c->store) == 0 && hn_control_flush(c) == 0 &&
+        (!m || hn_store_mark_frame(c->store, m->node, m->boot_id, m->seq, m->now) == 0) &&
+        hn_store_commit(c->store) == 0)
+        return 0;
+    if (err)
+        snprintf(err, errsize, "store: %s", hn_store_error(c->store));
+    hn_store_rollback(c->store);
+    hn_control_store_failed(c, what);
+    return -EIO;
+}
+
+int hn_control_save(struct hn_control *c, const char *what)
+{
+    return save(c, what, NULL, NULL, 0);
+}
+
 /* The store failed after the brain changed: memory and disk disagree. The controller stops
  * (fail-stop) and a restart rebuilds the brain from the store, rather than act on decisions
  * that were never saved. Caller holds c->lock. */
@@ -748,23 +776,14 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
         status = rc == -EIO ? 500 : 400;
         /* Whatever a half-applied frame decided is still kept (the brain already changed);
          * a frame is validated whole before anything is applied, so this is the store. */
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving what a malformed frame changed");
-        }
+        (void)hn_control_save(c, "saving what a malformed frame changed");
     } else {
+        struct frame_mark m = {in.name, in.h.boot_id, in.h.seq, now};
         status = 200;
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_mark_frame(c->store, in.name, in.h.boot_id, in.h.seq, now) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            snprintf(err, errsize, "store: %s", hn_store_error(c->store));
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving a frame");
+        if (save(c, "saving a frame", &m, err, errsize) != 0)
             status = 500;
-        } else {
+        else
             c->frames_accepted++;
-        }
     }
     c->ingest_seconds += (double)(hn_mono_ns() - t0) / 1e9;
     pthread_mutex_unlock(&c->lock);
@@ -835,11 +854,7 @@ void hn_control_tick(struct hn_control *c, double now)
         if (seen > 0 && now - seen > c->cfg.agent_silence_s)
             hn_brain_node_silent(c->brain, now, (int)i, now - seen);
     }
-    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-        hn_store_commit(c->store) != 0) {
-        hn_store_rollback(c->store);
-        hn_control_store_failed(c, "saving a tick");
-    }
+    (void)hn_control_save(c, "saving a tick");
     prune(c, now);
     pthread_mutex_unlock(&c->lock);
 }
@@ -1148,11 +1163,7 @@ void hn_control_poll(struct hn_control *c, double now)
         pthread_mutex_lock(&c->lock);
         int idx = hn_brain_find_node(c->brain, names[i]);
         hn_brain_node_idle(c->brain, now, idx);
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving a node that became empty");
-        }
+        (void)hn_control_save(c, "saving a node that became empty");
         pthread_mutex_unlock(&c->lock);
     }
 }

@@ -152,12 +152,17 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
 /* The store failed after the brain changed: logs it, sets fatal and raises SIGTERM so the
  * process stops and a restart reloads a consistent state. Caller holds c->lock. */
 void hn_control_store_failed(struct hn_control *c, const char *what);
+/* Saves what the brain decided (hn_control_flush) in one transaction. On a failure it rolls
+ * back and stops the controller (hn_control_store_failed with what, e.g. "saving a tick").
+ * Caller holds c->lock. 0 or -EIO. */
+int hn_control_save(struct hn_control *c, const char *what);
 /* Ticks the brain and persists what it decided. */
 void hn_control_tick(struct hn_control *c, double now);
 /* Asks the scheduler which job runs where and whether draining nodes are empty (squeue,
  * scontrol; the executor thread calls it every poll-interval). Nothing for dry-run. */
 void hn_control_poll(struct hn_control *c, double now);
-/* Persists and announces everything the brain decided. Caller holds c->lock. 0 or -EIO. */
+/* Persists and announces everything the brain decided, inside the caller's transaction
+ * (hn_control_save is the whole of it). Caller holds c->lock. 0 or -EIO. */
 int hn_control_flush(struct hn_control *c);
 
 /* The HTTP routes (control/api.c). */
