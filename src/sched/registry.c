@@ -38,6 +38,7 @@ void hn_sched_settings_default(struct hn_sched_settings *set)
 {
     memset(set, 0, sizeof(*set));
     hn_strlcpy(set->scontrol, "scontrol", sizeof(set->scontrol));
+    hn_strlcpy(set->squeue, "squeue", sizeof(set->squeue));
     set->timeout_ms = 10000;
     set->output_max = (size_t)64 * 1024;
 }

@@ -1,6 +1,6 @@
 /*
- * slurm.c - the Slurm backend: scontrol through hn_spawn_run() (see sched.h for the contract;
- * what it prints is read by slurm_parse.c).
+ * slurm.c - the Slurm backend: scontrol and squeue through hn_spawn_run() (see sched.h for the
+ * contract; what they print is read by slurm_parse.c).
  *
  * Each operation is one scontrol command with an argv (no shell, so a reason with spaces or
  * quotes is passed as it is), a deadline and an output cap. scontrol is used rather than
@@ -12,6 +12,8 @@
  *   scontrol update NodeName=N State=RESUME
  *   scontrol show node N
  *   scontrol requeue JOBID
+ *   squeue -h -t STATES -o "%A %i %U %t %L %N"       (list_jobs: every job not over)
+ *   squeue -h -j JOBID -o "%T %N"                     (job_on_node)
  */
 #include "sched/sched.h"
 
@@ -25,6 +27,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Caps on squeue's output: the whole listing (about 400,000 jobs), and one job's lines. */
+#define LIST_MAX        ((size_t)16 << 20)
+#define JOB_ON_NODE_MAX ((size_t)64 << 10)
+
+/* The states list_jobs asks for (squeue -t): every one that is not over. */
+static const char squeue_states[] = "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
+                                    "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
+                                    "SIGNALING,STAGE_OUT";
 
 struct slurm {
     struct hn_sched_settings set;
@@ -229,6 +240,61 @@ static int slurm_requeue(void *ctx, const char *jobid)
     return rc;
 }
 
+/* squeue's listing of every job not over, into sink (hn_slurm_parse_jobs reads it). The
+ * failure messages are the reason alone, as the controller's poll logs them after the program's
+ * name. */
+static int slurm_list_jobs(void *ctx, const struct hn_sched_job_sink *sink, void *sink_ctx)
+{
+    struct slurm *s = ctx;
+    const char *argv[] = {s->set.squeue,       "-h", "-t", squeue_states, "-o",
+                          "%A %i %U %t %L %N", NULL};
+    struct hn_buf out;
+    int truncated = 0, status = 0;
+
+    hn_buf_init(&out, LIST_MAX);
+    int rc = hn_spawn_run(argv, NULL, s->set.timeout_ms, &out, &truncated, &status);
+    if (rc != 0) {
+        set_error(s, "%s", rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+    } else if (truncated) {
+        set_error(s, "output over %zu bytes", out.max);
+        rc = -EFBIG;
+    } else if (status != 0) {
+        set_error(s, "exit status %d: %.100s", status, out.data ? out.data : "");
+        for (char *q = s->err; *q; q++) {
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        }
+        rc = -EIO;
+    } else {
+        s->err[0] = '\0';
+        sink->begin(sink_ctx);
+        if (out.data)
+            hn_slurm_parse_jobs(out.data, sink, sink_ctx);
+    }
+    hn_buf_fini(&out);
+    return rc;
+}
+
+/* squeue -j: a job squeue no longer knows makes it exit non-zero, which is "not there". */
+static int slurm_job_on_node(void *ctx, const char *job, const char *node)
+{
+    struct slurm *s = ctx;
+    const char *argv[] = {s->set.squeue, "-h", "-j", job, "-o", "%T %N", NULL};
+    struct hn_buf out;
+    int truncated = 0, status = 0, found;
+
+    hn_buf_init(&out, JOB_ON_NODE_MAX);
+    int rc = hn_spawn_run(argv, NULL, s->set.timeout_ms, &out, &truncated, &status);
+    if (rc != 0) {
+        set_error(s, "squeue -j %.32s: %s", job, rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+        found = rc;
+    } else {
+        found = status == 0 && out.data ? hn_slurm_parse_job_on_node(out.data, node) : 0;
+    }
+    hn_buf_fini(&out);
+    return found;
+}
+
 const struct hn_sched_ops hn_sched_slurm_ops = {
     .name = "slurm",
     .init = slurm_init,
@@ -237,5 +303,7 @@ const struct hn_sched_ops hn_sched_slurm_ops = {
     .resume = slurm_resume,
     .node_info = slurm_node_info,
     .requeue = slurm_requeue,
+    .list_jobs = slurm_list_jobs,
+    .job_on_node = slurm_job_on_node,
     .last_error = slurm_last_error,
 };
