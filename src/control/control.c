@@ -6,12 +6,12 @@
 #include "common/http.h"
 #include "common/log.h"
 #include "common/opts.h"
-#include "common/spawn.h"
 #include "common/util.h"
 #include "common/xid.h"
 #include "sched/hostlist.h"
 #include "verbs.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -391,6 +391,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
     hn_strlcpy(set.scontrol, c->cfg.scontrol, sizeof(set.scontrol));
+    hn_strlcpy(set.squeue, c->cfg.squeue, sizeof(set.squeue));
     set.timeout_ms = c->cfg.sched_timeout_ms;
     if (hn_sched_init(&c->sched, c->cfg.scheduler, &set) != 0) {
         snprintf(err, errsize, "scheduler '%s' failed to start", c->cfg.scheduler);
@@ -895,47 +896,6 @@ static struct retry *retry_find(struct retry *r, size_t n, uint64_t id)
     return NULL;
 }
 
-/* The line at *cur, NUL-terminated in place, with *cur moved past it; NULL at the end. */
-static char *take_line(char **cur)
-{
-    char *line = *cur;
-    if (!*line)
-        return NULL;
-    char *nl = strchr(line, '\n');
-    if (nl) {
-        *nl = '\0';
-        *cur = nl + 1;
-    } else {
-        *cur = line + strlen(line);
-    }
-    return line;
-}
-
-/* 1 when the job runs (or is being set up) on node, per squeue; 0 when it does not; -1 when
- * squeue cannot tell. */
-static int job_on_node(struct hn_control *c, const char *job, const char *node)
-{
-    if (strcmp(c->sched.ops->name, "slurm") != 0)
-        return 1;
-    const char *argv[] = {c->cfg.squeue, "-h", "-j", job, "-o", "%T %N", NULL};
-    struct hn_buf out;
-    hn_buf_init(&out, 64u << 10);
-    int truncated = 0, status = 0, found = -1;
-    if (hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status) == 0) {
-        found = 0;
-        /* One line per job; a heterogeneous job's leader id gives one per component, each on
-         * its own nodes. */
-        char *cur = out.data ? out.data : (char *)"", *line;
-        while (status == 0 && !found && (line = take_line(&cur))) {
-            char *sp = strchr(line, ' ');
-            if (sp && (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0))
-                found = hn_hostlist_contains(sp + 1, node);
-        }
-    }
-    hn_buf_fini(&out);
-    return found;
-}
-
 /*
  * Runs one action. Returns 0 done, 1 nothing to do (skipped, with the reason in result), -1
  * failed (retry), -2 failed for good. Actions that Slurm already reflects are not repeated:
@@ -968,9 +928,10 @@ static int execute(struct hn_control *c, const struct hn_action *a, char *result
         rc = ops->resume(ctx, a->node);
         break;
     case HN_ACT_REQUEUE:
-        /* A job id from the last squeue poll may be stale: requeueing a finished batch job
-         * would run it again, and a repeat after a restart would kill its new run. */
-        if (job_on_node(c, a->job, a->node) == 0) {
+        /* A job id from the last scheduler poll may be stale: requeueing a finished batch
+         * job would run it again, and a repeat after a restart would kill its new run. A
+         * scheduler that cannot tell (or cannot list jobs at all) does not stop the requeue. */
+        if (ops->job_on_node(ctx, a->job, a->node) == 0) {
             snprintf(result, size, "job %s no longer runs on %s", a->job, a->node);
             return 1;
         }
@@ -990,158 +951,138 @@ static int execute(struct hn_control *c, const struct hn_action *a, char *result
     return 0;
 }
 
-struct job_ctx {
-    struct hn_control *c;
-    const char *job;
-    double now;
+/* ---- scheduler poll ---- */
+
+/* Why a job the scheduler lists is not running, in the brain's words (enum hn_wait), by the
+ * backend's state; -1 for a running job. */
+static const int wait_of[] = {
+    [HN_SCHED_JOB_RUNNING] = -1,
+    [HN_SCHED_JOB_SUSPENDED] = HN_WAIT_SUSPENDED,
+    [HN_SCHED_JOB_QUEUED] = HN_WAIT_QUEUED,
+    [HN_SCHED_JOB_ENDING] = HN_WAIT_ENDING,
 };
 
-static int job_node(void *ctx, const char *name)
+/* A cap on the waiting jobs' ids of one poll, far above what a listing holds. */
+#define POLL_IDS_MAX ((size_t)256 << 20)
+
+/* A job the poll lists waiting. */
+struct waiting {
+    size_t id; /* offset of its id in the poll's ids */
+    enum hn_wait why;
+};
+
+/* One poll's state while the backend lists the jobs. The waiting jobs are told to the brain
+ * after all the others (a job with a part running is running): their ids are copied into
+ * ids, NUL-terminated, as the listing's strings last only for its call. */
+struct poll {
+    struct hn_control *c;
+    double now;
+    int locked; /* poll_begin took c->lock: the listing worked */
+    struct hn_buf ids;
+    struct waiting *wait;
+    size_t nwait, capwait;
+};
+
+/* The listing worked: it replaces what the brain knew of the jobs on each node and of their
+ * owners. The lock is held from here to the end of the poll's listing. */
+static void poll_begin(void *ctx)
 {
-    struct job_ctx *j = ctx;
-    int i = hn_brain_find_node(j->c->brain, name);
-    if (i >= 0)
-        hn_brain_node_job(j->c->brain, j->now, i, j->job);
-    return 0;
+    struct poll *p = ctx;
+    struct hn_control *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    p->locked = 1;
+    c->polls_ok++;
+    if (c->poll_failing)
+        hn_info("scheduler poll: %s works again", c->cfg.squeue);
+    c->poll_failing = 0;
+    size_t n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n; i++)
+        hn_brain_node_job(c->brain, p->now, (int)i, "");
+    hn_brain_job_owner(c->brain, "", -1);
 }
 
-/* The states the poll lists (squeue -t): every one that is not over. */
-static const char squeue_states[] = "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
-                                    "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
-                                    "SIGNALING,STAGE_OUT";
-
-enum { JOB_RUNNING = -1, JOB_OVER = -2 }; /* else an enum hn_wait */
-
-/* A job's compact state from squeue's %t (squeue(1), "JOB STATE CODES"): running (R); waiting
- * suspended (S, ST; RS, resizing, goes on as it was), queued to start over (PD, CF, RQ, RH, RF,
- * SE) or ending (CG, SI, SO); anything else (completed, cancelled, failed, timed out, a code
- * this list does not know) is over. */
-static int job_state(const char *t)
+/* A listed job. The owner decides who may report the job's steps (docs/steps.md, "Who may
+ * report"); only running jobs report, so only theirs are kept (thousands of pending jobs would
+ * fill the table). A job that is not running but not over (pending after a requeue, suspended,
+ * completing) is told as waiting, so that houston neither calls it ended nor checks it for
+ * hangs (docs/jobs.md). */
+static void poll_job(void *ctx, const struct hn_sched_job *job)
 {
-    static const struct {
-        const char *code;
-        int state;
-    } codes[] = {
-        {"R", JOB_RUNNING},        {"S", HN_WAIT_SUSPENDED}, {"ST", HN_WAIT_SUSPENDED},
-        {"RS", HN_WAIT_SUSPENDED}, {"PD", HN_WAIT_QUEUED},   {"CF", HN_WAIT_QUEUED},
-        {"RQ", HN_WAIT_QUEUED},    {"RH", HN_WAIT_QUEUED},   {"RF", HN_WAIT_QUEUED},
-        {"SE", HN_WAIT_QUEUED},    {"CG", HN_WAIT_ENDING},   {"SI", HN_WAIT_ENDING},
-        {"SO", HN_WAIT_ENDING},
-    };
-    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-        if (strcmp(t, codes[i].code) == 0)
-            return codes[i].state;
+    struct poll *p = ctx;
+    struct hn_control *c = p->c;
+    /* A store failure stops the controller; the poll goes on meanwhile (it creates no ledger
+     * for a job the brain does not have). */
+    (void)reload_job(c, job->id);
+    if (job->state == HN_SCHED_JOB_RUNNING) {
+        if (job->uid >= 0 && hn_brain_job_owner(c->brain, job->id, job->uid) == -ENOSPC)
+            c->owners_dropped++;
+        return;
     }
-    return JOB_OVER;
+    size_t off = p->ids.len;
+    if (hn_buf_append(&p->ids, job->id, strlen(job->id) + 1) != 0)
+        return;
+    if (p->nwait == p->capwait) {
+        p->capwait = p->capwait ? 2 * p->capwait : 64;
+        p->wait = xrealloc(p->wait, p->capwait * sizeof(*p->wait));
+    }
+    p->wait[p->nwait++] = (struct waiting){off, (enum hn_wait)wait_of[job->state]};
+}
+
+/* A node a running job runs on (a node may run several: the brain keeps up to 16 per node, and
+ * requeues each when it drains the node). */
+static void poll_node(void *ctx, const struct hn_sched_job *job, const char *node)
+{
+    struct poll *p = ctx;
+    int i = hn_brain_find_node(p->c->brain, node);
+    if (i >= 0)
+        hn_brain_node_job(p->c->brain, p->now, i, job->id);
+}
+
+static void poll_job_end(void *ctx, const struct hn_sched_job *job)
+{
+    struct poll *p = ctx;
+    if (job->state == HN_SCHED_JOB_RUNNING)
+        hn_brain_job_time_left(p->c->brain, p->now, job->id, job->time_left);
+}
+
+static const struct hn_sched_job_sink poll_sink = {
+    .begin = poll_begin,
+    .job = poll_job,
+    .node = poll_node,
+    .job_end = poll_job_end,
+};
+
+/* The listing failed: counted, and logged once until a poll works (a squeue that fails every
+ * few seconds would fill the log). Caller holds c->lock. */
+static void poll_failed(struct hn_control *c, const char *why)
+{
+    c->polls_failed++;
+    if (!c->poll_failing)
+        hn_warn("scheduler poll: %s failed (%s); job and node lists kept as of the last poll "
+                "that worked, retrying every %g s",
+                c->cfg.squeue, why, c->cfg.poll_s);
+    c->poll_failing = 1;
 }
 
 void hn_control_poll(struct hn_control *c, double now)
 {
-    if (strcmp(c->sched.ops->name, "slurm") != 0)
+    const struct hn_sched_ops *ops = c->sched.ops;
+    struct poll p = {.c = c, .now = now};
+    hn_buf_init(&p.ids, POLL_IDS_MAX);
+    int rc = ops->list_jobs(c->sched.ctx, &poll_sink, &p);
+    if (rc == -ENOTSUP) { /* a scheduler that lists no jobs: nothing to poll */
+        hn_buf_fini(&p.ids);
         return;
-    /* The id a job's ranks see as SLURM_JOB_ID, which is the id they report and the one
-     * `scontrol requeue` takes: %A for an array task (its own id; %i prints BASE_INDEX), but
-     * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
-     * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
-     * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue,       "-h", "-t", squeue_states, "-o",
-                          "%A %i %U %t %L %N", NULL};
-    struct hn_buf out;
-    hn_buf_init(&out, 16u << 20); /* about 400,000 jobs */
-    int truncated = 0, status = 0;
-    int rc = hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status);
-    struct waiting {
-        const char *id; /* in out */
-        enum hn_wait why;
-    } *wait = NULL; /* the jobs listed waiting */
-    size_t nwait = 0, capwait = 0;
-    pthread_mutex_lock(&c->lock);
-    int ok = rc == 0 && status == 0 && !truncated;
-    if (ok) {
-        c->polls_ok++;
-        if (c->poll_failing)
-            hn_info("scheduler poll: %s works again", c->cfg.squeue);
-    } else {
-        c->polls_failed++;
-        /* Once until a poll works: a squeue that fails every few seconds would fill the log. */
-        if (!c->poll_failing) {
-            char why[160];
-            if (rc != 0)
-                snprintf(why, sizeof(why), "%s", rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
-            else if (truncated)
-                snprintf(why, sizeof(why), "output over %zu bytes", out.max);
-            else {
-                snprintf(why, sizeof(why), "exit status %d: %.100s", status,
-                         out.data ? out.data : "");
-                for (char *q = why; *q; q++)
-                    if (*q == '\n' || *q == '\r')
-                        *q = ' ';
-            }
-            hn_warn("scheduler poll: %s failed (%s); job and node lists kept as of the last "
-                    "poll that worked, retrying every %g s",
-                    c->cfg.squeue, why, c->cfg.poll_s);
-        }
     }
-    c->poll_failing = !ok;
-    if (ok) {
-        size_t n = hn_brain_node_count(c->brain);
-        for (size_t i = 0; i < n; i++)
-            hn_brain_node_job(c->brain, now, (int)i, "");
-        hn_brain_job_owner(c->brain, "", -1);
-        /* One "JOBID JOBID_OR_HET UID STATE TIME_LEFT NODELIST" per line (STATE compact: R,
-         * PD, ...; TIME_LEFT as hn_slurm_parse_time_left reads it, or UNLIMITED; NODELIST
-         * empty while pending); a node may run several jobs (the brain keeps up to 16
-         * per node, and requeues each when it drains the node). The owner decides who may
-         * report the job's steps (docs/steps.md, "Who may report"); only running jobs report,
-         * so only theirs are kept (thousands of pending jobs would fill the table). A job that
-         * is not running but not over (pending after a requeue, suspended, completing) is
-         * listed as waiting, so that houston neither calls it ended nor checks it for hangs
-         * (docs/jobs.md). */
-        char *cur = out.data ? out.data : (char *)"", *line;
-        while ((line = take_line(&cur))) {
-            char *f[6] = {line, NULL, NULL, NULL, NULL, NULL};
-            for (int k = 1; k < 6 && f[k - 1]; k++) {
-                f[k] = strchr(f[k - 1], ' ');
-                if (f[k])
-                    *f[k]++ = '\0';
-            }
-            int state = f[3] ? job_state(f[3]) : JOB_OVER;
-            if (!f[4] || (state == JOB_RUNNING && !f[5]))
-                state = JOB_OVER; /* not squeue's line */
-            if (state != JOB_OVER) {
-                char *plus = strchr(f[1], '+');
-                const char *id = f[0];
-                if (plus) { /* a heterogeneous job's component: its leader */
-                    *plus = '\0';
-                    id = f[1];
-                }
-                /* A store failure stops the controller; the poll goes on meanwhile (it creates
-                 * no ledger for a job the brain does not have). */
-                (void)reload_job(c, id);
-                uint64_t uid;
-                if (state == JOB_RUNNING && hn_parse_u64(f[2], 10, &uid) == 0 &&
-                    uid <= UINT32_MAX && hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
-                    c->owners_dropped++;
-                struct job_ctx j = {c, id, now};
-                if (state == JOB_RUNNING) {
-                    hn_hostlist_expand(f[5], job_node, &j);
-                    double left;
-                    if (hn_slurm_parse_time_left(f[4], &left) != 0)
-                        left = -1; /* UNLIMITED, NOT_SET */
-                    hn_brain_job_time_left(c->brain, now, id, left);
-                } else { /* after the running ones: a job with a part running is running */
-                    if (nwait == capwait) {
-                        capwait = capwait ? 2 * capwait : 64;
-                        wait = xrealloc(wait, capwait * sizeof(*wait));
-                    }
-                    wait[nwait++] = (struct waiting){id, (enum hn_wait)state};
-                }
-            }
-        }
-        for (size_t w = 0; w < nwait; w++)
-            hn_brain_job_waiting(c->brain, now, wait[w].id, wait[w].why);
+    if (!p.locked) {
+        assert(rc != 0);
+        pthread_mutex_lock(&c->lock);
+        poll_failed(c, ops->last_error(c->sched.ctx));
     }
-    free(wait);
+    for (size_t w = 0; w < p.nwait; w++)
+        hn_brain_job_waiting(c->brain, now, p.ids.data + p.wait[w].id, p.wait[w].why);
+    free(p.wait);
+    hn_buf_fini(&p.ids);
     /* Draining nodes: empty once the scheduler shows no allocation. */
     size_t n = hn_brain_node_count(c->brain);
     char names[64][HN_NAME_MAX];
@@ -1152,13 +1093,9 @@ void hn_control_poll(struct hn_control *c, double now)
             hn_strlcpy(names[k++], v.name, HN_NAME_MAX);
     }
     pthread_mutex_unlock(&c->lock);
-    hn_buf_fini(&out);
     for (size_t i = 0; i < k; i++) {
         struct hn_sched_node node;
-        if (c->sched.ops->node_info(c->sched.ctx, names[i], &node) != 0)
-            continue;
-        if (strstr(node.state, "ALLOC") || strstr(node.state, "MIX") ||
-            strstr(node.state, "COMPLETING"))
+        if (ops->node_info(c->sched.ctx, names[i], &node) != 0 || node.allocated)
             continue;
         pthread_mutex_lock(&c->lock);
         int idx = hn_brain_find_node(c->brain, names[i]);

@@ -158,8 +158,9 @@ void hn_control_store_failed(struct hn_control *c, const char *what);
 int hn_control_save(struct hn_control *c, const char *what);
 /* Ticks the brain and persists what it decided. */
 void hn_control_tick(struct hn_control *c, double now);
-/* Asks the scheduler which job runs where and whether draining nodes are empty (squeue,
- * scontrol; the executor thread calls it every poll-interval). Nothing for dry-run. */
+/* Asks the scheduler which job runs where and whether draining nodes are empty (the backend's
+ * list_jobs and node_info; the executor thread calls it every poll-interval). Nothing for a
+ * backend that cannot list jobs (dry-run). */
 void hn_control_poll(struct hn_control *c, double now);
 /* Persists and announces everything the brain decided, inside the caller's transaction
  * (hn_control_save is the whole of it). Caller holds c->lock. 0 or -EIO. */
