@@ -1,5 +1,5 @@
 /*
- * control.h - `houston control`: the per-cluster controller.
+ * control.h - the per-cluster controller that `houston control` runs (control_cmd.c).
  *
  * It receives agents' frames (POST /v1/ingest), feeds them to the brain (brain/brain.h)
  * under one lock, persists what the brain decided in the same transaction as the frame's
@@ -7,6 +7,10 @@
  * the actions through the scheduler backend (sched/sched.h). A tick drives time-based
  * detection; a scheduler poll tells the brain which jobs run where and which draining nodes
  * are empty. The JSON API (control/api.c, docs/api.md) reads the same state.
+ *
+ * Files: control.c is the service (set-up, ingest, tick, poll, executor, saving); api.c the
+ * HTTP routes, which call into it (never the other way); control_cmd.c the command; config.c
+ * the settings; store.c the SQLite store.
  *
  * Threads: libmicrohttpd's (ingest and API handlers), the executor, and the main thread
  * (tick, signals). Everything shared is under struct hn_control.lock.
@@ -162,6 +166,10 @@ void hn_control_tick(struct hn_control *c, double now);
  * list_jobs and node_info; the executor thread calls it every poll-interval). Nothing for a
  * backend that cannot list jobs (dry-run). */
 void hn_control_poll(struct hn_control *c, double now);
+/* Starts the executor thread, which carries out pending actions through the scheduler and
+ * polls it; stop asks it to end and joins it (nothing when it did not start). 0 or -EAGAIN. */
+int hn_control_executor_start(struct hn_control *c);
+void hn_control_executor_stop(struct hn_control *c);
 /* Persists and announces everything the brain decided, inside the caller's transaction
  * (hn_control_save is the whole of it). Caller holds c->lock. 0 or -EIO. */
 int hn_control_flush(struct hn_control *c);
