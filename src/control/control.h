@@ -8,9 +8,9 @@
  * detection; a scheduler poll tells the brain which jobs run where and which draining nodes
  * are empty. The JSON API (control/api.c, docs/api.md) reads the same state.
  *
- * Files: control.c is the service (set-up, ingest, tick, poll, executor, saving); api.c the
- * HTTP routes, which call into it (never the other way); control_cmd.c the command; config.c
- * the settings; store.c the SQLite store.
+ * Files: control.c is the service (set-up, ingest, tick, scheduler poll, saving); executor.c
+ * its executor thread; api.c the HTTP routes, which call into the service (never the other
+ * way); control_cmd.c the command; config.c the settings; store.c the SQLite store.
  *
  * Threads: libmicrohttpd's (ingest and API handlers), the executor, and the main thread
  * (tick, signals). Everything shared is under struct hn_control.lock.
