@@ -591,6 +591,28 @@ static double step_clock(const struct ingest *in, double t)
     return at < in->now - 3600 ? in->now - 3600 : at;
 }
 
+/* Whether node i's frame (h's boot_id and seq) was accepted before: answered from the last
+ * frame saved for the node when it is of the same agent boot (the store holds that frame's seq
+ * for the boot: nothing else writes it), else by the store (the node's first frame since the
+ * controller started or since retention deleted old boots' records, an agent's new boot, a
+ * late resend from an earlier one). 1, 0, or negative on a store error. */
+static int frame_seen(struct hn_control *c, int i, const char *name,
+                      const struct hn_frame_header *h)
+{
+    const struct hn_control_node *cn = &c->nodes[i];
+    if (cn->saved && cn->saved_boot == h->boot_id)
+        return h->seq <= cn->saved_seq;
+    return hn_store_frame_seen(c->store, name, h->boot_id, h->seq);
+}
+
+/* The frame h of the node cn was saved as accepted (its seq is the highest of its boot). */
+static void frame_saved(struct hn_control_node *cn, const struct hn_frame_header *h)
+{
+    cn->saved = 1;
+    cn->saved_boot = h->boot_id;
+    cn->saved_seq = h->seq;
+}
+
 static int on_header(void *ctx, const struct hn_frame_header *h)
 {
     struct ingest *in = ctx;
@@ -622,7 +644,7 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
         ensure_node_slots(c);
     }
     in->node = i;
-    int seen = hn_store_frame_seen(c->store, in->name, in->h.boot_id, in->h.seq);
+    int seen = frame_seen(c, i, in->name, &in->h);
     if (seen > 0)
         return INGEST_DUPLICATE;
     if (seen < 0)
@@ -782,10 +804,13 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
     } else {
         struct frame_mark m = {in.name, in.h.boot_id, in.h.seq, now};
         status = 200;
-        if (save(c, "saving a frame", &m, err, errsize) != 0)
+        if (save(c, "saving a frame", &m, err, errsize) != 0) {
             status = 500;
-        else
+        } else {
             c->frames_accepted++;
+            if (in.node >= 0)
+                frame_saved(&c->nodes[in.node], &in.h);
+        }
     }
     c->ingest_seconds += (double)(hn_mono_ns() - t0) / 1e9;
     pthread_mutex_unlock(&c->lock);
@@ -823,6 +848,10 @@ static void prune(struct hn_control *c, double now)
         hn_warn("control: store-retention: %s; trying again in an hour", hn_store_error(c->store));
         hn_store_rollback(c->store);
         return;
+    }
+    if (p.frames) { /* frame_seen asks the store again: it may have forgotten a boot */
+        for (size_t i = 0; i < c->cap_nodes; i++)
+            c->nodes[i].saved = 0;
     }
     const uint64_t n[5] = {p.events, p.actions, p.jobs, p.points, p.frames};
     for (int k = 0; k < 5; k++)

@@ -92,6 +92,11 @@ struct hn_control_node {
     double clock_off;
     double clock_off_at;   /* when it was last set; 0: not yet */
     uint64_t boot_id, seq; /* of its last frame: the next one follows it, or there is a break */
+    /* The last frame saved as accepted (hn_store_mark_frame), when saved: a frame of the same
+     * boot is a duplicate without asking the store when its seq is not above (frame_seen in
+     * control.c). Cleared when retention may have deleted the boot's record. */
+    int saved;
+    uint64_t saved_boot, saved_seq;
 };
 
 /* A set of job ids (open addressing, grows at half full). */
