@@ -398,12 +398,7 @@ static void api_node(void *ctx, const char *url, struct hn_http_reply *r)
     } else {
         rc = -ENOSYS;
     }
-    int saved =
-        hn_store_begin(c->store) == 0 && hn_control_flush(c) == 0 && hn_store_commit(c->store) == 0;
-    if (!saved) {
-        hn_store_rollback(c->store);
-        hn_control_store_failed(c, "saving an operator action");
-    }
+    int saved = hn_control_save(c, "saving an operator action") == 0;
     json_t *node = i >= 0 ? node_json(c, i) : NULL;
     pthread_mutex_unlock(&c->lock);
     json_decref(body);

@@ -1,19 +1,20 @@
+/*
+ * control.c - the controller's service: set-up from the configuration and the store, frames
+ * applied (ingest), the tick, the scheduler poll, and what ties them to the store
+ * (hn_control_save). See control.h; the executor thread that carries out the actions is
+ * executor.c, the `houston control` command control_cmd.c, the HTTP API api.c.
+ */
 #include "control/control.h"
 
-#include "common/conf.h"
 #include "common/frame.h"
 #include "common/fsroot.h"
-#include "common/http.h"
 #include "common/log.h"
-#include "common/opts.h"
-#include "common/spawn.h"
 #include "common/util.h"
 #include "common/xid.h"
 #include "sched/hostlist.h"
-#include "verbs.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -391,6 +392,7 @@ int hn_control_init(struct hn_control *c, char *err, size_t errsize)
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
     hn_strlcpy(set.scontrol, c->cfg.scontrol, sizeof(set.scontrol));
+    hn_strlcpy(set.squeue, c->cfg.squeue, sizeof(set.squeue));
     set.timeout_ms = c->cfg.sched_timeout_ms;
     if (hn_sched_init(&c->sched, c->cfg.scheduler, &set) != 0) {
         snprintf(err, errsize, "scheduler '%s' failed to start", c->cfg.scheduler);
@@ -496,6 +498,34 @@ int hn_control_flush(struct hn_control *c)
     return rc;
 }
 
+/* The frame a save marks as applied (ingest). */
+struct frame_mark {
+    const char *node;
+    uint64_t boot_id, seq;
+    double now;
+};
+
+/* hn_control_save, and with m the frame's mark in the same transaction. On a failure err (when
+ * not NULL) gets "store: " and what the store said, before the rollback. */
+static int save(struct hn_control *c, const char *what, const struct frame_mark *m, char *err,
+                size_t errsize)
+{
+    if (hn_store_begin(c->store) == 0 && hn_control_flush(c) == 0 &&
+        (!m || hn_store_mark_frame(c->store, m->node, m->boot_id, m->seq, m->now) == 0) &&
+        hn_store_commit(c->store) == 0)
+        return 0;
+    if (err)
+        snprintf(err, errsize, "store: %s", hn_store_error(c->store));
+    hn_store_rollback(c->store);
+    hn_control_store_failed(c, what);
+    return -EIO;
+}
+
+int hn_control_save(struct hn_control *c, const char *what)
+{
+    return save(c, what, NULL, NULL, 0);
+}
+
 /* The store failed after the brain changed: memory and disk disagree. The controller stops
  * (fail-stop) and a restart rebuilds the brain from the store, rather than act on decisions
  * that were never saved. Caller holds c->lock. */
@@ -561,6 +591,28 @@ static double step_clock(const struct ingest *in, double t)
     return at < in->now - 3600 ? in->now - 3600 : at;
 }
 
+/* Whether node i's frame (h's boot_id and seq) was accepted before: answered from the last
+ * frame saved for the node when it is of the same agent boot (the store holds that frame's seq
+ * for the boot: nothing else writes it), else by the store (the node's first frame since the
+ * controller started or since retention deleted old boots' records, an agent's new boot, a
+ * late resend from an earlier one). 1, 0, or negative on a store error. */
+static int frame_seen(struct hn_control *c, int i, const char *name,
+                      const struct hn_frame_header *h)
+{
+    const struct hn_control_node *cn = &c->nodes[i];
+    if (cn->saved && cn->saved_boot == h->boot_id)
+        return h->seq <= cn->saved_seq;
+    return hn_store_frame_seen(c->store, name, h->boot_id, h->seq);
+}
+
+/* The frame h of the node cn was saved as accepted (its seq is the highest of its boot). */
+static void frame_saved(struct hn_control_node *cn, const struct hn_frame_header *h)
+{
+    cn->saved = 1;
+    cn->saved_boot = h->boot_id;
+    cn->saved_seq = h->seq;
+}
+
 static int on_header(void *ctx, const struct hn_frame_header *h)
 {
     struct ingest *in = ctx;
@@ -592,7 +644,7 @@ static int on_node(void *ctx, struct hn_frame_str name, unsigned gpus, struct hn
         ensure_node_slots(c);
     }
     in->node = i;
-    int seen = hn_store_frame_seen(c->store, in->name, in->h.boot_id, in->h.seq);
+    int seen = frame_seen(c, i, in->name, &in->h);
     if (seen > 0)
         return INGEST_DUPLICATE;
     if (seen < 0)
@@ -748,22 +800,16 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
         status = rc == -EIO ? 500 : 400;
         /* Whatever a half-applied frame decided is still kept (the brain already changed);
          * a frame is validated whole before anything is applied, so this is the store. */
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving what a malformed frame changed");
-        }
+        (void)hn_control_save(c, "saving what a malformed frame changed");
     } else {
+        struct frame_mark m = {in.name, in.h.boot_id, in.h.seq, now};
         status = 200;
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_mark_frame(c->store, in.name, in.h.boot_id, in.h.seq, now) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            snprintf(err, errsize, "store: %s", hn_store_error(c->store));
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving a frame");
+        if (save(c, "saving a frame", &m, err, errsize) != 0) {
             status = 500;
         } else {
             c->frames_accepted++;
+            if (in.node >= 0)
+                frame_saved(&c->nodes[in.node], &in.h);
         }
     }
     c->ingest_seconds += (double)(hn_mono_ns() - t0) / 1e9;
@@ -803,6 +849,10 @@ static void prune(struct hn_control *c, double now)
         hn_store_rollback(c->store);
         return;
     }
+    if (p.frames) { /* frame_seen asks the store again: it may have forgotten a boot */
+        for (size_t i = 0; i < c->cap_nodes; i++)
+            c->nodes[i].saved = 0;
+    }
     const uint64_t n[5] = {p.events, p.actions, p.jobs, p.points, p.frames};
     for (int k = 0; k < 5; k++)
         c->pruned[k] += n[k];
@@ -835,298 +885,143 @@ void hn_control_tick(struct hn_control *c, double now)
         if (seen > 0 && now - seen > c->cfg.agent_silence_s)
             hn_brain_node_silent(c->brain, now, (int)i, now - seen);
     }
-    if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-        hn_store_commit(c->store) != 0) {
-        hn_store_rollback(c->store);
-        hn_control_store_failed(c, "saving a tick");
-    }
+    (void)hn_control_save(c, "saving a tick");
     prune(c, now);
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ---- executor: actions through the scheduler ---- */
+/* ---- scheduler poll ---- */
 
-#define MAX_BATCH    1024
-#define MAX_ATTEMPTS 5
-
-struct batch {
-    struct hn_action *a;
-    size_t n;
+/* Why a job the scheduler lists is not running, in the brain's words (enum hn_wait), by the
+ * backend's state; -1 for a running job. */
+static const int wait_of[] = {
+    [HN_SCHED_JOB_RUNNING] = -1,
+    [HN_SCHED_JOB_SUSPENDED] = HN_WAIT_SUSPENDED,
+    [HN_SCHED_JOB_QUEUED] = HN_WAIT_QUEUED,
+    [HN_SCHED_JOB_ENDING] = HN_WAIT_ENDING,
 };
 
-static int collect_pending(void *ctx, const struct hn_action *a, double time)
-{
-    struct batch *b = ctx;
-    (void)time;
-    if (b->n == MAX_BATCH)
-        return 1;
-    b->a[b->n++] = *a;
-    return 0;
-}
+/* A cap on the waiting jobs' ids of one poll, far above what a listing holds. */
+#define POLL_IDS_MAX ((size_t)256 << 20)
 
-/* Retry state of actions that failed; small, since failures are rare and bounded. */
-struct retry {
-    uint64_t id;
-    int attempts;
-    double next;
+/* A job the poll lists waiting. */
+struct waiting {
+    size_t id; /* offset of its id in the poll's ids */
+    enum hn_wait why;
 };
 
-static struct retry *retry_find(struct retry *r, size_t n, uint64_t id)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].id == id)
-            return &r[i];
-    }
-    return NULL;
-}
-
-/* The line at *cur, NUL-terminated in place, with *cur moved past it; NULL at the end. */
-static char *take_line(char **cur)
-{
-    char *line = *cur;
-    if (!*line)
-        return NULL;
-    char *nl = strchr(line, '\n');
-    if (nl) {
-        *nl = '\0';
-        *cur = nl + 1;
-    } else {
-        *cur = line + strlen(line);
-    }
-    return line;
-}
-
-/* 1 when the job runs (or is being set up) on node, per squeue; 0 when it does not; -1 when
- * squeue cannot tell. */
-static int job_on_node(struct hn_control *c, const char *job, const char *node)
-{
-    if (strcmp(c->sched.ops->name, "slurm") != 0)
-        return 1;
-    const char *argv[] = {c->cfg.squeue, "-h", "-j", job, "-o", "%T %N", NULL};
-    struct hn_buf out;
-    hn_buf_init(&out, 64u << 10);
-    int truncated = 0, status = 0, found = -1;
-    if (hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status) == 0) {
-        found = 0;
-        /* One line per job; a heterogeneous job's leader id gives one per component, each on
-         * its own nodes. */
-        char *cur = out.data ? out.data : (char *)"", *line;
-        while (status == 0 && !found && (line = take_line(&cur))) {
-            char *sp = strchr(line, ' ');
-            if (sp && (strncmp(line, "RUNNING", 7) == 0 || strncmp(line, "CONFIGURING", 11) == 0))
-                found = hn_hostlist_contains(sp + 1, node);
-        }
-    }
-    hn_buf_fini(&out);
-    return found;
-}
-
-/*
- * Runs one action. Returns 0 done, 1 nothing to do (skipped, with the reason in result), -1
- * failed (retry), -2 failed for good. Actions that Slurm already reflects are not repeated:
- * after a crash between running an action and marking it done, the restart finds it pending
- * and sees it has happened. A drain or resume never touches a drain someone else set.
- */
-static int execute(struct hn_control *c, const struct hn_action *a, char *result, size_t size)
-{
-    const struct hn_sched_ops *ops = c->sched.ops;
-    void *ctx = c->sched.ctx;
-    struct hn_sched_node node;
-    int rc;
-    switch (a->kind) {
-    case HN_ACT_DRAIN:
-        if (ops->node_info(ctx, a->node, &node) == 0 && node.drain) {
-            snprintf(result, size, "%s: %s",
-                     hn_sched_drained_by_houston(&node) ? "already drained"
-                                                        : "already drained by someone else",
-                     node.reason);
-            return 1;
-        }
-        rc = ops->drain(ctx, a->node, a->reason);
-        break;
-    case HN_ACT_RESUME:
-        if (ops->node_info(ctx, a->node, &node) == 0 && !hn_sched_drained_by_houston(&node)) {
-            snprintf(result, size, "%s",
-                     node.drain ? "drained by someone else; left alone" : "not drained");
-            return 1;
-        }
-        rc = ops->resume(ctx, a->node);
-        break;
-    case HN_ACT_REQUEUE:
-        /* A job id from the last squeue poll may be stale: requeueing a finished batch job
-         * would run it again, and a repeat after a restart would kill its new run. */
-        if (job_on_node(c, a->job, a->node) == 0) {
-            snprintf(result, size, "job %s no longer runs on %s", a->job, a->node);
-            return 1;
-        }
-        rc = ops->requeue(ctx, a->job);
-        break;
-    default:
-        return -2;
-    }
-    if (rc != 0) {
-        snprintf(result, size, "%s", ops->last_error(ctx));
-        return rc == -EINVAL || rc == -ENOENT ? -2 : -1;
-    }
-    snprintf(result, size, "%s",
-             a->kind == HN_ACT_DRAIN    ? "drained"
-             : a->kind == HN_ACT_RESUME ? "resumed"
-                                        : "requeued");
-    return 0;
-}
-
-struct job_ctx {
+/* One poll's state while the backend lists the jobs. The waiting jobs are told to the brain
+ * after all the others (a job with a part running is running): their ids are copied into
+ * ids, NUL-terminated, as the listing's strings last only for its call. */
+struct poll {
     struct hn_control *c;
-    const char *job;
     double now;
+    int locked; /* poll_begin took c->lock: the listing worked */
+    struct hn_buf ids;
+    struct waiting *wait;
+    size_t nwait, capwait;
 };
 
-static int job_node(void *ctx, const char *name)
+/* The listing worked: it replaces what the brain knew of the jobs on each node and of their
+ * owners. The lock is held from here to the end of the poll's listing. */
+static void poll_begin(void *ctx)
 {
-    struct job_ctx *j = ctx;
-    int i = hn_brain_find_node(j->c->brain, name);
-    if (i >= 0)
-        hn_brain_node_job(j->c->brain, j->now, i, j->job);
-    return 0;
+    struct poll *p = ctx;
+    struct hn_control *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    p->locked = 1;
+    c->polls_ok++;
+    if (c->poll_failing)
+        hn_info("scheduler poll: %s works again", c->cfg.squeue);
+    c->poll_failing = 0;
+    size_t n = hn_brain_node_count(c->brain);
+    for (size_t i = 0; i < n; i++)
+        hn_brain_node_job(c->brain, p->now, (int)i, "");
+    hn_brain_job_owner(c->brain, "", -1);
 }
 
-/* The states the poll lists (squeue -t): every one that is not over. */
-static const char squeue_states[] = "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
-                                    "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
-                                    "SIGNALING,STAGE_OUT";
-
-enum { JOB_RUNNING = -1, JOB_OVER = -2 }; /* else an enum hn_wait */
-
-/* A job's compact state from squeue's %t (squeue(1), "JOB STATE CODES"): running (R); waiting
- * suspended (S, ST; RS, resizing, goes on as it was), queued to start over (PD, CF, RQ, RH, RF,
- * SE) or ending (CG, SI, SO); anything else (completed, cancelled, failed, timed out, a code
- * this list does not know) is over. */
-static int job_state(const char *t)
+/* A listed job. The owner decides who may report the job's steps (docs/steps.md, "Who may
+ * report"); only running jobs report, so only theirs are kept (thousands of pending jobs would
+ * fill the table). A job that is not running but not over (pending after a requeue, suspended,
+ * completing) is told as waiting, so that houston neither calls it ended nor checks it for
+ * hangs (docs/jobs.md). */
+static void poll_job(void *ctx, const struct hn_sched_job *job)
 {
-    static const struct {
-        const char *code;
-        int state;
-    } codes[] = {
-        {"R", JOB_RUNNING},        {"S", HN_WAIT_SUSPENDED}, {"ST", HN_WAIT_SUSPENDED},
-        {"RS", HN_WAIT_SUSPENDED}, {"PD", HN_WAIT_QUEUED},   {"CF", HN_WAIT_QUEUED},
-        {"RQ", HN_WAIT_QUEUED},    {"RH", HN_WAIT_QUEUED},   {"RF", HN_WAIT_QUEUED},
-        {"SE", HN_WAIT_QUEUED},    {"CG", HN_WAIT_ENDING},   {"SI", HN_WAIT_ENDING},
-        {"SO", HN_WAIT_ENDING},
-    };
-    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-        if (strcmp(t, codes[i].code) == 0)
-            return codes[i].state;
+    struct poll *p = ctx;
+    struct hn_control *c = p->c;
+    /* A store failure stops the controller; the poll goes on meanwhile (it creates no ledger
+     * for a job the brain does not have). */
+    (void)reload_job(c, job->id);
+    if (job->state == HN_SCHED_JOB_RUNNING) {
+        if (job->uid >= 0 && hn_brain_job_owner(c->brain, job->id, job->uid) == -ENOSPC)
+            c->owners_dropped++;
+        return;
     }
-    return JOB_OVER;
+    size_t off = p->ids.len;
+    if (hn_buf_append(&p->ids, job->id, strlen(job->id) + 1) != 0)
+        return;
+    if (p->nwait == p->capwait) {
+        p->capwait = p->capwait ? 2 * p->capwait : 64;
+        p->wait = xrealloc(p->wait, p->capwait * sizeof(*p->wait));
+    }
+    p->wait[p->nwait++] = (struct waiting){off, (enum hn_wait)wait_of[job->state]};
+}
+
+/* A node a running job runs on (a node may run several: the brain keeps up to 16 per node, and
+ * requeues each when it drains the node). */
+static void poll_node(void *ctx, const struct hn_sched_job *job, const char *node)
+{
+    struct poll *p = ctx;
+    int i = hn_brain_find_node(p->c->brain, node);
+    if (i >= 0)
+        hn_brain_node_job(p->c->brain, p->now, i, job->id);
+}
+
+static void poll_job_end(void *ctx, const struct hn_sched_job *job)
+{
+    struct poll *p = ctx;
+    if (job->state == HN_SCHED_JOB_RUNNING)
+        hn_brain_job_time_left(p->c->brain, p->now, job->id, job->time_left);
+}
+
+static const struct hn_sched_job_sink poll_sink = {
+    .begin = poll_begin,
+    .job = poll_job,
+    .node = poll_node,
+    .job_end = poll_job_end,
+};
+
+/* The listing failed: counted, and logged once until a poll works (a squeue that fails every
+ * few seconds would fill the log). Caller holds c->lock. */
+static void poll_failed(struct hn_control *c, const char *why)
+{
+    c->polls_failed++;
+    if (!c->poll_failing)
+        hn_warn("scheduler poll: %s failed (%s); job and node lists kept as of the last poll "
+                "that worked, retrying every %g s",
+                c->cfg.squeue, why, c->cfg.poll_s);
+    c->poll_failing = 1;
 }
 
 void hn_control_poll(struct hn_control *c, double now)
 {
-    if (strcmp(c->sched.ops->name, "slurm") != 0)
+    const struct hn_sched_ops *ops = c->sched.ops;
+    struct poll p = {.c = c, .now = now};
+    hn_buf_init(&p.ids, POLL_IDS_MAX);
+    int rc = ops->list_jobs(c->sched.ctx, &poll_sink, &p);
+    if (rc == -ENOTSUP) { /* a scheduler that lists no jobs: nothing to poll */
+        hn_buf_fini(&p.ids);
         return;
-    /* The id a job's ranks see as SLURM_JOB_ID, which is the id they report and the one
-     * `scontrol requeue` takes: %A for an array task (its own id; %i prints BASE_INDEX), but
-     * for a component of a heterogeneous job the leader's, the part of %i before '+' (%i
-     * prints LEADER+OFFSET, %A the component's own id; Slurm refuses to requeue a component
-     * that is not the leader). */
-    const char *argv[] = {c->cfg.squeue,       "-h", "-t", squeue_states, "-o",
-                          "%A %i %U %t %L %N", NULL};
-    struct hn_buf out;
-    hn_buf_init(&out, 16u << 20); /* about 400,000 jobs */
-    int truncated = 0, status = 0;
-    int rc = hn_spawn_run(argv, NULL, c->cfg.sched_timeout_ms, &out, &truncated, &status);
-    struct waiting {
-        const char *id; /* in out */
-        enum hn_wait why;
-    } *wait = NULL; /* the jobs listed waiting */
-    size_t nwait = 0, capwait = 0;
-    pthread_mutex_lock(&c->lock);
-    int ok = rc == 0 && status == 0 && !truncated;
-    if (ok) {
-        c->polls_ok++;
-        if (c->poll_failing)
-            hn_info("scheduler poll: %s works again", c->cfg.squeue);
-    } else {
-        c->polls_failed++;
-        /* Once until a poll works: a squeue that fails every few seconds would fill the log. */
-        if (!c->poll_failing) {
-            char why[160];
-            if (rc != 0)
-                snprintf(why, sizeof(why), "%s", rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
-            else if (truncated)
-                snprintf(why, sizeof(why), "output over %zu bytes", out.max);
-            else {
-                snprintf(why, sizeof(why), "exit status %d: %.100s", status,
-                         out.data ? out.data : "");
-                for (char *q = why; *q; q++)
-                    if (*q == '\n' || *q == '\r')
-                        *q = ' ';
-            }
-            hn_warn("scheduler poll: %s failed (%s); job and node lists kept as of the last "
-                    "poll that worked, retrying every %g s",
-                    c->cfg.squeue, why, c->cfg.poll_s);
-        }
     }
-    c->poll_failing = !ok;
-    if (ok) {
-        size_t n = hn_brain_node_count(c->brain);
-        for (size_t i = 0; i < n; i++)
-            hn_brain_node_job(c->brain, now, (int)i, "");
-        hn_brain_job_owner(c->brain, "", -1);
-        /* One "JOBID JOBID_OR_HET UID STATE TIME_LEFT NODELIST" per line (STATE compact: R,
-         * PD, ...; TIME_LEFT as hn_slurm_parse_time_left reads it, or UNLIMITED; NODELIST
-         * empty while pending); a node may run several jobs (the brain keeps up to 16
-         * per node, and requeues each when it drains the node). The owner decides who may
-         * report the job's steps (docs/steps.md, "Who may report"); only running jobs report,
-         * so only theirs are kept (thousands of pending jobs would fill the table). A job that
-         * is not running but not over (pending after a requeue, suspended, completing) is
-         * listed as waiting, so that houston neither calls it ended nor checks it for hangs
-         * (docs/jobs.md). */
-        char *cur = out.data ? out.data : (char *)"", *line;
-        while ((line = take_line(&cur))) {
-            char *f[6] = {line, NULL, NULL, NULL, NULL, NULL};
-            for (int k = 1; k < 6 && f[k - 1]; k++) {
-                f[k] = strchr(f[k - 1], ' ');
-                if (f[k])
-                    *f[k]++ = '\0';
-            }
-            int state = f[3] ? job_state(f[3]) : JOB_OVER;
-            if (!f[4] || (state == JOB_RUNNING && !f[5]))
-                state = JOB_OVER; /* not squeue's line */
-            if (state != JOB_OVER) {
-                char *plus = strchr(f[1], '+');
-                const char *id = f[0];
-                if (plus) { /* a heterogeneous job's component: its leader */
-                    *plus = '\0';
-                    id = f[1];
-                }
-                /* A store failure stops the controller; the poll goes on meanwhile (it creates
-                 * no ledger for a job the brain does not have). */
-                (void)reload_job(c, id);
-                uint64_t uid;
-                if (state == JOB_RUNNING && hn_parse_u64(f[2], 10, &uid) == 0 &&
-                    uid <= UINT32_MAX && hn_brain_job_owner(c->brain, id, (int64_t)uid) == -ENOSPC)
-                    c->owners_dropped++;
-                struct job_ctx j = {c, id, now};
-                if (state == JOB_RUNNING) {
-                    hn_hostlist_expand(f[5], job_node, &j);
-                    double left;
-                    if (hn_slurm_parse_time_left(f[4], &left) != 0)
-                        left = -1; /* UNLIMITED, NOT_SET */
-                    hn_brain_job_time_left(c->brain, now, id, left);
-                } else { /* after the running ones: a job with a part running is running */
-                    if (nwait == capwait) {
-                        capwait = capwait ? 2 * capwait : 64;
-                        wait = xrealloc(wait, capwait * sizeof(*wait));
-                    }
-                    wait[nwait++] = (struct waiting){id, (enum hn_wait)state};
-                }
-            }
-        }
-        for (size_t w = 0; w < nwait; w++)
-            hn_brain_job_waiting(c->brain, now, wait[w].id, wait[w].why);
+    if (!p.locked) {
+        assert(rc != 0);
+        pthread_mutex_lock(&c->lock);
+        poll_failed(c, ops->last_error(c->sched.ctx));
     }
-    free(wait);
+    for (size_t w = 0; w < p.nwait; w++)
+        hn_brain_job_waiting(c->brain, now, p.ids.data + p.wait[w].id, p.wait[w].why);
+    free(p.wait);
+    hn_buf_fini(&p.ids);
     /* Draining nodes: empty once the scheduler shows no allocation. */
     size_t n = hn_brain_node_count(c->brain);
     char names[64][HN_NAME_MAX];
@@ -1137,300 +1032,14 @@ void hn_control_poll(struct hn_control *c, double now)
             hn_strlcpy(names[k++], v.name, HN_NAME_MAX);
     }
     pthread_mutex_unlock(&c->lock);
-    hn_buf_fini(&out);
     for (size_t i = 0; i < k; i++) {
         struct hn_sched_node node;
-        if (c->sched.ops->node_info(c->sched.ctx, names[i], &node) != 0)
-            continue;
-        if (strstr(node.state, "ALLOC") || strstr(node.state, "MIX") ||
-            strstr(node.state, "COMPLETING"))
+        if (ops->node_info(c->sched.ctx, names[i], &node) != 0 || node.allocated)
             continue;
         pthread_mutex_lock(&c->lock);
         int idx = hn_brain_find_node(c->brain, names[i]);
         hn_brain_node_idle(c->brain, now, idx);
-        if (hn_store_begin(c->store) != 0 || hn_control_flush(c) != 0 ||
-            hn_store_commit(c->store) != 0) {
-            hn_store_rollback(c->store);
-            hn_control_store_failed(c, "saving a node that became empty");
-        }
+        (void)hn_control_save(c, "saving a node that became empty");
         pthread_mutex_unlock(&c->lock);
     }
-}
-
-static void *executor_main(void *arg)
-{
-    struct hn_control *c = arg;
-    double next_poll = 0;
-    struct batch b = {xcalloc(MAX_BATCH, sizeof(struct hn_action)), 0};
-    struct retry retries[256];
-    size_t nretries = 0;
-    for (;;) {
-        b.n = 0;
-        pthread_mutex_lock(&c->lock);
-        if (c->stop) {
-            pthread_mutex_unlock(&c->lock);
-            break;
-        }
-        hn_store_pending_actions(c->store, collect_pending, &b);
-        pthread_mutex_unlock(&c->lock);
-
-        /* Actions on one node run in order: while an earlier one waits for a retry, the
-         * later ones wait too (a requeue must not run before its drain). */
-        char blocked[64][HN_NAME_MAX];
-        size_t nblocked = 0;
-        double now = hn_wall_s();
-        for (size_t i = 0; i < b.n; i++) {
-            const struct hn_action *a = &b.a[i];
-            int skip = 0;
-            for (size_t k = 0; k < nblocked && !skip; k++)
-                skip = strcmp(blocked[k], a->node) == 0;
-            struct retry *r = retry_find(retries, nretries, a->id);
-            if (!skip && r && now < r->next)
-                skip = 1;
-            if (skip) {
-                if (nblocked < 64)
-                    hn_strlcpy(blocked[nblocked++], a->node, HN_NAME_MAX);
-                continue;
-            }
-            char result[512];
-            int rc = execute(c, a, result, sizeof(result));
-            if (rc == -1 && (!r || r->attempts + 1 < MAX_ATTEMPTS)) {
-                if (!r && nretries < HN_ARRAY_LEN(retries)) {
-                    r = &retries[nretries++];
-                    *r = (struct retry){a->id, 0, 0};
-                }
-                if (r) {
-                    r->attempts++;
-                    r->next = now + (double)(1 << r->attempts);
-                    if (r->attempts == 1)
-                        hn_warn("%s: action %llu failed, retrying with back-off: %s", a->node,
-                                (unsigned long long)a->id, result);
-                }
-                pthread_mutex_lock(&c->lock);
-                c->actions_failed++;
-                pthread_mutex_unlock(&c->lock);
-                if (nblocked < 64)
-                    hn_strlcpy(blocked[nblocked++], a->node, HN_NAME_MAX);
-                continue;
-            }
-            if (rc < 0)
-                hn_err("%s: action %llu failed for good: %s", a->node, (unsigned long long)a->id,
-                       result);
-            if (r)
-                *r = retries[--nretries];
-            pthread_mutex_lock(&c->lock);
-            if (hn_store_action_done(c->store, a->id, rc >= 0, result) != 0)
-                hn_control_store_failed(c, "marking an action done");
-            hn_brain_action_done(c->brain, hn_wall_s(), a, rc >= 0 ? 1 : rc == -1 ? 0 : -1, result);
-            if (rc == 0)
-                c->actions_ok++;
-            else if (rc == 1)
-                c->actions_skipped++;
-            else
-                c->actions_failed++;
-            pthread_mutex_unlock(&c->lock);
-        }
-        now = hn_wall_s();
-        if (now >= next_poll) {
-            hn_control_poll(c, now);
-            next_poll = now + c->cfg.poll_s;
-        }
-        pthread_mutex_lock(&c->lock);
-        if (!c->stop) {
-            /* Retries wait up to a second, the next poll no longer than its time (a
-             * scheduler-poll under a second is kept); new actions wake the thread at once. */
-            double wait = next_poll - hn_wall_s();
-            wait = wait > 1 ? 1 : wait < 0.01 ? 0.01 : wait;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long long ns = ts.tv_nsec + (long long)(wait * 1e9);
-            ts.tv_sec += (time_t)(ns / 1000000000);
-            ts.tv_nsec = (long)(ns % 1000000000);
-            pthread_cond_timedwait(&c->wake, &c->lock, &ts);
-        }
-        pthread_mutex_unlock(&c->lock);
-    }
-    free(b.a);
-    return NULL;
-}
-
-/* ---- the verb ---- */
-
-void hn_usage_control(FILE *out)
-{
-    fprintf(out, "usage: houston control --config FILE [--check-config] [--log-level LEVEL]\n\n"
-                 "Runs the cluster's controller: receives the agents' frames on POST /v1/ingest,\n"
-                 "decides (rules, laggards, lifecycle, blast-radius guard), drains and requeues\n"
-                 "through the scheduler, keeps its state in SQLite, and serves the JSON API\n"
-                 "(docs/api.md) and its own /metrics.\n\n"
-                 "options:\n"
-                 "  --config FILE       settings (docs/operations.md lists every key)\n"
-                 "  --check-config      check FILE, print each problem, exit 0 if none, 1 if any\n"
-                 "  --log-level LEVEL   error, warn, info or debug (default info)\n"
-                 "  -h, --help          show this help\n");
-}
-
-struct load_ctx {
-    struct hn_control_config *cfg;
-    char err[512];
-};
-
-static int conf_set(const char *key, const char *value, void *ctx)
-{
-    struct load_ctx *l = ctx;
-    if (strcmp(key, "log-level") == 0) {
-        enum hn_log_level lvl;
-        if (hn_log_parse_level(value, &lvl) != 0) {
-            snprintf(l->err, sizeof(l->err), "log-level: '%s' is not error/warn/info/debug", value);
-            return -1;
-        }
-        hn_log_set_level(lvl);
-        return 0;
-    }
-    return hn_control_config_set(l->cfg, key, value, l->err, sizeof(l->err));
-}
-
-static int wait_signal(const sigset_t *set, double seconds)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)seconds;
-    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    int sig = sigtimedwait(set, NULL, &ts);
-    return sig > 0 ? sig : 0;
-}
-
-int hn_cmd_control(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check-config", no_argument, NULL, 'k'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config = NULL;
-    int check = 0, ch, ret = -1;
-    struct hn_opts g;
-    hn_opts_begin(&g, "control", opts, stderr);
-    while (ret < 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
-        switch (ch) {
-        case 'c':
-            config = optarg;
-            break;
-        case 'k':
-            check = 1;
-            break;
-        case 'l': {
-            enum hn_log_level lvl;
-            if (hn_log_parse_level(optarg, &lvl) != 0) {
-                fprintf(stderr,
-                        "houston control: --log-level: '%s' is not error, warn, info, "
-                        "debug\n",
-                        optarg);
-                ret = 2;
-                break;
-            }
-            hn_log_set_level(lvl);
-            break;
-        }
-        case 'h':
-            hn_usage_control(stdout);
-            ret = 0;
-            break;
-        default: /* '?': hn_opts_next said why */
-            ret = 2;
-            break;
-        }
-    }
-    hn_opts_end(&g);
-    if (ret >= 0)
-        return ret;
-    if (optind < argc || !config) {
-        fprintf(stderr, "houston control: %s\n",
-                optind < argc ? "unexpected argument" : "--config FILE is required");
-        return 2;
-    }
-    struct hn_control *c = xcalloc(1, sizeof(*c));
-    hn_control_config_defaults(&c->cfg);
-    struct load_ctx l = {&c->cfg, ""};
-    char err[1024];
-    /* The shipped thresholds first; without them the compiled-in defaults (the same values,
-     * checked by tests/unit/test_control_config.c) stand. */
-    if (hn_control_config_set(&c->cfg, "rules-file", hn_control_rules_default_path(), err,
-                              sizeof(err)) != 0)
-        hn_warn("control: %s; using the built-in thresholds", err);
-    if (hn_conf_load(config, conf_set, &l, err, sizeof(err)) != 0) {
-        fprintf(stderr, "houston control: %s%s%s\n", err, l.err[0] ? ": " : "", l.err);
-        hn_control_config_fini(&c->cfg);
-        free(c);
-        return check ? 1 : 2;
-    }
-    struct hn_buf problems;
-    hn_buf_init(&problems, 64u << 10);
-    int nproblems = hn_control_config_check(&c->cfg, &problems);
-    if (check || nproblems) {
-        if (problems.len)
-            fprintf(check ? stdout : stderr, "%s", problems.data);
-        if (check && !nproblems)
-            printf("%s: ok\n", config);
-        hn_buf_fini(&problems);
-        hn_control_config_fini(&c->cfg);
-        free(c);
-        return nproblems ? 1 : 0;
-    }
-    hn_buf_fini(&problems);
-
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    int rc = 1;
-    struct hn_http *http = NULL;
-    if (hn_control_init(c, err, sizeof(err)) != 0) {
-        hn_err("control: %s", err);
-        goto out;
-    }
-    size_t nroutes;
-    const struct hn_http_route *routes = hn_control_routes(c, &nroutes);
-    http = hn_http_start(c->cfg.listen, routes, nroutes, c, err, sizeof(err));
-    if (!http) {
-        hn_err("control: %s", err);
-        goto out;
-    }
-    if (pthread_create(&c->executor, NULL, executor_main, c) != 0) {
-        hn_err("control: cannot start the executor thread");
-        goto out;
-    }
-    c->executor_running = 1;
-    pthread_mutex_lock(&c->lock);
-    size_t nnodes = hn_brain_node_count(c->brain);
-    pthread_mutex_unlock(&c->lock);
-    hn_info("control: %zu nodes, serving http://%s (scheduler %s, store %s)", nnodes, c->cfg.listen,
-            c->cfg.scheduler, c->cfg.store);
-    for (;;) {
-        int sig = wait_signal(&set, c->cfg.tick_s);
-        if (sig == SIGINT || sig == SIGTERM) {
-            hn_info("control: signal %d, exiting", sig);
-            break;
-        }
-        hn_control_tick(c, hn_wall_s());
-    }
-    pthread_mutex_lock(&c->lock);
-    rc = c->fatal ? 1 : 0;
-    pthread_mutex_unlock(&c->lock);
-out:
-    hn_http_stop(http);
-    if (c->executor_running) {
-        pthread_mutex_lock(&c->lock);
-        c->stop = 1;
-        pthread_cond_signal(&c->wake);
-        pthread_mutex_unlock(&c->lock);
-        pthread_join(c->executor, NULL);
-    }
-    hn_control_fini(c);
-    free(c);
-    return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * control.h - `houston control`: the per-cluster controller.
+ * control.h - the per-cluster controller that `houston control` runs (control_cmd.c).
  *
  * It receives agents' frames (POST /v1/ingest), feeds them to the brain (brain/brain.h)
  * under one lock, persists what the brain decided in the same transaction as the frame's
@@ -7,6 +7,10 @@
  * the actions through the scheduler backend (sched/sched.h). A tick drives time-based
  * detection; a scheduler poll tells the brain which jobs run where and which draining nodes
  * are empty. The JSON API (control/api.c, docs/api.md) reads the same state.
+ *
+ * Files: control.c is the service (set-up, ingest, tick, scheduler poll, saving); executor.c
+ * its executor thread; api.c the HTTP routes, which call into the service (never the other
+ * way); control_cmd.c the command; config.c the settings; store.c the SQLite store.
  *
  * Threads: libmicrohttpd's (ingest and API handlers), the executor, and the main thread
  * (tick, signals). Everything shared is under struct hn_control.lock.
@@ -88,6 +92,11 @@ struct hn_control_node {
     double clock_off;
     double clock_off_at;   /* when it was last set; 0: not yet */
     uint64_t boot_id, seq; /* of its last frame: the next one follows it, or there is a break */
+    /* The last frame saved as accepted (hn_store_mark_frame), when saved: a frame of the same
+     * boot is a duplicate without asking the store when its seq is not above (frame_seen in
+     * control.c). Cleared when retention may have deleted the boot's record. */
+    int saved;
+    uint64_t saved_boot, saved_seq;
 };
 
 /* A set of job ids (open addressing, grows at half full). */
@@ -152,12 +161,22 @@ int hn_control_ingest(struct hn_control *c, const void *frame, size_t len, doubl
 /* The store failed after the brain changed: logs it, sets fatal and raises SIGTERM so the
  * process stops and a restart reloads a consistent state. Caller holds c->lock. */
 void hn_control_store_failed(struct hn_control *c, const char *what);
+/* Saves what the brain decided (hn_control_flush) in one transaction. On a failure it rolls
+ * back and stops the controller (hn_control_store_failed with what, e.g. "saving a tick").
+ * Caller holds c->lock. 0 or -EIO. */
+int hn_control_save(struct hn_control *c, const char *what);
 /* Ticks the brain and persists what it decided. */
 void hn_control_tick(struct hn_control *c, double now);
-/* Asks the scheduler which job runs where and whether draining nodes are empty (squeue,
- * scontrol; the executor thread calls it every poll-interval). Nothing for dry-run. */
+/* Asks the scheduler which job runs where and whether draining nodes are empty (the backend's
+ * list_jobs and node_info; the executor thread calls it every poll-interval). Nothing for a
+ * backend that cannot list jobs (dry-run). */
 void hn_control_poll(struct hn_control *c, double now);
-/* Persists and announces everything the brain decided. Caller holds c->lock. 0 or -EIO. */
+/* Starts the executor thread, which carries out pending actions through the scheduler and
+ * polls it; stop asks it to end and joins it (nothing when it did not start). 0 or -EAGAIN. */
+int hn_control_executor_start(struct hn_control *c);
+void hn_control_executor_stop(struct hn_control *c);
+/* Persists and announces everything the brain decided, inside the caller's transaction
+ * (hn_control_save is the whole of it). Caller holds c->lock. 0 or -EIO. */
 int hn_control_flush(struct hn_control *c);
 
 /* The HTTP routes (control/api.c). */

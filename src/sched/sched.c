@@ -1,5 +1,7 @@
 /*
- * sched.c - the table of scheduler backends and the helpers they share (see sched.h).
+ * sched.c - the helpers the scheduler backends share: which node and job names may be handed
+ * to a scheduler, the drain reason houston writes, and whether a drain is houston's (see
+ * sched.h). The backend table is in registry.c.
  */
 #include "sched/sched.h"
 
@@ -10,64 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-/* Adding a backend is adding a row. */
-static const struct hn_sched_ops *const backends[] = {
-    &hn_sched_slurm_ops,
-    &hn_sched_dryrun_ops,
-};
-
-const struct hn_sched_ops *hn_sched_lookup(const char *name)
-{
-    if (!name)
-        return NULL;
-    for (size_t i = 0; i < HN_ARRAY_LEN(backends); i++) {
-        if (strcmp(backends[i]->name, name) == 0)
-            return backends[i];
-    }
-    return NULL;
-}
-
-const char *hn_sched_names(void)
-{
-    return "slurm, dry-run";
-}
-
-void hn_sched_settings_default(struct hn_sched_settings *set)
-{
-    memset(set, 0, sizeof(*set));
-    hn_strlcpy(set->scontrol, "scontrol", sizeof(set->scontrol));
-    set->timeout_ms = 10000;
-    set->output_max = (size_t)64 * 1024;
-}
-
-int hn_sched_init(struct hn_sched *s, const char *name, const struct hn_sched_settings *set)
-{
-    struct hn_sched_settings defaults;
-
-    s->ops = NULL;
-    s->ctx = NULL;
-    const struct hn_sched_ops *ops = hn_sched_lookup(name);
-    if (!ops)
-        return -ENOENT;
-    if (!set) {
-        hn_sched_settings_default(&defaults);
-        set = &defaults;
-    }
-    int rc = ops->init(set, &s->ctx);
-    if (rc)
-        return rc;
-    s->ops = ops;
-    return 0;
-}
-
-void hn_sched_fini(struct hn_sched *s)
-{
-    if (s->ops)
-        s->ops->fini(s->ctx);
-    s->ops = NULL;
-    s->ctx = NULL;
-}
 
 int hn_sched_drained_by_houston(const struct hn_sched_node *n)
 {

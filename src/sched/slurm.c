@@ -1,6 +1,6 @@
 /*
- * slurm.c - the Slurm backend: scontrol through hn_spawn_run(), and the parser of
- * `scontrol show node` (see sched.h for the contract).
+ * slurm.c - the Slurm backend: scontrol and squeue through hn_spawn_run() (see sched.h for the
+ * contract; what they print is read by slurm_parse.c).
  *
  * Each operation is one scontrol command with an argv (no shell, so a reason with spaces or
  * quotes is passed as it is), a deadline and an output cap. scontrol is used rather than
@@ -12,6 +12,8 @@
  *   scontrol update NodeName=N State=RESUME
  *   scontrol show node N
  *   scontrol requeue JOBID
+ *   squeue -h -t STATES -o "%A %i %U %t %L %N"       (list_jobs: every job not over)
+ *   squeue -h -j JOBID -o "%T %N"                     (job_on_node)
  */
 #include "sched/sched.h"
 
@@ -25,6 +27,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Caps on squeue's output: the whole listing (about 400,000 jobs), and one job's lines. */
+#define LIST_MAX        ((size_t)16 << 20)
+#define JOB_ON_NODE_MAX ((size_t)64 << 10)
+
+/* The states list_jobs asks for (squeue -t): every one that is not over. */
+static const char squeue_states[] = "PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
+                                    "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
+                                    "SIGNALING,STAGE_OUT";
 
 struct slurm {
     struct hn_sched_settings set;
@@ -229,6 +240,61 @@ static int slurm_requeue(void *ctx, const char *jobid)
     return rc;
 }
 
+/* squeue's listing of every job not over, into sink (hn_slurm_parse_jobs reads it). The
+ * failure messages are the reason alone, as the controller's poll logs them after the program's
+ * name. */
+static int slurm_list_jobs(void *ctx, const struct hn_sched_job_sink *sink, void *sink_ctx)
+{
+    struct slurm *s = ctx;
+    const char *argv[] = {s->set.squeue,       "-h", "-t", squeue_states, "-o",
+                          "%A %i %U %t %L %N", NULL};
+    struct hn_buf out;
+    int truncated = 0, status = 0;
+
+    hn_buf_init(&out, LIST_MAX);
+    int rc = hn_spawn_run(argv, NULL, s->set.timeout_ms, &out, &truncated, &status);
+    if (rc != 0) {
+        set_error(s, "%s", rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+    } else if (truncated) {
+        set_error(s, "output over %zu bytes", out.max);
+        rc = -EFBIG;
+    } else if (status != 0) {
+        set_error(s, "exit status %d: %.100s", status, out.data ? out.data : "");
+        for (char *q = s->err; *q; q++) {
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        }
+        rc = -EIO;
+    } else {
+        s->err[0] = '\0';
+        sink->begin(sink_ctx);
+        if (out.data)
+            hn_slurm_parse_jobs(out.data, sink, sink_ctx);
+    }
+    hn_buf_fini(&out);
+    return rc;
+}
+
+/* squeue -j: a job squeue no longer knows makes it exit non-zero, which is "not there". */
+static int slurm_job_on_node(void *ctx, const char *job, const char *node)
+{
+    struct slurm *s = ctx;
+    const char *argv[] = {s->set.squeue, "-h", "-j", job, "-o", "%T %N", NULL};
+    struct hn_buf out;
+    int truncated = 0, status = 0, found;
+
+    hn_buf_init(&out, JOB_ON_NODE_MAX);
+    int rc = hn_spawn_run(argv, NULL, s->set.timeout_ms, &out, &truncated, &status);
+    if (rc != 0) {
+        set_error(s, "squeue -j %.32s: %s", job, rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+        found = rc;
+    } else {
+        found = status == 0 && out.data ? hn_slurm_parse_job_on_node(out.data, node) : 0;
+    }
+    hn_buf_fini(&out);
+    return found;
+}
+
 const struct hn_sched_ops hn_sched_slurm_ops = {
     .name = "slurm",
     .init = slurm_init,
@@ -237,167 +303,7 @@ const struct hn_sched_ops hn_sched_slurm_ops = {
     .resume = slurm_resume,
     .node_info = slurm_node_info,
     .requeue = slurm_requeue,
+    .list_jobs = slurm_list_jobs,
+    .job_on_node = slurm_job_on_node,
     .last_error = slurm_last_error,
 };
-
-/* ---- `scontrol show node` parser ---- */
-
-/* Copies the n bytes at src into dst (size bytes), cut to fit, NUL-terminated. */
-static void copy_span(char *dst, size_t size, const char *src, size_t n)
-{
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
-/* Splits a trailing " [user@time]" off out->reason into reason_user and reason_time. */
-static void split_reason(struct hn_sched_node *out)
-{
-    char *r = out->reason;
-    size_t n = strlen(r);
-    if (n < 3 || r[n - 1] != ']')
-        return;
-    char *open = strrchr(r, '[');
-    if (!open || (open != r && open[-1] != ' '))
-        return;
-    char *at = memchr(open, '@', (size_t)(r + n - open));
-    if (!at)
-        return;
-    copy_span(out->reason_user, sizeof(out->reason_user), open + 1, (size_t)(at - open - 1));
-    copy_span(out->reason_time, sizeof(out->reason_time), at + 1, (size_t)(r + n - 1 - at - 1));
-    *open = '\0';
-    hn_trim(r);
-}
-
-/* Sets drain and responding from a state such as "IDLE+DRAIN" or "DOWN*+DRAIN". */
-static void parse_state(struct hn_sched_node *out)
-{
-    const char *p = out->state;
-    while (*p) {
-        size_t n = strcspn(p, "+");
-        if ((n == 5 && strncmp(p, "DRAIN", 5) == 0) || (n == 7 && strncmp(p, "DRAINED", 7) == 0) ||
-            (n == 8 && strncmp(p, "DRAINING", 8) == 0))
-            out->drain = 1;
-        if (n == 14 && strncmp(p, "NOT_RESPONDING", 14) == 0)
-            out->responding = 0;
-        if (n > 0 && p[n - 1] == '*')
-            out->responding = 0;
-        p += n;
-        if (*p == '+')
-            p++;
-    }
-}
-
-int hn_slurm_parse_node(const char *text, const char *node, struct hn_sched_node *out)
-{
-    int found = 0, have_state = 0, in_record = 0;
-
-    memset(out, 0, sizeof(*out));
-    out->responding = 1;
-    for (const char *line = text; *line;) {
-        const char *eol = line + strcspn(line, "\n");
-        const char *p = line;
-        int first = 1;
-
-        while (p < eol) {
-            while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
-                p++;
-            if (p >= eol)
-                break;
-            const char *tok = p;
-            while (p < eol && *p != ' ' && *p != '\t' && *p != '\r')
-                p++;
-            size_t tlen = (size_t)(p - tok);
-
-            /* A line opening with NodeName= starts a record (either output format). */
-            if (first && tlen > 9 && strncmp(tok, "NodeName=", 9) == 0) {
-                if (found)
-                    goto done;
-                in_record = (tlen - 9 == strlen(node) && strncmp(tok + 9, node, tlen - 9) == 0);
-                if (in_record) {
-                    found = 1;
-                    copy_span(out->name, sizeof(out->name), tok + 9, tlen - 9);
-                }
-            }
-            first = 0;
-            if (!in_record)
-                continue;
-            /* The first State= wins: free-text fields later in a record must not override
-             * it. */
-            if (!have_state && tlen > 6 && strncmp(tok, "State=", 6) == 0) {
-                copy_span(out->state, sizeof(out->state), tok + 6, tlen - 6);
-                have_state = 1;
-            } else if (tlen >= 7 && strncmp(tok, "Reason=", 7) == 0) {
-                /* The reason is free text: it runs to the end of the line. */
-                const char *end = eol;
-                while (end > tok + 7 && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-                    end--;
-                copy_span(out->reason, sizeof(out->reason), tok + 7, (size_t)(end - tok - 7));
-                p = eol;
-            }
-        }
-        line = *eol ? eol + 1 : eol;
-    }
-done:
-    if (!found)
-        return -ENOENT;
-    if (!have_state)
-        return -EINVAL;
-    parse_state(out);
-    split_reason(out);
-    return 0;
-}
-
-/* Up to three ':'-separated numbers of at most 9 digits ([[H:]M:]S after a "D-", or the
- * forms Slurm's time strings take: see hn_slurm_parse_time_left). */
-static int clock_parts(const char *p, long v[3], int *n)
-{
-    *n = 0;
-    while (*n < 3) {
-        size_t d = strspn(p, "0123456789");
-        if (d == 0 || d > 9)
-            return -1;
-        long x = 0;
-        for (size_t i = 0; i < d; i++)
-            x = 10 * x + (p[i] - '0');
-        v[(*n)++] = x;
-        p += d;
-        if (*p == '\0')
-            return 0;
-        if (*p++ != ':')
-            return -1;
-    }
-    return -1;
-}
-
-int hn_slurm_parse_time_left(const char *text, double *seconds)
-{
-    /* Slurm's forms (squeue(1), "-t"/"--time" of sbatch(1)): "M", "M:S", "H:M:S", "D-H",
-     * "D-H:M", "D-H:M:S"; squeue's %L prints "M:S", "H:M:S" or "D-H:M:S". */
-    const char *dash = strchr(text, '-');
-    long days = 0, v[3];
-    int n;
-    if (dash) {
-        size_t d = strspn(text, "0123456789");
-        if (d == 0 || d > 6 || text + d != dash)
-            return -1;
-        days = strtol(text, NULL, 10);
-        if (clock_parts(dash + 1, v, &n) != 0)
-            return -1;
-        /* D-H, D-H:M, D-H:M:S */
-        double h = (double)v[0], m = n > 1 ? (double)v[1] : 0, s = n > 2 ? (double)v[2] : 0;
-        *seconds = (double)days * 86400 + h * 3600 + m * 60 + s;
-        return 0;
-    }
-    if (clock_parts(text, v, &n) != 0)
-        return -1;
-    /* M, M:S, H:M:S */
-    if (n == 1)
-        *seconds = (double)v[0] * 60;
-    else if (n == 2)
-        *seconds = (double)v[0] * 60 + (double)v[1];
-    else
-        *seconds = (double)v[0] * 3600 + (double)v[1] * 60 + (double)v[2];
-    return 0;
-}

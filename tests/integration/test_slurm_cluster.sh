@@ -4,9 +4,11 @@
 # cluster on localhost (tests/integration/lib/slurm-cluster.sh).
 #
 # A 2-node batch job runs on n2,n3; the backend (through tests/tools/sched_cli.c, built as
-# $HN_BUILD_DIR/tests/hn_sched_cli) drains n2 with a houston reason, reads it back, requeues the
-# job, resumes n2; then the error paths: unknown node and job, refused names, and a scontrol
-# that hangs (a missing SLURM_CONF makes scontrol retry for 60 s) killed at the deadline.
+# $HN_BUILD_DIR/tests/hn_sched_cli) lists it running there from squeue (list_jobs, job_on_node,
+# the node allocated), drains n2 with a houston reason, reads it back, requeues the job (then
+# listed queued), resumes n2; then the error paths: unknown node and job, refused names, and a
+# scontrol that hangs (a missing SLURM_CONF makes scontrol retry for 60 s) killed at the
+# deadline.
 # Needs root and the Debian packages slurmctld slurmd slurm-client; fails (never skips)
 # without them. The cluster is stopped and its folder removed whatever happens.
 set -euo pipefail
@@ -80,6 +82,18 @@ job_running() { [ "$(job_state)" = RUNNING ]; }
 wait_for 20 "job $jobid RUNNING" job_running
 ok "job $jobid RUNNING on $(squeue -h -j "$jobid" -o %N)"
 
+# ---- the job listing through the backend: squeue's lines read back as houston's jobs
+jobs=$("$cli" jobs) || fail "hn_sched_cli jobs failed"
+while IFS= read -r l; do echo "#   $l"; done <<<"$jobs"
+grep -Eqx "$jobid 0 running [0-9]+ n2,n3" <<<"$jobs" ||
+    fail "list_jobs: no line for job $jobid of root's running on n2,n3 with its time left"
+[ "$("$cli" on "$jobid" n3)" = 1 ] || fail "job_on_node: job $jobid not seen on n3"
+[ "$("$cli" on "$jobid" n1)" = 0 ] || fail "job_on_node: job $jobid seen on n1"
+[ "$("$cli" on 999999 n1)" = 0 ] || fail "job_on_node: an unknown job seen on n1"
+[ "$(node_field n2 allocated)" = 1 ] || fail "node_info n2: not allocated while the job runs"
+[ "$(node_field n1 allocated)" = 0 ] || fail "node_info n1: allocated without a job"
+ok "list_jobs: job $jobid running on n2,n3; job_on_node and node_info agree"
+
 # ---- drain n2 through the backend
 "$cli" drain n2 "houston: test" || fail "hn_sched_cli drain n2 failed"
 line=$(sinfo_node n2)
@@ -117,10 +131,15 @@ job_requeued() {
 wait_for 15 "job $jobid PENDING with Restarts=1" job_requeued
 ok "job $jobid requeued: $(scontrol show job "$jobid" | grep -oE 'JobState=[A-Z]+|Restarts=[0-9]+' |
     tr '\n' ' ')"
+jobs=$("$cli" jobs) || fail "hn_sched_cli jobs failed"
+grep -Eqx "$jobid 0 queued -?[0-9]+ -" <<<"$jobs" || fail "list_jobs: job $jobid not queued: $jobs"
+[ "$("$cli" on "$jobid" n2)" = 0 ] || fail "job_on_node: the requeued job $jobid seen on n2"
+ok "list_jobs: job $jobid queued, on no node"
 
 n2_drained() { [ "$(sinfo_node n2)" = "drained|houston: test" ]; }
 wait_for 20 "n2 drained once its job left" n2_drained
 ok "sinfo: n2 drained now that the job has left"
+[ "$(node_field n2 allocated)" = 0 ] || fail "node_info n2: allocated after its job left"
 
 # ---- resume n2 through the backend
 "$cli" resume n2 || fail "hn_sched_cli resume n2 failed"

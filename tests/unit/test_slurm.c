@@ -1,8 +1,9 @@
 /*
  * test_slurm.c - the scheduler backends: parsing real `scontrol show node` outputs (fixtures in
- * tests/fixtures/slurm, expected parses in show-node-expected.tsv), the Slurm backend against
- * a fake scontrol written into a temporary folder (argv, errors, hangs, floods, missing
- * program), name and reason checks, the backend table and the dry-run backend.
+ * tests/fixtures/slurm, expected parses in show-node-expected.tsv) and squeue's job listings
+ * (squeue-*.txt), the Slurm backend against a fake scontrol and a fake squeue written into a
+ * temporary folder (argv, errors, hangs, floods, missing program), name and reason checks, the
+ * backend table and the dry-run backend, its job listing included.
  */
 #include "testutil.h"
 
@@ -10,6 +11,7 @@
 #include "sched/sched.h"
 
 #include <errno.h>
+#include <stdarg.h>
 
 static const char *fixture(const char *name)
 {
@@ -148,6 +150,230 @@ static void test_parse_edge_cases(void **state)
     assert_int_equal(hn_sched_drained_by_houston(&n), 1);
 }
 
+/* Whether jobs still hold a node, from Slurm's state words. */
+static void test_parse_allocated(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *node;
+        int allocated;
+    } files[] = {
+        {"show-node-draining-houston.txt", "n3", 1}, /* ALLOCATED+DRAIN */
+        {"show-node-resumed.txt", "n3", 1},          /* ALLOCATED+NOT_RESPONDING */
+        {"show-node-drained-houston.txt", "n2", 0},  /* IDLE+DRAIN */
+        {"show-node-down.txt", "n1", 0},             /* DOWN */
+    };
+    struct hn_sched_node n;
+    for (size_t i = 0; i < HN_ARRAY_LEN(files); i++) {
+        char *text = tu_slurp(fixture(files[i].file), NULL);
+        assert_int_equal(hn_slurm_parse_node(text, files[i].node, &n), 0);
+        if (n.allocated != files[i].allocated)
+            fail_msg("%s: %s allocated %d", files[i].file, n.state, n.allocated);
+        free(text);
+    }
+    static const struct {
+        const char *state;
+        int allocated;
+    } states[] = {
+        {"MIXED+DRAIN", 1},   {"IDLE+COMPLETING+DRAIN", 1},
+        {"ALLOCATED", 1},     {"IDLE+DRAIN", 0},
+        {"DOWN*+DRAIN", 0},   {"IDLE", 0},
+        {"PLANNED+DRAIN", 0}, {"DRAINING", 0},
+        {"DRAINED", 0},
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(states); i++) {
+        char text[128];
+        snprintf(text, sizeof(text), "NodeName=a State=%s\n", states[i].state);
+        assert_int_equal(hn_slurm_parse_node(text, "a", &n), 0);
+        if (n.allocated != states[i].allocated)
+            fail_msg("%s: allocated %d", states[i].state, n.allocated);
+    }
+}
+
+/* ---- squeue's job listing ---- */
+
+/* A sink that writes what it is given, one job a line: "ID UID STATE TIME_LEFT[ NODE...]",
+ * and "begin" for begin; it fails a call out of order (a node outside a job). */
+struct recorder {
+    char text[4096];
+    size_t len;
+    int in_job, begins;
+};
+
+static void rec_printf(struct recorder *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void rec_printf(struct recorder *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(r->text + r->len, sizeof(r->text) - r->len, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < sizeof(r->text) - r->len);
+    r->len += (size_t)n;
+}
+
+static const char *const state_names[] = {"running", "suspended", "queued", "ending"};
+
+static void rec_begin(void *ctx)
+{
+    struct recorder *r = ctx;
+    assert_int_equal(r->len, 0);
+    r->begins++;
+    rec_printf(r, "begin\n");
+}
+
+static void rec_job(void *ctx, const struct hn_sched_job *job)
+{
+    struct recorder *r = ctx;
+    assert_false(r->in_job);
+    r->in_job = 1;
+    assert_true(job->state <= HN_SCHED_JOB_ENDING);
+    rec_printf(r, "%s %lld %s %.0f", job->id, (long long)job->uid, state_names[job->state],
+               job->time_left);
+}
+
+static void rec_node(void *ctx, const struct hn_sched_job *job, const char *node)
+{
+    struct recorder *r = ctx;
+    assert_true(r->in_job);
+    assert_int_equal(job->state, HN_SCHED_JOB_RUNNING);
+    rec_printf(r, " %s", node);
+}
+
+static void rec_job_end(void *ctx, const struct hn_sched_job *job)
+{
+    struct recorder *r = ctx;
+    (void)job;
+    assert_true(r->in_job);
+    r->in_job = 0;
+    rec_printf(r, "\n");
+}
+
+static const struct hn_sched_job_sink recorder_sink = {
+    .begin = rec_begin,
+    .job = rec_job,
+    .node = rec_node,
+    .job_end = rec_job_end,
+};
+
+/* What hn_slurm_parse_jobs hands on of text (a copy is parsed). */
+static const char *parse_jobs(struct recorder *r, const char *text)
+{
+    memset(r, 0, sizeof(*r));
+    char *copy = strdup(text);
+    assert_non_null(copy);
+    hn_slurm_parse_jobs(copy, &recorder_sink, r);
+    free(copy);
+    return r->text;
+}
+
+/* Real listings: het components under their leader's id (1, twice, one node each), an array
+ * task under its own id (6, not 4_1), waiting jobs without nodes, time left in seconds. */
+static void test_parse_jobs_fixtures(void **state)
+{
+    (void)state;
+    struct recorder r;
+    char *text = tu_slurp(fixture("squeue-jobs.txt"), NULL);
+    assert_string_equal(parse_jobs(&r, text), "4 65534 queued 3540\n"
+                                              "5 0 queued 1800\n"
+                                              "1 0 running -1 n3\n"
+                                              "1 0 running -1 n4\n"
+                                              "3 0 running 172798 n1\n"
+                                              "6 65534 running 3538 n2\n");
+    free(text);
+    /* Suspended: waiting, its node not given though squeue lists it. */
+    text = tu_slurp(fixture("squeue-jobs-suspended.txt"), NULL);
+    assert_string_equal(parse_jobs(&r, text), "4 65534 queued 3540\n"
+                                              "5 0 queued 1800\n"
+                                              "1 0 running -1 n3\n"
+                                              "1 0 running -1 n4\n"
+                                              "6 65534 running 3537 n2\n"
+                                              "3 0 suspended 172798\n");
+    free(text);
+    assert_int_equal(r.begins, 0); /* begin is list_jobs's */
+}
+
+/* Every state code squeue(1) lists, lines that are not squeue's, owners and host lists. */
+static void test_parse_jobs_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code, *as; /* as: NULL when over */
+    } codes[] = {
+        {"R", "running"}, {"S", "suspended"}, {"ST", "suspended"}, {"RS", "suspended"},
+        {"PD", "queued"}, {"CF", "queued"},   {"RQ", "queued"},    {"RH", "queued"},
+        {"RF", "queued"}, {"SE", "queued"},   {"CG", "ending"},    {"SI", "ending"},
+        {"SO", "ending"}, {"CD", NULL},       {"CA", NULL},        {"F", NULL},
+        {"TO", NULL},     {"NF", NULL},       {"PR", NULL},        {"OOM", NULL},
+        {"BF", NULL},     {"DL", NULL},       {"RV", NULL},        {"r", NULL},
+    };
+    struct recorder r;
+    for (size_t i = 0; i < HN_ARRAY_LEN(codes); i++) {
+        char line[64], want[64] = "";
+        snprintf(line, sizeof(line), "7 7 1000 %s 1:00 n1\n", codes[i].code);
+        if (codes[i].as)
+            snprintf(want, sizeof(want), "7 1000 %s 60%s\n", codes[i].as,
+                     strcmp(codes[i].as, "running") == 0 ? " n1" : "");
+        if (strcmp(parse_jobs(&r, line), want) != 0)
+            fail_msg("%s: got '%s', want '%s'", codes[i].code, r.text, want);
+    }
+    /* Fields missing: no TIME_LEFT, or a running job without its NODELIST field. An empty
+     * NODELIST (a trailing space) is a running job on no node. */
+    assert_string_equal(parse_jobs(&r, "\n7\n7 7 0\n7 7 0 R\n7 7 0 R 1:00\n8 8 0 PD 1:00\n"
+                                       "9 9 0 R 1:00 \n"),
+                        "8 0 queued 60\n9 0 running 60\n");
+    /* Owners: not a number or past 32 bits is unknown (-1). */
+    assert_string_equal(parse_jobs(&r, "1 1 x R 5 a\n2 2 4294967296 R 5 a\n"
+                                       "3 3 4294967295 R 5 a\n4 4 -1 R 5 a\n"),
+                        "1 -1 running 300 a\n2 -1 running 300 a\n"
+                        "3 4294967295 running 300 a\n4 -1 running 300 a\n");
+    /* A het component as its leader; host lists expanded with their padding; a malformed
+     * list gives the names before the fault, and the job still ends. */
+    assert_string_equal(parse_jobs(&r, "12 10+2 0 R 2-0 gpu[09-11],login1\n"
+                                       "21 20_1 0 R UNLIMITED n[1-2]\n"
+                                       "22 22 0 R NOT_SET a,b[1-\n"),
+                        "10 0 running 172800 gpu09 gpu10 gpu11 login1\n"
+                        "21 0 running -1 n1 n2\n"
+                        "22 0 running -1 a\n");
+    /* No text at all. */
+    assert_string_equal(parse_jobs(&r, ""), "");
+}
+
+/* `squeue -j JOB -o "%T %N"`: running or being set up on the node. */
+static void test_parse_job_on_node(void **state)
+{
+    (void)state;
+    char *het = tu_slurp(fixture("squeue-j-het.txt"), NULL);
+    static const struct {
+        const char *text, *node;
+        int want;
+    } cases[] = {
+        {NULL, "n3", 1},
+        {NULL, "n4", 1},
+        {NULL, "n1", 0},
+        {"CONFIGURING n[1-2]\n", "n2", 1},
+        {"PENDING \n", "n1", 0},
+        {"COMPLETING n1\n", "n1", 0},
+        {"SUSPENDED n1\n", "n1", 0},
+        {"RUNNING\n", "n1", 0},
+        {"RUNNING n1", "n1", 1},
+        {"RUNNING n1\nRUNNING n2\n", "n2", 1},
+        {"slurm_load_jobs error: Invalid job id specified\n", "n1", 0},
+        {"", "n1", 0},
+    };
+    for (size_t i = 0; i < HN_ARRAY_LEN(cases); i++) {
+        char *copy = strdup(cases[i].text ? cases[i].text : het);
+        assert_non_null(copy);
+        int got = hn_slurm_parse_job_on_node(copy, cases[i].node);
+        if (got != cases[i].want)
+            fail_msg("'%s' on %s: %d, want %d", cases[i].text ? cases[i].text : "(het)",
+                     cases[i].node, got, cases[i].want);
+        free(copy);
+    }
+    free(het);
+}
+
 /* ---- names, reasons, table ---- */
 
 static void test_names(void **state)
@@ -209,6 +435,7 @@ static void test_table(void **state)
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
     assert_string_equal(set.scontrol, "scontrol");
+    assert_string_equal(set.squeue, "squeue");
     assert_int_equal(set.timeout_ms, 10000);
     assert_int_equal(set.output_max, 64 * 1024);
     set.timeout_ms = 0;
@@ -217,6 +444,14 @@ static void test_table(void **state)
     assert_string_equal(s.ops->last_error(s.ctx), "");
     hn_sched_fini(&s);
     hn_sched_fini(&s); /* twice is harmless */
+
+    /* Every backend provides every operation. */
+    const struct hn_sched_ops *all[] = {hn_sched_lookup("slurm"), hn_sched_lookup("dry-run")};
+    for (size_t i = 0; i < HN_ARRAY_LEN(all); i++) {
+        const struct hn_sched_ops *o = all[i];
+        assert_true(o->init && o->fini && o->drain && o->resume && o->node_info && o->requeue &&
+                    o->list_jobs && o->job_on_node && o->last_error);
+    }
 }
 
 static void test_dryrun(void **state)
@@ -262,6 +497,57 @@ static void test_dryrun(void **state)
     hn_sched_fini(&s);
 }
 
+/* The dry-run backend lists no jobs until a test gives it some, then answers from them. */
+static void test_dryrun_jobs(void **state)
+{
+    (void)state;
+    struct hn_sched s;
+    struct hn_sched_node n;
+    struct recorder r = {.len = 0};
+
+    assert_int_equal(hn_sched_init(&s, "dry-run", NULL), 0);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), -ENOTSUP);
+    assert_int_equal(r.len, 0);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "j", "n1"), -ENOTSUP);
+    assert_non_null(strstr(s.ops->last_error(s.ctx), "lists no jobs"));
+
+    const struct hn_sched_dryrun_job jobs[] = {
+        {"j", 1000, HN_SCHED_JOB_RUNNING, 60, "n1,n2"},
+        {"k", -1, HN_SCHED_JOB_QUEUED, -1, ""},
+        {"m", 0, HN_SCHED_JOB_ENDING, 5, "n3"},
+    };
+    assert_int_equal(hn_sched_dryrun_set_jobs(s.ctx, jobs, HN_ARRAY_LEN(jobs)), 0);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), 0);
+    assert_string_equal(r.text, "begin\nj 1000 running 60 n1 n2\nk -1 queued -1\nm 0 ending 5\n");
+    assert_int_equal(s.ops->job_on_node(s.ctx, "j", "n2"), 1);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "j", "n3"), 0);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "m", "n3"), 0);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "x", "n1"), 0);
+
+    /* A node a running job lists is allocated; a drained one stays so. */
+    assert_int_equal(s.ops->node_info(s.ctx, "n1", &n), 0);
+    assert_int_equal(n.allocated, 1);
+    assert_string_equal(n.state, "ALLOCATED");
+    assert_int_equal(s.ops->drain(s.ctx, "n1", "x"), 0);
+    assert_int_equal(s.ops->node_info(s.ctx, "n1", &n), 0);
+    assert_string_equal(n.state, "ALLOCATED+DRAIN");
+    assert_int_equal(s.ops->node_info(s.ctx, "n3", &n), 0);
+    assert_int_equal(n.allocated, 0);
+
+    /* An empty listing lists nothing; NULL says it cannot list again. */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(hn_sched_dryrun_set_jobs(s.ctx, jobs, 0), 0);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), 0);
+    assert_string_equal(r.text, "begin\n");
+    assert_int_equal(s.ops->job_on_node(s.ctx, "j", "n1"), 0);
+    assert_int_equal(hn_sched_dryrun_set_jobs(s.ctx, NULL, 0), 0);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "j", "n1"), -ENOTSUP);
+    struct hn_sched_dryrun_job many[65];
+    memset(many, 0, sizeof(many));
+    assert_int_equal(hn_sched_dryrun_set_jobs(s.ctx, many, 65), -E2BIG);
+    hn_sched_fini(&s);
+}
+
 /* ---- the Slurm backend against a fake scontrol ---- */
 
 /* The fake logs its argv (joined with '|') to $FAKE_LOG, then acts on $FAKE_MODE. */
@@ -282,9 +568,24 @@ static const char fake_script[] =
     "esac\n"
     "exit 0\n";
 
+/* The fake squeue logs its argv the same way, then acts on $FAKE_SQUEUE, printing $FAKE_LIST. */
+static const char fake_squeue[] =
+    "#!/bin/sh\n"
+    "sep=''\n"
+    "for a in \"$@\"; do printf '%s%s' \"$sep\" \"$a\"; sep='|'; done >>\"$FAKE_LOG\"\n"
+    "echo >>\"$FAKE_LOG\"\n"
+    "case \"$FAKE_SQUEUE\" in\n"
+    "ok) cat \"$FAKE_LIST\"; exit 0 ;;\n"
+    "fail) cat \"$FAKE_LIST\" >&2; exit 1 ;;\n"
+    "hang) sleep 30 ;;\n"
+    "flood) yes flood | head -c 17000000; exit 0 ;;\n"
+    "esac\n"
+    "exit 0\n";
+
 struct fake {
     char dir[PATH_MAX];
     char script[PATH_MAX + 16];
+    char squeue[PATH_MAX + 16];
     char log[PATH_MAX + 16];
 };
 
@@ -297,6 +598,9 @@ static int fake_setup(void **state)
     (void)snprintf(f->log, sizeof(f->log), "%s/calls.log", f->dir);
     tu_write_file(f->script, fake_script);
     assert_int_equal(chmod(f->script, 0755), 0);
+    (void)snprintf(f->squeue, sizeof(f->squeue), "%s/squeue", f->dir);
+    tu_write_file(f->squeue, fake_squeue);
+    assert_int_equal(chmod(f->squeue, 0755), 0);
     setenv("FAKE_LOG", f->log, 1);
     *state = f;
     return 0;
@@ -330,6 +634,7 @@ static void open_fake(const struct fake *f, struct hn_sched *s, int timeout_ms, 
     struct hn_sched_settings set;
     hn_sched_settings_default(&set);
     assert_true(hn_strlcpy(set.scontrol, f->script, sizeof(set.scontrol)) < sizeof(set.scontrol));
+    assert_true(hn_strlcpy(set.squeue, f->squeue, sizeof(set.squeue)) < sizeof(set.squeue));
     set.timeout_ms = timeout_ms;
     set.output_max = max;
     assert_int_equal(hn_sched_init(s, "slurm", &set), 0);
@@ -471,6 +776,79 @@ static void test_slurm_output_cap(void **state)
     hn_sched_fini(&s);
 }
 
+/* list_jobs and job_on_node run squeue with these argv, hand on what it lists, and say why
+ * they failed in the words the controller's poll logs. */
+static void test_slurm_jobs(void **state)
+{
+    struct fake *f = *state;
+    struct hn_sched s;
+    struct recorder r = {.len = 0};
+    char call[1024];
+
+    open_fake(f, &s, 5000, (size_t)64 * 1024);
+    setenv("FAKE_SQUEUE", "ok", 1);
+    setenv("FAKE_LIST", fixture("squeue-jobs.txt"), 1);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), 0);
+    last_call(f, call, sizeof(call));
+    printf("list_jobs   -> %s\n", call);
+    assert_string_equal(call, "-h|-t|PENDING,RUNNING,SUSPENDED,STOPPED,COMPLETING,CONFIGURING,"
+                              "RESIZING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,SPECIAL_EXIT,"
+                              "SIGNALING,STAGE_OUT|-o|%A %i %U %t %L %N");
+    assert_string_equal(r.text, "begin\n"
+                                "4 65534 queued 3540\n"
+                                "5 0 queued 1800\n"
+                                "1 0 running -1 n3\n"
+                                "1 0 running -1 n4\n"
+                                "3 0 running 172798 n1\n"
+                                "6 65534 running 3538 n2\n");
+    assert_string_equal(s.ops->last_error(s.ctx), "");
+
+    setenv("FAKE_LIST", fixture("squeue-j-het.txt"), 1);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "1", "n4"), 1);
+    last_call(f, call, sizeof(call));
+    printf("job_on_node -> %s\n", call);
+    assert_string_equal(call, "-h|-j|1|-o|%T %N");
+    assert_int_equal(s.ops->job_on_node(s.ctx, "1", "n1"), 0);
+
+    /* squeue exits 1 for a job it no longer knows: not there. */
+    setenv("FAKE_SQUEUE", "fail", 1);
+    setenv("FAKE_LIST", fixture("squeue-j-unknown.txt"), 1);
+    assert_int_equal(s.ops->job_on_node(s.ctx, "999999", "n1"), 0);
+    /* A listing that fails calls nothing; its reason has the output on one line. */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), -EIO);
+    assert_int_equal(r.len, 0);
+    printf("failed: %s\n", s.ops->last_error(s.ctx));
+    assert_string_equal(s.ops->last_error(s.ctx),
+                        "exit status 1: slurm_load_jobs error: Invalid job id specified ");
+
+    /* More than 16 MiB. */
+    setenv("FAKE_SQUEUE", "flood", 1);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), -EFBIG);
+    assert_string_equal(s.ops->last_error(s.ctx), "output over 16777216 bytes");
+    assert_int_equal(r.len, 0);
+    hn_sched_fini(&s);
+
+    /* A squeue that hangs is killed at the deadline. */
+    open_fake(f, &s, 1500, (size_t)64 * 1024);
+    setenv("FAKE_SQUEUE", "hang", 1);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), -ETIMEDOUT);
+    assert_string_equal(s.ops->last_error(s.ctx), "timed out");
+    assert_int_equal(s.ops->job_on_node(s.ctx, "1", "n1"), -ETIMEDOUT);
+    assert_int_equal(r.len, 0);
+    hn_sched_fini(&s);
+
+    /* No squeue at all. */
+    struct hn_sched_settings set;
+    hn_sched_settings_default(&set);
+    hn_strlcpy(set.squeue, "/nonexistent/bin/squeue", sizeof(set.squeue));
+    assert_int_equal(hn_sched_init(&s, "slurm", &set), 0);
+    assert_int_equal(s.ops->list_jobs(s.ctx, &recorder_sink, &r), -ENOENT);
+    assert_string_equal(s.ops->last_error(s.ctx), "No such file or directory");
+    assert_true(s.ops->job_on_node(s.ctx, "1", "n1") < 0);
+    hn_sched_fini(&s);
+}
+
 /* squeue's %L (time left) and Slurm's other time forms; no limit known is -1. */
 static void test_time_left(void **state)
 {
@@ -518,14 +896,20 @@ int main(void)
         cmocka_unit_test(test_parse_expected),
         cmocka_unit_test(test_time_left),
         cmocka_unit_test(test_parse_edge_cases),
+        cmocka_unit_test(test_parse_allocated),
+        cmocka_unit_test(test_parse_jobs_fixtures),
+        cmocka_unit_test(test_parse_jobs_lines),
+        cmocka_unit_test(test_parse_job_on_node),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_reason_format),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_dryrun),
+        cmocka_unit_test(test_dryrun_jobs),
         cmocka_unit_test_setup_teardown(test_slurm_commands, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_slurm_failures, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_slurm_hangs, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_slurm_output_cap, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_jobs, fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
