@@ -1,12 +1,15 @@
 /*
  * test_rules.c - the rule thresholds as data (common/rules.h): a SKU's row overrides the
  * fleet-wide value for that SKU only, the shipped data/rules.csv holds the built-in values,
- * and a malformed row is refused with the file and record and changes nothing.
+ * a malformed row is refused with the file and record and changes nothing, and `houston check`
+ * takes its retired-pages limit from the rules, per SKU.
  */
 #include "testutil.h"
 
+#include "common/fsroot.h"
 #include "common/rules.h"
 #include "common/settings.h"
+#include "verbs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -171,12 +174,59 @@ static void set_lines(void **state)
     hn_rules_fini(&r);
 }
 
+/* `houston check` on the fake NVML (H100s) with 50 retired pages on GPU 2: healthy under the
+ * shipped limit of 63, failing under a fleet-wide 40 and under an H100 row of 48. */
+static int check_with(const char *rules, char *out, size_t outsize)
+{
+    char sys[PATH_MAX], state[PATH_MAX], kmsg[PATH_MAX];
+    const char *fake = getenv("HN_FAKENVML");
+    assert_non_null(fake);
+    tu_fixture(sys, sizeof(sys), "sysfs-h100");
+    tu_write_in(state, sizeof(state), tu_tmpdir(), "nvml-state", "gpu 2 retired dbe 50\n");
+    tu_write_in(kmsg, sizeof(kmsg), tu_tmpdir(), "kmsg", "");
+    setenv("HN_FAKENVML_STATE", state, 1);
+    char *argv[16] = {"check", "--nvml-lib", (char *)fake, "--sysfs-root",
+                      sys,     "--kmsg",     kmsg,         "--no-ib"};
+    int argc = 8;
+    if (rules) {
+        argv[argc++] = "--rules";
+        argv[argc++] = (char *)rules;
+    }
+    struct tu_capture c;
+    tu_capture_begin(&c);
+    int rc = hn_cmd_check(argc, argv);
+    tu_capture_end(&c);
+    assert_true(hn_read_file(c.out, out, outsize) >= 0);
+    return rc;
+}
+
+static void check_reads_the_rules(void **state)
+{
+    (void)state;
+    char out[1024];
+    assert_int_equal(check_with(NULL, out, sizeof(out)), 0);
+    assert_string_equal(out, "");
+    const char *fleet = write_rules("check-fleet.csv", "sku,key,value,source\n"
+                                                       "*,retired-pages-limit,40,x\n"
+                                                       "GB200,retired-pages-limit,60,x\n");
+    assert_int_equal(check_with(fleet, out, sizeof(out)), 1);
+    assert_non_null(strstr(out, "has 50 retired pages (limit 40)"));
+    const char *sku = write_rules("check-sku.csv", "sku,key,value,source\n"
+                                                   "*,retired-pages-limit,70,x\n"
+                                                   "h100,retired-pages-limit,48,x\n");
+    assert_int_equal(check_with(sku, out, sizeof(out)), 1);
+    assert_non_null(strstr(out, "has 50 retired pages (limit 48)"));
+    const char *bad = write_rules("check-bad.csv", "sku,key,value,source\n*,hang-min,0,x\n");
+    assert_int_equal(check_with(bad, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "check failed to run: cannot read the rules: rules-file"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sku_overrides_fleet), cmocka_unit_test(shipped_file_holds_the_defaults),
         cmocka_unit_test(malformed_rows),      cmocka_unit_test(other_keys),
-        cmocka_unit_test(set_lines),
+        cmocka_unit_test(set_lines),           cmocka_unit_test(check_reads_the_rules),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
