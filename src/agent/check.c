@@ -3,6 +3,8 @@
  * prologs (as LBNL NHC is used).
  *
  * It reads NVML, the kernel log and sysfs itself, so it works whether or not the agent runs.
+ * Its retired-pages limit is the controller's rule (common/rules.h, data/rules.csv or --rules),
+ * for the SKU (common/sku.h) whose product name its GPUs report.
  * The checks are a table; each adds problems to a list. Exit 0 when healthy; otherwise exit 1
  * and print one line "houston: <first problem>[ (+N more)]" on stdout, the line that --drain
  * also writes as the Slurm drain reason. Exit 2 when the check itself cannot run (bad flags,
@@ -18,8 +20,12 @@
 #include "agent/kmsg.h"
 #include "common/log.h"
 #include "common/opts.h"
+#include "common/rules.h"
+#include "common/settings.h"
+#include "common/sku.h"
 #include "common/util.h"
 #include "common/xid.h"
+#include "jobs/straggler.h"
 #include "sched/sched.h"
 #include "verbs.h"
 
@@ -40,6 +46,7 @@ struct check_opts {
     char sysfs_root[4096];
     char kmsg[4096];
     char xid_catalog[4096];
+    char rules_file[4096]; /* the thresholds (common/rules.h): the retired-pages limit */
     char node[256];
     char scontrol[256];
     char scheduler[32];
@@ -107,12 +114,45 @@ static void note(struct check_ctx *c, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A rules file may also hold the straggler detector's thresholds (straggler-NAME), as the
+ * controller's do: they are checked, not used. */
+static const struct hn_setting strag_rule_rows[] = {
+    {"straggler-", HN_SET_TABLE, 0, .sub = &hn_strag_settings},
+};
+static const struct hn_settings strag_rules = {strag_rule_rows, 1, HN_SETTINGS_PLAIN};
+
+/* The rules (o->rules_file) into *r, and the SKU table when a SKU has its own thresholds
+ * (*skus, else NULL). 0, or -1 after cannot(). */
+static int load_rules(struct check_ctx *c, struct hn_rules *r, struct hn_sku_table **skus)
+{
+    char err[512];
+    struct hn_strag_config strag;
+    hn_strag_config_default(&strag);
+    *skus = NULL;
+    if (hn_rules_load(r, c->o->rules_file, &strag_rules, &strag, err, sizeof(err)) != 0) {
+        cannot(c, "cannot read the rules: %s", err);
+        return -1;
+    }
+    if (r->nskus > 0 && !(*skus = hn_sku_table_new(hn_sku_default_path(), err, sizeof(err)))) {
+        cannot(c, "cannot read the SKU table: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* GPUs: count, lost GPUs, uncorrectable ECC, row remap failure, retired pages, NVLinks. */
 static void check_gpus(struct check_ctx *c)
 {
     const struct check_opts *o = c->o;
     if (o->no_gpu)
         return;
+    struct hn_rules rules;
+    struct hn_sku_table *skus;
+    hn_rules_init(&rules);
+    if (load_rules(c, &rules, &skus) != 0) {
+        hn_rules_fini(&rules);
+        return;
+    }
     struct hn_gpu_set *s = xmalloc(sizeof(*s));
     hn_gpus_init(s, o->nvml_lib, "check");
     if (!s->open) {
@@ -137,11 +177,14 @@ static void check_gpus(struct check_ctx *c)
                     g->pci_bus_id, v[HN_F_ECC_DBE_VOL]);
         if (v[HN_F_REMAP_FAILURE] > 0)
             problem(c, "GPU %u (%s) row remapping failed", i, g->pci_bus_id);
-        /* DCGM's limit: 64 retired pages is the most a GPU may have; 63 fails the check. */
+        /* The limit of its SKU (data/rules.csv: 63, NVIDIA's 64 pages a GPU may retire). */
+        const struct hn_sku *sku = skus ? hn_sku_match_model(skus, g->name) : NULL;
+        double limit = hn_rules_get(&rules, sku ? sku->name : NULL, HN_RULE_RETIRED_PAGES);
         double retired = (isnan(v[HN_F_RETIRED_SBE]) ? 0 : v[HN_F_RETIRED_SBE]) +
                          (isnan(v[HN_F_RETIRED_DBE]) ? 0 : v[HN_F_RETIRED_DBE]);
-        if (retired >= 63)
-            problem(c, "GPU %u (%s) has %.0f retired pages (limit 63)", i, g->pci_bus_id, retired);
+        if (retired >= limit)
+            problem(c, "GPU %u (%s) has %.0f retired pages (limit %g)", i, g->pci_bus_id, retired,
+                    limit);
         if (v[HN_F_RECOVERY_ACTION] >= NVML_GPU_RECOVERY_ACTION_GPU_RESET)
             problem(c, "GPU %u (%s) NVML asks for recovery action %.0f", i, g->pci_bus_id,
                     v[HN_F_RECOVERY_ACTION]);
@@ -153,6 +196,8 @@ static void check_gpus(struct check_ctx *c)
 out:
     hn_gpus_fini(s);
     free(s);
+    hn_sku_table_free(skus);
+    hn_rules_fini(&rules);
 }
 
 static double uptime_s(void)
@@ -322,6 +367,8 @@ void hn_usage_check(FILE *out)
             "  --window SECONDS      how far back Xid lines count (default 3600; lines\n"
             "                        without a time stamp always count)\n"
             "  --xid-catalog FILE    Xid catalog CSV (default the one shipped with houston)\n"
+            "  --rules FILE          rule thresholds CSV (default the shipped data/rules.csv):\n"
+            "                        the retired-pages limit, per GPU SKU where it has a row\n"
             "  --drain               drain this node in Slurm when unhealthy (a drain someone\n"
             "                        else set is kept as it is); resume it when healthy if\n"
             "                        (and only if) houston drained it\n"
@@ -342,6 +389,7 @@ static const struct option check_long_opts[] = {
     {"kmsg", required_argument, NULL, 'k'},
     {"window", required_argument, NULL, 'w'},
     {"xid-catalog", required_argument, NULL, 'x'},
+    {"rules", required_argument, NULL, 'r'},
     {"drain", no_argument, NULL, 'd'},
     {"node", required_argument, NULL, 'n'},
     {"scontrol", required_argument, NULL, 'S'},
@@ -359,6 +407,7 @@ static int parse_flags(struct hn_opts *g, int argc, char **argv, struct check_op
     hn_strlcpy(o->sysfs_root, "/sys", sizeof(o->sysfs_root));
     hn_strlcpy(o->kmsg, "/dev/kmsg", sizeof(o->kmsg));
     hn_strlcpy(o->xid_catalog, hn_xid_default_catalog(), sizeof(o->xid_catalog));
+    hn_strlcpy(o->rules_file, hn_rules_default_path(), sizeof(o->rules_file));
     hn_strlcpy(o->scontrol, "scontrol", sizeof(o->scontrol));
     hn_strlcpy(o->scheduler, "slurm", sizeof(o->scheduler));
     o->expect_gpus = -1;
@@ -412,6 +461,9 @@ static int parse_flags(struct hn_opts *g, int argc, char **argv, struct check_op
             break;
         case 'x':
             hn_strlcpy(o->xid_catalog, optarg, sizeof(o->xid_catalog));
+            break;
+        case 'r':
+            hn_strlcpy(o->rules_file, optarg, sizeof(o->rules_file));
             break;
         case 'd':
             o->drain = 1;

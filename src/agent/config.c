@@ -1,9 +1,11 @@
 #include "agent/config.h"
 
+#include "common/settings.h"
 #include "common/util.h"
 #include "common/xid.h"
 #include "houston/step.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,9 +30,11 @@ void hn_agent_config_defaults(struct hn_agent_config *cfg)
 
 /* A controller base URL: http:// or https://, a host, no blanks, control characters, query or
  * fragment. Trailing '/' are removed, since "/v1/ingest" is appended. "" turns pushing off. */
-static int set_controller(struct hn_agent_config *cfg, const char *value, char *err,
-                          unsigned errsize)
+static int set_controller(const struct hn_setting *row, void *obj, const char *key,
+                          const char *value, char *err, size_t errsize)
 {
+    (void)row, (void)key;
+    struct hn_agent_config *cfg = obj;
     char url[sizeof(cfg->controller)];
     if (hn_strlcpy(url, value, sizeof(url)) >= sizeof(url)) {
         snprintf(err, errsize, "controller: value longer than %zu bytes", sizeof(url) - 1);
@@ -62,77 +66,54 @@ static int set_controller(struct hn_agent_config *cfg, const char *value, char *
     return 0;
 }
 
-static int set_str(char *dst, size_t size, const char *value, const char *key, char *err,
-                   unsigned errsize)
+static const struct hn_settings agent_settings;
+
+/* An absolute path, or "off" for none (""). */
+static int set_path_or_off(const struct hn_setting *row, void *obj, const char *key,
+                           const char *value, char *err, size_t errsize)
 {
-    if (hn_strlcpy(dst, value, size) >= size) {
-        snprintf(err, errsize, "%s: value longer than %zu bytes", key, size - 1);
+    if (strcmp(value, "off") == 0) {
+        value = "";
+    } else if (value[0] != '/') {
+        snprintf(err, errsize, "%s: '%s' is not an absolute path (or \"off\")", key, value);
         return -1;
     }
-    return 0;
+    const struct hn_setting path = {row->name, HN_SET_STRING, row->offset, .size = row->size};
+    return hn_settings_put(&agent_settings, &path, obj, key, value, err, errsize);
 }
+
+#define CFG(field)  offsetof(struct hn_agent_config, field)
+#define SIZE(field) sizeof(((struct hn_agent_config *)NULL)->field)
+#define STR(key, field)                                                                            \
+    {                                                                                              \
+        key, HN_SET_STRING, CFG(field), .size = SIZE(field)                                        \
+    }
+
+/* Every flag --NAME is the key NAME (agent.c lists the flags). */
+static const struct hn_setting agent_rows[] = {
+    STR("listen", listen),
+    STR("nvml-lib", nvml_lib),
+    STR("sysfs-root", sysfs_root),
+    STR("proc-root", proc_root),
+    STR("kmsg", kmsg),
+    STR("xid-catalog", xid_catalog),
+    STR("hostname", hostname),
+    {"interval", HN_SET_DOUBLE, CFG(interval), .lo = 0.05, .hi = 3600, .what = "number of seconds"},
+    {"controller", HN_SET_CUSTOM, .parse = set_controller},
+    STR("token-file", token_file),
+    {"push-queue", HN_SET_COUNT, CFG(push_queue), .lo = 1, .hi = HN_PUSH_QUEUE_MAX,
+     .what = "number of frames"},
+    {"step-socket", HN_SET_CUSTOM, CFG(step_socket), .size = SIZE(step_socket),
+     .parse = set_path_or_off},
+    {"step-subuid-file", HN_SET_CUSTOM, CFG(step_subuid_file), .size = SIZE(step_subuid_file),
+     .parse = set_path_or_off},
+};
+
+static const struct hn_settings agent_settings = {agent_rows, HN_ARRAY_LEN(agent_rows),
+                                                  HN_SETTINGS_VALUE};
 
 int hn_agent_config_set(struct hn_agent_config *cfg, const char *key, const char *value, char *err,
                         unsigned errsize)
 {
-    if (strcmp(key, "listen") == 0)
-        return set_str(cfg->listen, sizeof(cfg->listen), value, key, err, errsize);
-    if (strcmp(key, "nvml-lib") == 0)
-        return set_str(cfg->nvml_lib, sizeof(cfg->nvml_lib), value, key, err, errsize);
-    if (strcmp(key, "sysfs-root") == 0)
-        return set_str(cfg->sysfs_root, sizeof(cfg->sysfs_root), value, key, err, errsize);
-    if (strcmp(key, "proc-root") == 0)
-        return set_str(cfg->proc_root, sizeof(cfg->proc_root), value, key, err, errsize);
-    if (strcmp(key, "kmsg") == 0)
-        return set_str(cfg->kmsg, sizeof(cfg->kmsg), value, key, err, errsize);
-    if (strcmp(key, "xid-catalog") == 0)
-        return set_str(cfg->xid_catalog, sizeof(cfg->xid_catalog), value, key, err, errsize);
-    if (strcmp(key, "hostname") == 0)
-        return set_str(cfg->hostname, sizeof(cfg->hostname), value, key, err, errsize);
-    if (strcmp(key, "interval") == 0) {
-        double v;
-        if (hn_parse_double(value, &v) != 0 || v < 0.05 || v > 3600) {
-            snprintf(err, errsize, "interval: '%s' is not a number of seconds in [0.05, 3600]",
-                     value);
-            return -1;
-        }
-        cfg->interval = v;
-        return 0;
-    }
-    if (strcmp(key, "controller") == 0)
-        return set_controller(cfg, value, err, errsize);
-    if (strcmp(key, "token-file") == 0)
-        return set_str(cfg->token_file, sizeof(cfg->token_file), value, key, err, errsize);
-    if (strcmp(key, "push-queue") == 0) {
-        uint64_t v;
-        if (hn_parse_u64(value, 10, &v) != 0 || v < 1 || v > HN_PUSH_QUEUE_MAX) {
-            snprintf(err, errsize, "push-queue: '%s' is not a number of frames in [1, %u]", value,
-                     HN_PUSH_QUEUE_MAX);
-            return -1;
-        }
-        cfg->push_queue = (unsigned)v;
-        return 0;
-    }
-    if (strcmp(key, "step-socket") == 0) {
-        if (strcmp(value, "off") == 0)
-            value = "";
-        else if (value[0] != '/') {
-            snprintf(err, errsize, "step-socket: '%s' is not an absolute path (or \"off\")", value);
-            return -1;
-        }
-        return set_str(cfg->step_socket, sizeof(cfg->step_socket), value, key, err, errsize);
-    }
-    if (strcmp(key, "step-subuid-file") == 0) {
-        if (strcmp(value, "off") == 0)
-            value = "";
-        else if (value[0] != '/') {
-            snprintf(err, errsize, "step-subuid-file: '%s' is not an absolute path (or \"off\")",
-                     value);
-            return -1;
-        }
-        return set_str(cfg->step_subuid_file, sizeof(cfg->step_subuid_file), value, key, err,
-                       errsize);
-    }
-    snprintf(err, errsize, "unknown setting '%s'", key);
-    return -1;
+    return hn_settings_set(&agent_settings, cfg, key, value, err, errsize) == 0 ? 0 : -1;
 }

@@ -3,6 +3,8 @@
 #include "control/web.h"
 
 #include "common/http.h"
+#include "common/rules.h"
+#include "common/settings.h"
 #include "common/util.h"
 #include "common/xid.h"
 #include "sched/hostlist.h"
@@ -36,6 +38,7 @@ void hn_control_config_defaults(struct hn_control_config *cfg)
     cfg->retention_days = 365;
     cfg->max_frame = 4u << 20;
     hn_brain_config_default(&cfg->brain);
+    hn_rules_init(&cfg->rules);
 }
 
 void hn_control_config_fini(struct hn_control_config *cfg)
@@ -46,28 +49,7 @@ void hn_control_config_fini(struct hn_control_config *cfg)
     free(cfg->nodes);
     cfg->nodes = NULL;
     cfg->nnodes = 0;
-}
-
-static int set_str(char *dst, size_t size, const char *v, const char *key, char *err,
-                   size_t errsize)
-{
-    if (hn_strlcpy(dst, v, size) >= size) {
-        snprintf(err, errsize, "%s: longer than %zu bytes", key, size - 1);
-        return -1;
-    }
-    return 0;
-}
-
-static int set_num(double *dst, const char *v, double lo, double hi, const char *key, char *err,
-                   size_t errsize)
-{
-    double d;
-    if (hn_parse_double(v, &d) != 0 || d < lo || d > hi) {
-        snprintf(err, errsize, "%s: '%s' is not a number in [%g, %g]", key, v, lo, hi);
-        return -1;
-    }
-    *dst = d;
-    return 0;
+    hn_rules_fini(&cfg->rules);
 }
 
 /* Splits the next blank-separated word of *s into out; 0, or -1 when missing or too long. */
@@ -84,8 +66,11 @@ static int next_word(const char **s, char *out, size_t size)
 }
 
 /* "node = NAME RACK SKU GPUS" */
-static int add_node(struct hn_control_config *cfg, const char *v, char *err, size_t errsize)
+static int add_node(const struct hn_setting *row, void *obj, const char *key, const char *v,
+                    char *err, size_t errsize)
 {
+    (void)row, (void)key;
+    struct hn_control_config *cfg = obj;
     char name[HN_NAME_MAX], rack[HN_NAME_MAX], sku[32], gpus_s[16];
     const char *p = v;
     uint64_t gpus;
@@ -113,144 +98,96 @@ static int add_node(struct hn_control_config *cfg, const char *v, char *err, siz
     return 0;
 }
 
-/* "rule = SKU KEY VALUE": a threshold for one SKU, e.g. "rule = GB200 retired-pages-limit 48". */
-static int add_rule(struct hn_control_config *cfg, const char *v, char *err, size_t errsize)
-{
-    char sku[32], key[48], val[32];
-    const char *p = v;
-    double d;
-    if (next_word(&p, sku, sizeof(sku)) || next_word(&p, key, sizeof(key)) ||
-        next_word(&p, val, sizeof(val)) || p[strspn(p, " \t")] != '\0' ||
-        hn_parse_double(val, &d) != 0 || d < 0) {
-        snprintf(err, errsize, "rule: want 'SKU KEY VALUE', got '%s'", v);
-        return -1;
-    }
-    struct hn_sku_rules *r = NULL;
-    for (size_t i = 0; i < cfg->nsku_rules; i++) {
-        if (strcasecmp(cfg->sku_rules[i].sku, sku) == 0)
-            r = &cfg->sku_rules[i];
-    }
-    if (!r) {
-        if (cfg->nsku_rules >= 256) {
-            snprintf(err, errsize, "rule: more than 256 SKUs");
-            return -1;
-        }
-        cfg->sku_rules = xrealloc(cfg->sku_rules, (cfg->nsku_rules + 1) * sizeof(*cfg->sku_rules));
-        r = &cfg->sku_rules[cfg->nsku_rules++];
-        hn_strlcpy(r->sku, sku, sizeof(r->sku));
-        r->retired_pages_limit = r->nvlink_crc_per_s_limit = r->pcie_replay_per_lane_min = NAN;
-    }
-    if (strcmp(key, "retired-pages-limit") == 0)
-        r->retired_pages_limit = d;
-    else if (strcmp(key, "nvlink-crc-per-s") == 0)
-        r->nvlink_crc_per_s_limit = d;
-    else if (strcmp(key, "pcie-replay-per-lane-per-min") == 0)
-        r->pcie_replay_per_lane_min = d;
-    else {
-        snprintf(err, errsize,
-                 "rule: '%s' is not retired-pages-limit, nvlink-crc-per-s or "
-                 "pcie-replay-per-lane-per-min",
-                 key);
-        return -1;
-    }
-    return 0;
-}
+#define BRAIN(field) offsetof(struct hn_control_config, brain.field)
 
-/* Keys a rules file may set fleet-wide: thresholds, never where to listen or what to run
- * (and the straggler detector's, straggler-NAME). */
-static const char *const rule_keys[] = {
-    "retired-pages-limit", "nvlink-crc-per-s",  "pcie-replay-per-lane-per-min",
-    "laggard-min-util",    "laggard-k",         "laggard-min-drop",
-    "laggard-cycles",      "laggard-min-peers", "laggard-max-age",
-    "hot-min-delta",       "hang-min",          "hang-k",
-    "hang-pause-k",        "hang-pause-max",    "restart-overhead",
-    "straggler-horizon",   "straggler-hold",    "sbe-rate-per-h",
+/* Where each rule threshold (common/rules.h) lands in the brain's configuration. */
+static const struct hn_setting rule_fields[HN_RULE_COUNT] = {
+    [HN_RULE_RETIRED_PAGES] = {.type = HN_SET_DOUBLE, .offset = BRAIN(retired_pages_limit)},
+    [HN_RULE_NVLINK_CRC] = {.type = HN_SET_DOUBLE, .offset = BRAIN(nvlink_crc_per_s_limit)},
+    [HN_RULE_PCIE_REPLAY] = {.type = HN_SET_DOUBLE, .offset = BRAIN(pcie_replay_per_lane_min)},
+    [HN_RULE_LAGGARD_MIN_UTIL] = {.type = HN_SET_DOUBLE, .offset = BRAIN(laggard_min_util)},
+    [HN_RULE_LAGGARD_K] = {.type = HN_SET_DOUBLE, .offset = BRAIN(laggard_k)},
+    [HN_RULE_LAGGARD_MIN_DROP] = {.type = HN_SET_DOUBLE, .offset = BRAIN(laggard_min_drop)},
+    [HN_RULE_LAGGARD_CYCLES] = {.type = HN_SET_INT, .offset = BRAIN(laggard_cycles)},
+    [HN_RULE_LAGGARD_MIN_PEERS] = {.type = HN_SET_INT, .offset = BRAIN(laggard_min_peers)},
+    [HN_RULE_LAGGARD_MAX_AGE] = {.type = HN_SET_DOUBLE, .offset = BRAIN(laggard_max_age_s)},
+    [HN_RULE_HOT_MIN_DELTA] = {.type = HN_SET_DOUBLE, .offset = BRAIN(hot_min_delta_c)},
+    [HN_RULE_HANG_MIN] = {.type = HN_SET_DOUBLE, .offset = BRAIN(hang_min_s)},
+    [HN_RULE_HANG_K] = {.type = HN_SET_DOUBLE, .offset = BRAIN(hang_k)},
+    [HN_RULE_HANG_PAUSE_K] = {.type = HN_SET_DOUBLE, .offset = BRAIN(hang_pause_k)},
+    [HN_RULE_HANG_PAUSE_MAX] = {.type = HN_SET_DOUBLE, .offset = BRAIN(hang_pause_max_s)},
+    [HN_RULE_RESTART_OVERHEAD] = {.type = HN_SET_DOUBLE, .offset = BRAIN(restart_s)},
+    [HN_RULE_STRAGGLER_HORIZON] = {.type = HN_SET_DOUBLE, .offset = BRAIN(straggler_horizon_s)},
+    [HN_RULE_STRAGGLER_HOLD] = {.type = HN_SET_DOUBLE, .offset = BRAIN(straggler_hold_s)},
+    [HN_RULE_SBE_RATE] = {.type = HN_SET_DOUBLE, .offset = BRAIN(sbe_rate_per_h)},
 };
 
-/* straggler-NAME for a threshold of the straggler detector (hn_strag_config_set). */
-static int is_strag_setting(const char *key)
+/* Puts cfg->rules where the brain reads them: every threshold a file or line set, and the
+ * per-SKU overrides as struct hn_sku_rules (NaN: not overridden). */
+static void rules_to_brain(struct hn_control_config *cfg)
 {
-    const char *name;
-    if (strncmp(key, "straggler-", 10) != 0)
-        return 0;
-    for (size_t i = 0; (name = hn_strag_setting_name(i)) != NULL; i++) {
-        if (strcmp(key + 10, name) == 0)
-            return 1;
+    const struct hn_rules *r = &cfg->rules;
+    for (size_t i = 0; i < HN_RULE_COUNT; i++) {
+        if (!isnan(r->fleet[i]))
+            hn_settings_store(&rule_fields[i], cfg, r->fleet[i]);
     }
+    if (r->nskus > cfg->nsku_rules)
+        cfg->sku_rules = xrealloc(cfg->sku_rules, r->nskus * sizeof(*cfg->sku_rules));
+    for (size_t i = 0; i < r->nskus; i++) {
+        struct hn_sku_rules *s = &cfg->sku_rules[i];
+        hn_strlcpy(s->sku, r->skus[i].sku, sizeof(s->sku));
+        s->retired_pages_limit = r->skus[i].v[HN_RULE_RETIRED_PAGES];
+        s->nvlink_crc_per_s_limit = r->skus[i].v[HN_RULE_NVLINK_CRC];
+        s->pcie_replay_per_lane_min = r->skus[i].v[HN_RULE_PCIE_REPLAY];
+    }
+    cfg->nsku_rules = r->nskus;
+}
+
+/* "rule = SKU KEY VALUE": a threshold for one SKU, e.g. "rule = GB200 retired-pages-limit 48". */
+static int add_rule(const struct hn_setting *row, void *obj, const char *key, const char *v,
+                    char *err, size_t errsize)
+{
+    (void)row, (void)key;
+    struct hn_control_config *cfg = obj;
+    if (hn_rules_set_sku(&cfg->rules, v, err, errsize) != 0)
+        return -1;
+    rules_to_brain(cfg);
     return 0;
 }
+
+/* What a rules file's "*" rows may set besides the rules: the straggler detector's thresholds
+ * (straggler-NAME), as config lines do. */
+static const struct hn_setting strag_rule_rows[] = {
+    {"straggler-", HN_SET_TABLE, 0, .sub = &hn_strag_settings},
+};
+static const struct hn_settings strag_rules = {strag_rule_rows, 1, HN_SETTINGS_PLAIN};
 
 const char *hn_control_rules_default_path(void)
 {
-    return HN_DATADIR "/rules.csv";
+    return hn_rules_default_path();
 }
 
-/* A rules file (data/rules.csv): rows `sku,key,value,source`; sku "*" applies fleet-wide as
- * `KEY = VALUE` would, another sku as `rule = SKU KEY VALUE`. Rows apply in order, where the
- * rules-file line stands, so later config lines win. */
-static int load_rules(struct hn_control_config *cfg, const char *path, char *err, size_t errsize)
+/* "rules-file = PATH" (common/rules.h): its rows apply where this line stands, so later
+ * config lines win; a file refused halfway changes nothing. */
+static int load_rules(const struct hn_setting *row, void *obj, const char *key, const char *v,
+                      char *err, size_t errsize)
 {
-    char *data = NULL;
-    size_t len = 0;
-    char why[256];
-    if (hn_csv_read_file(path, &data, &len, why, sizeof(why)) != 0) {
-        snprintf(err, errsize, "rules-file: %s", why);
+    (void)row, (void)key;
+    struct hn_control_config *cfg = obj;
+    struct hn_strag_config strag = cfg->brain.straggler;
+    if (hn_rules_load(&cfg->rules, v, &strag_rules, &strag, err, errsize) != 0)
         return -1;
-    }
-    struct hn_csv_reader r;
-    hn_csv_reader_init(&r, data, len);
-    int rc = 0, rec, line = 0;
-    while (rc == 0 && (rec = hn_csv_reader_next(&r, why, sizeof(why))) != 0) {
-        line++;
-        if (rec < 0) {
-            snprintf(err, errsize, "rules-file %s: %s", path, why);
-            rc = -1;
-            break;
-        }
-        if (r.nfields < 3) {
-            snprintf(err, errsize, "rules-file %s: record %d: want sku,key,value,source", path,
-                     line);
-            rc = -1;
-            break;
-        }
-        const char *sku = r.field[0], *key = r.field[1], *val = r.field[2];
-        if (line == 1) {
-            if (strcmp(sku, "sku") != 0 || strcmp(key, "key") != 0 || strcmp(val, "value") != 0) {
-                snprintf(err, errsize, "rules-file %s: the header must be sku,key,value,source",
-                         path);
-                rc = -1;
-            }
-            continue;
-        }
-        char sub[256];
-        if (strcmp(sku, "*") == 0) {
-            size_t k = 0;
-            while (k < HN_ARRAY_LEN(rule_keys) && strcmp(rule_keys[k], key) != 0)
-                k++;
-            if (k == HN_ARRAY_LEN(rule_keys) && !is_strag_setting(key)) {
-                snprintf(err, errsize, "rules-file %s: record %d: '%s' is not a rule threshold",
-                         path, line, key);
-                rc = -1;
-                break;
-            }
-            rc = hn_control_config_set(cfg, key, val, sub, sizeof(sub));
-        } else {
-            char v[160];
-            snprintf(v, sizeof(v), "%s %s %s", sku, key, val);
-            rc = add_rule(cfg, v, sub, sizeof(sub));
-        }
-        if (rc != 0)
-            snprintf(err, errsize, "rules-file %s: record %d: %s", path, line, sub);
-    }
-    hn_csv_reader_fini(&r);
-    free(data);
-    return rc;
+    cfg->brain.straggler = strag;
+    rules_to_brain(cfg);
+    return 0;
 }
 
 /* step-trusted-uids: up to HN_STEP_TRUSTED_MAX user ids, comma-separated; "" for none. */
-static int set_uids(struct hn_brain_config *b, const char *v, const char *key, char *err,
-                    size_t errsize)
+static int set_uids(const struct hn_setting *row, void *obj, const char *key, const char *v,
+                    char *err, size_t errsize)
 {
+    (void)row;
+    struct hn_brain_config *b = &((struct hn_control_config *)obj)->brain;
     uint32_t uids[HN_STEP_TRUSTED_MAX];
     unsigned n = 0;
     char buf[512];
@@ -280,193 +217,93 @@ static int set_uids(struct hn_brain_config *b, const char *v, const char *key, c
     return 0;
 }
 
+/* scheduler: one of the backends (sched/sched.h); their names are short, so it fits. */
+static int set_scheduler(const struct hn_setting *row, void *obj, const char *key, const char *v,
+                         char *err, size_t errsize)
+{
+    if (!hn_sched_lookup(v)) {
+        snprintf(err, errsize, "%s: '%s' is not one of %s", key, v, hn_sched_names());
+        return -1;
+    }
+    hn_strlcpy((char *)obj + row->offset, v, row->size);
+    return 0;
+}
+
+#define CFG(field)  offsetof(struct hn_control_config, field)
+#define SIZE(field) sizeof(((struct hn_control_config *)NULL)->field)
+#define STR(key, field)                                                                            \
+    {                                                                                              \
+        key, HN_SET_STRING, CFG(field), .size = SIZE(field)                                        \
+    }
+#define NUM(key, type, off, low, high)                                                             \
+    {                                                                                              \
+        key, type, off, .lo = (low), .hi = (high)                                                  \
+    }
+#define CUSTOM(key, fn)                                                                            \
+    {                                                                                              \
+        key, HN_SET_CUSTOM, 0, .parse = (fn)                                                       \
+    }
+
+static const char *const store_syncs[] = {"normal", "full", NULL};
+static const char *const mfu_dtypes[] = {"bf16", "fp16", "fp8", "fp4", "tf32", NULL};
+
+/* The controller's settings (docs/operations.md). The rule thresholds are common/rules.h's:
+ * hn_control_config_set sends their keys there. */
+static const struct hn_setting control_rows[] = {
+    STR("listen", listen),
+    STR("token-file", token_file),
+    STR("operator-token-file", operator_token_file),
+    STR("store", store),
+    {"store-sync", HN_SET_ENUM, CFG(store_full_sync), .names = store_syncs},
+    {"scheduler", HN_SET_CUSTOM, CFG(scheduler), .size = SIZE(scheduler), .parse = set_scheduler},
+    STR("scontrol", scontrol),
+    STR("squeue", squeue),
+    STR("topology-conf", topology_conf),
+    STR("web-root", web_root),
+    STR("sku-file", sku_file),
+    STR("xid-catalog", xid_catalog),
+    STR("default-sku", default_sku),
+    CUSTOM("node", add_node),
+    CUSTOM("rule", add_rule),
+    CUSTOM("rules-file", load_rules),
+    {"accept-unknown-nodes", HN_SET_BOOL, .offset = CFG(accept_unknown)},
+    NUM("default-gpus", HN_SET_UNSIGNED, CFG(default_gpus), 1, 1024),
+    {"scheduler-timeout", HN_SET_INT, CFG(sched_timeout_ms), .lo = 0.1, .hi = 600, .scale = 1000},
+    NUM("store-retention", HN_SET_DOUBLE, CFG(retention_days), 0, 100 * 365),
+    NUM("agent-silence", HN_SET_DOUBLE, CFG(agent_silence_s), 1, 86400),
+    NUM("tick", HN_SET_DOUBLE, CFG(tick_s), 0.01, 3600),
+    NUM("scheduler-poll", HN_SET_DOUBLE, CFG(poll_s), 0.1, 3600),
+    NUM("max-frame-bytes", HN_SET_SIZE, CFG(max_frame), 1024, 256.0 * 1024 * 1024),
+    NUM("guard-fraction", HN_SET_DOUBLE, BRAIN(guard_fraction), 0, 1),
+    NUM("guard-window", HN_SET_DOUBLE, BRAIN(guard_window_s), 1, 30 * 86400),
+    NUM("guard-per-rack", HN_SET_INT, BRAIN(guard_per_rack), 0, 1000),
+    NUM("burnin", HN_SET_DOUBLE, BRAIN(burnin_s), 0, 30 * 86400),
+    {"predictive", HN_SET_BOOL, .offset = BRAIN(predictive)},
+    {"straggler-", HN_SET_TABLE, BRAIN(straggler), .sub = &hn_strag_settings},
+    {"ranks-per-node-max", HN_SET_UNSIGNED, BRAIN(ranks_per_node_max), .lo = 1, .hi = 1 << 20,
+     .flags = HN_SET_WHOLE},
+    /* Forgetting a job scans the table: at most 65,536 jobs keeps that to milliseconds. */
+    {"jobs-max", HN_SET_SIZE, BRAIN(jobs_max), .lo = 16, .hi = 1 << 16, .flags = HN_SET_WHOLE},
+    CUSTOM("step-trusted-uids", set_uids),
+    {"mfu-dtype", HN_SET_STRING, BRAIN(mfu_dtype), .size = SIZE(brain.mfu_dtype),
+     .names = mfu_dtypes},
+};
+
+static const struct hn_settings control_settings = {control_rows, HN_ARRAY_LEN(control_rows),
+                                                    HN_SETTINGS_PLAIN};
+
 int hn_control_config_set(struct hn_control_config *cfg, const char *key, const char *v, char *err,
                           size_t errsize)
 {
-    struct hn_brain_config *b = &cfg->brain;
-    double d;
-    if (strcmp(key, "listen") == 0)
-        return set_str(cfg->listen, sizeof(cfg->listen), v, key, err, errsize);
-    if (strcmp(key, "token-file") == 0)
-        return set_str(cfg->token_file, sizeof(cfg->token_file), v, key, err, errsize);
-    if (strcmp(key, "operator-token-file") == 0)
-        return set_str(cfg->operator_token_file, sizeof(cfg->operator_token_file), v, key, err,
-                       errsize);
-    if (strcmp(key, "store") == 0)
-        return set_str(cfg->store, sizeof(cfg->store), v, key, err, errsize);
-    if (strcmp(key, "store-sync") == 0) {
-        if (strcmp(v, "full") != 0 && strcmp(v, "normal") != 0) {
-            snprintf(err, errsize, "store-sync: '%s' is not normal or full", v);
-            return -1;
-        }
-        cfg->store_full_sync = strcmp(v, "full") == 0;
-        return 0;
-    }
-    if (strcmp(key, "scheduler") == 0) {
-        if (!hn_sched_lookup(v)) {
-            snprintf(err, errsize, "scheduler: '%s' is not one of %s", v, hn_sched_names());
-            return -1;
-        }
-        return set_str(cfg->scheduler, sizeof(cfg->scheduler), v, key, err, errsize);
-    }
-    if (strcmp(key, "scontrol") == 0)
-        return set_str(cfg->scontrol, sizeof(cfg->scontrol), v, key, err, errsize);
-    if (strcmp(key, "squeue") == 0)
-        return set_str(cfg->squeue, sizeof(cfg->squeue), v, key, err, errsize);
-    if (strcmp(key, "topology-conf") == 0)
-        return set_str(cfg->topology_conf, sizeof(cfg->topology_conf), v, key, err, errsize);
-    if (strcmp(key, "web-root") == 0)
-        return set_str(cfg->web_root, sizeof(cfg->web_root), v, key, err, errsize);
-    if (strcmp(key, "sku-file") == 0)
-        return set_str(cfg->sku_file, sizeof(cfg->sku_file), v, key, err, errsize);
-    if (strcmp(key, "xid-catalog") == 0)
-        return set_str(cfg->xid_catalog, sizeof(cfg->xid_catalog), v, key, err, errsize);
-    if (strcmp(key, "default-sku") == 0)
-        return set_str(cfg->default_sku, sizeof(cfg->default_sku), v, key, err, errsize);
-    if (strcmp(key, "node") == 0)
-        return add_node(cfg, v, err, errsize);
-    if (strcmp(key, "rule") == 0)
-        return add_rule(cfg, v, err, errsize);
-    if (strcmp(key, "rules-file") == 0)
-        return load_rules(cfg, v, err, errsize);
-    if (strcmp(key, "accept-unknown-nodes") == 0) {
-        if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
-            snprintf(err, errsize, "accept-unknown-nodes: '%s' is not yes or no", v);
-            return -1;
-        }
-        cfg->accept_unknown = strcmp(v, "yes") == 0;
-        return 0;
-    }
-    if (strcmp(key, "default-gpus") == 0) {
-        if (set_num(&d, v, 1, 1024, key, err, errsize))
-            return -1;
-        cfg->default_gpus = (unsigned)d;
-        return 0;
-    }
-    if (strcmp(key, "scheduler-timeout") == 0) {
-        if (set_num(&d, v, 0.1, 600, key, err, errsize))
-            return -1;
-        cfg->sched_timeout_ms = (int)(d * 1000);
-        return 0;
-    }
-    if (strcmp(key, "store-retention") == 0)
-        return set_num(&cfg->retention_days, v, 0, 100 * 365, key, err, errsize);
-    if (strcmp(key, "agent-silence") == 0)
-        return set_num(&cfg->agent_silence_s, v, 1, 86400, key, err, errsize);
-    if (strcmp(key, "tick") == 0)
-        return set_num(&cfg->tick_s, v, 0.01, 3600, key, err, errsize);
-    if (strcmp(key, "scheduler-poll") == 0)
-        return set_num(&cfg->poll_s, v, 0.1, 3600, key, err, errsize);
-    if (strcmp(key, "max-frame-bytes") == 0) {
-        if (set_num(&d, v, 1024, 256.0 * 1024 * 1024, key, err, errsize))
-            return -1;
-        cfg->max_frame = (size_t)d;
-        return 0;
-    }
-    if (strcmp(key, "guard-fraction") == 0)
-        return set_num(&b->guard_fraction, v, 0, 1, key, err, errsize);
-    if (strcmp(key, "guard-window") == 0)
-        return set_num(&b->guard_window_s, v, 1, 30 * 86400, key, err, errsize);
-    if (strcmp(key, "guard-per-rack") == 0) {
-        if (set_num(&d, v, 0, 1000, key, err, errsize))
-            return -1;
-        b->guard_per_rack = (int)d;
-        return 0;
-    }
-    if (strcmp(key, "retired-pages-limit") == 0)
-        return set_num(&b->retired_pages_limit, v, 1, 1e6, key, err, errsize);
-    if (strcmp(key, "nvlink-crc-per-s") == 0)
-        return set_num(&b->nvlink_crc_per_s_limit, v, 0, 1e9, key, err, errsize);
-    if (strcmp(key, "pcie-replay-per-lane-per-min") == 0)
-        return set_num(&b->pcie_replay_per_lane_min, v, 0, 1e6, key, err, errsize);
-    if (strcmp(key, "laggard-min-util") == 0)
-        return set_num(&b->laggard_min_util, v, 0, 100, key, err, errsize);
-    if (strcmp(key, "laggard-k") == 0)
-        return set_num(&b->laggard_k, v, 0, 100, key, err, errsize);
-    if (strcmp(key, "laggard-min-drop") == 0)
-        return set_num(&b->laggard_min_drop, v, 0, 1, key, err, errsize);
-    if (strcmp(key, "laggard-cycles") == 0) {
-        if (set_num(&d, v, 1, 1000, key, err, errsize))
-            return -1;
-        b->laggard_cycles = (int)d;
-        return 0;
-    }
-    if (strcmp(key, "hot-min-delta") == 0)
-        return set_num(&b->hot_min_delta_c, v, 0, 100, key, err, errsize);
-    if (strcmp(key, "burnin") == 0)
-        return set_num(&b->burnin_s, v, 0, 30 * 86400, key, err, errsize);
-    if (strcmp(key, "sbe-rate-per-h") == 0)
-        return set_num(&b->sbe_rate_per_h, v, 0, 1e9, key, err, errsize);
-    if (strcmp(key, "predictive") == 0) {
-        if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
-            snprintf(err, errsize, "predictive: '%s' is not yes or no", v);
-            return -1;
-        }
-        b->predictive = strcmp(v, "yes") == 0;
-        return 0;
-    }
-    if (strcmp(key, "restart-overhead") == 0)
-        return set_num(&b->restart_s, v, 0, 86400, key, err, errsize);
-    if (strcmp(key, "straggler-horizon") == 0)
-        return set_num(&b->straggler_horizon_s, v, 0, 30 * 86400, key, err, errsize);
-    if (strcmp(key, "straggler-hold") == 0)
-        return set_num(&b->straggler_hold_s, v, 0, 86400, key, err, errsize);
-    if (strncmp(key, "straggler-", 10) == 0) {
-        char why[128];
-        int rc = hn_strag_config_set(&b->straggler, key + 10, v, why, sizeof(why));
+    int rc;
+    if (hn_rule_find(key) >= 0) {
+        rc = hn_rules_set(&cfg->rules, key, v, err, errsize);
         if (rc == 0)
-            return 0;
-        if (rc == -ENOENT)
-            snprintf(err, errsize, "unknown setting '%s'", key);
-        else
-            snprintf(err, errsize, "%s: %s", key, why);
-        return -1;
+            rules_to_brain(cfg);
+    } else {
+        rc = hn_settings_set(&control_settings, cfg, key, v, err, errsize);
     }
-    if (strcmp(key, "hang-min") == 0)
-        return set_num(&b->hang_min_s, v, 1, 86400, key, err, errsize);
-    if (strcmp(key, "hang-k") == 0)
-        return set_num(&b->hang_k, v, 1, 1000, key, err, errsize);
-    if (strcmp(key, "hang-pause-k") == 0)
-        return set_num(&b->hang_pause_k, v, 0, 100, key, err, errsize);
-    if (strcmp(key, "hang-pause-max") == 0)
-        return set_num(&b->hang_pause_max_s, v, 0, 7 * 86400, key, err, errsize);
-    if (strcmp(key, "ranks-per-node-max") == 0) {
-        if (set_num(&d, v, 1, 1 << 20, key, err, errsize) || d != floor(d)) {
-            snprintf(err, errsize, "%s: '%s' is not a whole number in [1, %d]", key, v, 1 << 20);
-            return -1;
-        }
-        b->ranks_per_node_max = (unsigned)d;
-        return 0;
-    }
-    if (strcmp(key, "jobs-max") == 0) {
-        /* Forgetting a job scans the table: at most 65,536 jobs keeps that to milliseconds. */
-        if (set_num(&d, v, 16, 1 << 16, key, err, errsize) || d != floor(d)) {
-            snprintf(err, errsize, "%s: '%s' is not a whole number in [16, %d]", key, v, 1 << 16);
-            return -1;
-        }
-        b->jobs_max = (size_t)d;
-        return 0;
-    }
-    if (strcmp(key, "step-trusted-uids") == 0)
-        return set_uids(b, v, key, err, errsize);
-    if (strcmp(key, "mfu-dtype") == 0) {
-        if (strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0 && strcmp(v, "fp8") != 0 &&
-            strcmp(v, "fp4") != 0 && strcmp(v, "tf32") != 0) {
-            snprintf(err, errsize, "%s: '%s' is not one of bf16, fp16, fp8, fp4, tf32", key, v);
-            return -1;
-        }
-        return set_str(b->mfu_dtype, sizeof(b->mfu_dtype), v, key, err, errsize);
-    }
-    if (strcmp(key, "laggard-max-age") == 0)
-        return set_num(&b->laggard_max_age_s, v, 1, 86400, key, err, errsize);
-    if (strcmp(key, "laggard-min-peers") == 0) {
-        if (set_num(&d, v, 2, 1e6, key, err, errsize))
-            return -1;
-        b->laggard_min_peers = (int)d;
-        return 0;
-    }
-    snprintf(err, errsize, "unknown setting '%s'", key);
-    return -1;
+    return rc == 0 ? 0 : -1;
 }
 
 /* A token file must exist, hold one non-empty line, and not be readable by others. */

@@ -20,6 +20,7 @@
 
 #include "common/buf.h"
 #include "common/log.h"
+#include "common/rules.h"
 #include "common/sku.h"
 #include "brain/brain.h"
 #include "control/store.h"
@@ -62,6 +63,7 @@ struct hn_control_config {
     double agent_silence_s;         /* agent-silence: seconds without a frame, default 120 */
     size_t max_frame;               /* max-frame-bytes: default 4 MiB */
     struct hn_brain_config brain;   /* guard-fraction, guard-window, guard-per-rack, ... */
+    struct hn_rules rules;          /* the rule keys, rules-file, rule; brain follows them */
     struct hn_sku_rules *sku_rules; /* rule = SKU KEY VALUE (repeatable) */
     size_t nsku_rules;
     struct hn_control_node_cfg *nodes; /* node = NAME RACK SKU GPUS (repeatable) */

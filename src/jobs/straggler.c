@@ -14,6 +14,7 @@
 #include "jobs/straggler.h"
 #include "jobs/straggler_int.h"
 
+#include "common/settings.h"
 #include "common/stats.h"
 #include "common/util.h"
 
@@ -373,76 +374,44 @@ static int within(double v, double lo, double hi)
 
 /* The thresholds an operator may set, by the names that `houston straggler`'s flags
  * (--NAME) and the controller's settings (straggler-NAME) give them, with their ranges. */
-static const struct setting {
-    const char *name;
-    size_t off;
-    int count; /* an unsigned field, set from a whole number */
-    double lo, hi;
-} settings[] = {
-    {"warmup", offsetof(struct hn_strag_config, warmup), 1, 3, HN_STRAG_RING},
-    {"threshold", offsetof(struct hn_strag_config, cusum_h), 0, 0.1, 1000},
-    {"big-threshold", offsetof(struct hn_strag_config, big_h), 0, 0.1, 1000},
-    {"min-slowdown", offsetof(struct hn_strag_config, min_slowdown), 0, 0, 100},
-    {"transient-min", offsetof(struct hn_strag_config, transient_min), 0, 1e-6, 1e6},
-    {"from-start-min", offsetof(struct hn_strag_config, from_start_min), 0, 1e-6, 1e6},
-    {"job-min-slowdown", offsetof(struct hn_strag_config, job_min_slowdown), 0, 0, 100},
-    {"quorum", offsetof(struct hn_strag_config, quorum), 0, 0, 1},
-    {"baseline-alpha", offsetof(struct hn_strag_config, baseline_alpha), 0, 0, 0.5},
-    {"alpha-noise", offsetof(struct hn_strag_config, alpha_noise), 0, 1e-6, 1},
+#define STRAG(field) offsetof(struct hn_strag_config, field)
+static const struct hn_setting strag_rows[] = {
+    {"warmup", HN_SET_UNSIGNED, STRAG(warmup), .lo = 3, .hi = HN_STRAG_RING, .flags = HN_SET_WHOLE},
+    {"threshold", HN_SET_DOUBLE, STRAG(cusum_h), .lo = 0.1, .hi = 1000},
+    {"big-threshold", HN_SET_DOUBLE, STRAG(big_h), .lo = 0.1, .hi = 1000},
+    {"min-slowdown", HN_SET_DOUBLE, STRAG(min_slowdown), .lo = 0, .hi = 100},
+    {"transient-min", HN_SET_DOUBLE, STRAG(transient_min), .lo = 1e-6, .hi = 1e6},
+    {"from-start-min", HN_SET_DOUBLE, STRAG(from_start_min), .lo = 1e-6, .hi = 1e6},
+    {"job-min-slowdown", HN_SET_DOUBLE, STRAG(job_min_slowdown), .lo = 0, .hi = 100},
+    {"quorum", HN_SET_DOUBLE, STRAG(quorum), .lo = 0, .hi = 1},
+    {"baseline-alpha", HN_SET_DOUBLE, STRAG(baseline_alpha), .lo = 0, .hi = 0.5},
+    {"alpha-noise", HN_SET_DOUBLE, STRAG(alpha_noise), .lo = 1e-6, .hi = 1},
 };
 
-static double setting_get(const struct hn_strag_config *c, const struct setting *t)
-{
-    const char *p = (const char *)c + t->off;
-    if (t->count) {
-        unsigned u;
-        memcpy(&u, p, sizeof(u));
-        return u;
-    }
-    double d;
-    memcpy(&d, p, sizeof(d));
-    return d;
-}
+const struct hn_settings hn_strag_settings = {strag_rows, HN_ARRAY_LEN(strag_rows),
+                                              HN_SETTINGS_PLAIN};
 
 const char *hn_strag_setting_name(size_t i)
 {
-    return i < HN_ARRAY_LEN(settings) ? settings[i].name : NULL;
+    return i < HN_ARRAY_LEN(strag_rows) ? strag_rows[i].name : NULL;
 }
 
 int hn_strag_config_set(struct hn_strag_config *c, const char *name, const char *value, char *err,
                         size_t errsize)
 {
-    const struct setting *t = NULL;
-    for (size_t i = 0; i < HN_ARRAY_LEN(settings) && !t; i++) {
-        if (strcmp(settings[i].name, name) == 0)
-            t = &settings[i];
-    }
+    const struct hn_setting *t = hn_settings_find(&hn_strag_settings, name);
     if (!t) {
         hn_set_err(err, errsize, "'%s' is not a straggler threshold", name);
         return -ENOENT;
     }
-    double d;
-    if (hn_parse_double(value, &d) != 0 || !within(d, t->lo, t->hi) ||
-        (t->count && d != floor(d))) {
-        hn_set_err(err, errsize, "'%s' is not a %s in [%g, %g]", value,
-                   t->count ? "whole number" : "number", t->lo, t->hi);
-        return -EINVAL;
-    }
-    char *p = (char *)c + t->off;
-    if (t->count) {
-        unsigned u = (unsigned)d;
-        memcpy(p, &u, sizeof(u));
-    } else {
-        memcpy(p, &d, sizeof(d));
-    }
-    return 0;
+    return hn_settings_put(&hn_strag_settings, t, c, NULL, value, err, errsize);
 }
 
 int hn_strag_config_check(const struct hn_strag_config *c, char *err, size_t errsize)
 {
-    for (size_t i = 0; i < HN_ARRAY_LEN(settings); i++) {
-        const struct setting *t = &settings[i];
-        if (!within(setting_get(c, t), t->lo, t->hi)) {
+    for (size_t i = 0; i < HN_ARRAY_LEN(strag_rows); i++) {
+        const struct hn_setting *t = &strag_rows[i];
+        if (!within(hn_settings_number(t, c), t->lo, t->hi)) {
             hn_set_err(err, errsize, "%s must be %g..%g", t->name, t->lo, t->hi);
             return -EINVAL;
         }

@@ -169,6 +169,10 @@ int hn_strag_config_check(const struct hn_strag_config *cfg, char *err, size_t e
 int hn_strag_config_set(struct hn_strag_config *cfg, const char *name, const char *value, char *err,
                         size_t errsize);
 const char *hn_strag_setting_name(size_t i);
+/* The same thresholds as a settings table (common/settings.h) over struct hn_strag_config:
+ * the controller nests it under straggler-, `houston straggler` makes its flags from it. */
+struct hn_settings;
+extern const struct hn_settings hn_strag_settings;
 
 /* A detector for a job of `ranks` ranks (1..HN_STRAG_MAX_RANKS) with thresholds cfg (copied;
  * NULL: the defaults). Returns NULL when cfg fails hn_strag_config_check or ranks is out of

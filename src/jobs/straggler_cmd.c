@@ -12,6 +12,7 @@
 #include "verbs.h"
 
 #include "common/opts.h"
+#include "common/settings.h"
 #include "common/util.h"
 #include "jobs/straggler.h"
 
@@ -115,10 +116,11 @@ enum {
     OPT_COMM_COL,
     OPT_NO_TRANSIENTS,
     OPT_VERBOSE,
-    OPT_SETTING, /* the detector's thresholds (hn_strag_config_set): OPT_SETTING and above */
+    OPT_SETTING, /* the detector's thresholds, one value each (hn_strag_settings): this and up */
 };
 
-static const struct option long_opts[] = {
+/* The input and output options; the thresholds' flags follow, made from hn_strag_settings. */
+static const struct option io_opts[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"step-col", required_argument, NULL, OPT_STEP_COL},
     {"rank-col", required_argument, NULL, OPT_RANK_COL},
@@ -126,21 +128,10 @@ static const struct option long_opts[] = {
     {"comm-col", required_argument, NULL, OPT_COMM_COL},
     {"no-transients", no_argument, NULL, OPT_NO_TRANSIENTS},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"warmup", required_argument, NULL, OPT_SETTING + 0},
-    {"threshold", required_argument, NULL, OPT_SETTING + 1},
-    {"big-threshold", required_argument, NULL, OPT_SETTING + 2},
-    {"min-slowdown", required_argument, NULL, OPT_SETTING + 3},
-    {"transient-min", required_argument, NULL, OPT_SETTING + 4},
-    {"from-start-min", required_argument, NULL, OPT_SETTING + 5},
-    {"job-min-slowdown", required_argument, NULL, OPT_SETTING + 6},
-    {"quorum", required_argument, NULL, OPT_SETTING + 7},
-    {"baseline-alpha", required_argument, NULL, OPT_SETTING + 8},
-    {"alpha-noise", required_argument, NULL, OPT_SETTING + 9},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
 };
 
-static int take_opt(struct strag_opts *o, int ch, const char *arg)
+/* name: the long option taken (a threshold's name from OPT_SETTING up). */
+static int take_opt(struct strag_opts *o, int ch, const char *name, const char *arg)
 {
     switch (ch) {
     case OPT_CSV:
@@ -164,17 +155,15 @@ static int take_opt(struct strag_opts *o, int ch, const char *arg)
     case OPT_VERBOSE:
         o->verbose = 1;
         return 0;
-    default:
-        for (const struct option *lo = long_opts; lo->name; lo++) {
-            if (lo->val != ch || ch < OPT_SETTING)
-                continue;
-            char err[128];
-            if (hn_strag_config_set(&o->cfg, lo->name, arg, err, sizeof(err)) == 0)
-                return 0;
-            fprintf(stderr, "houston straggler: --%s: %s\n", lo->name, err);
+    default: {
+        char err[160];
+        if (ch < OPT_SETTING)
             return -1;
-        }
+        if (hn_settings_set(&hn_strag_settings, &o->cfg, name, arg, err, sizeof(err)) == 0)
+            return 0;
+        fprintf(stderr, "houston straggler: --%s\n", err);
         return -1;
+    }
     }
 }
 
@@ -186,14 +175,21 @@ static int parse(int argc, char **argv, struct strag_opts *o)
     o->rank_col = "rank";
     o->seconds_col = "seconds";
     hn_strag_config_default(&o->cfg);
+    struct option opts[32];
+    size_t n = 0;
+    for (; n < HN_ARRAY_LEN(io_opts); n++)
+        opts[n] = io_opts[n];
+    n = hn_settings_options(&hn_strag_settings, opts, n, HN_ARRAY_LEN(opts) - 2, OPT_SETTING, 1);
+    opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    opts[n] = (struct option){NULL, 0, NULL, 0};
     int ret = 0, ch;
     struct hn_opts g;
-    hn_opts_begin(&g, "straggler", long_opts, stderr);
+    hn_opts_begin(&g, "straggler", opts, stderr);
     while (ret == 0 && (ch = hn_opts_next(&g, argc, argv)) != -1) {
         if (ch == 'h') {
             hn_usage_straggler(stdout);
             ret = 1;
-        } else if (ch == '?' || take_opt(o, ch, optarg) != 0) {
+        } else if (ch == '?' || take_opt(o, ch, g.idx >= 0 ? opts[g.idx].name : "", optarg) != 0) {
             ret = -1;
         }
     }

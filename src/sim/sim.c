@@ -18,7 +18,6 @@
  */
 #include "sim/sim.h"
 
-#include "cli/cli.h"
 #include "common/rng.h"
 #include "common/util.h"
 #include "common/xid.h"
@@ -69,103 +68,12 @@ void hn_sim_config_default(struct hn_sim_config *cfg)
     snprintf(cfg->failures_file, sizeof(cfg->failures_file), "%s/failures.csv", HN_DATADIR);
 }
 
-static const char *const policy_names[HN_SIM_NPOLICIES] = {"reactive", "straggler", "predictive"};
-
-static int set_count(unsigned *dst, const char *v, unsigned lo, unsigned hi)
-{
-    uint64_t u;
-    if (hn_parse_u64(v, 10, &u) != 0 || u < lo || u > hi)
-        return -1;
-    *dst = (unsigned)u;
-    return 0;
-}
-
-static int set_real(double *dst, const char *v, double lo, double hi)
-{
-    double d;
-    if (hn_parse_double(v, &d) != 0 || !(d >= lo && d <= hi))
-        return -1;
-    *dst = d;
-    return 0;
-}
-
-static int set_dur(double *dst, const char *v)
-{
-    return hn_cli_parse_duration(v, dst);
-}
-
-int hn_sim_config_set(struct hn_sim_config *cfg, const char *key, const char *v, char *err,
-                      size_t errsize)
-{
-    int rc = -2;
-    if (strcmp(key, "gpus") == 0)
-        rc = set_count(&cfg->gpus, v, 1, 10000000);
-    else if (strcmp(key, "gpus-per-node") == 0)
-        rc = set_count(&cfg->gpus_per_node, v, 1, 64);
-    else if (strcmp(key, "nodes-per-rack") == 0)
-        rc = set_count(&cfg->nodes_per_rack, v, 1, 4096);
-    else if (strcmp(key, "spares") == 0)
-        rc = set_count(&cfg->spares, v, 0, 1000000);
-    else if (strcmp(key, "days") == 0)
-        rc = set_real(&cfg->days, v, 1e-3, 3650);
-    else if (strcmp(key, "node-failure-rate") == 0)
-        rc = set_real(&cfg->node_failure_rate, v, 0, 10);
-    else if (strcmp(key, "ckpt-interval") == 0)
-        rc = set_dur(&cfg->ckpt_interval_s, v);
-    else if (strcmp(key, "ckpt-write") == 0)
-        rc = set_dur(&cfg->ckpt_write_s, v);
-    else if (strcmp(key, "restart-overhead") == 0)
-        rc = set_dur(&cfg->restart_overhead_s, v);
-    else if (strcmp(key, "report") == 0)
-        rc = set_dur(&cfg->report_s, v);
-    else if (strcmp(key, "repair-time") == 0)
-        rc = set_dur(&cfg->repair_s, v);
-    else if (strcmp(key, "inspect-time") == 0)
-        rc = set_dur(&cfg->inspect_s, v);
-    else if (strcmp(key, "fallback-detect") == 0)
-        rc = set_dur(&cfg->fallback_detect_s, v);
-    else if (strcmp(key, "tick") == 0)
-        rc = set_dur(&cfg->tick_s, v);
-    else if (strcmp(key, "straggler-rate") == 0)
-        rc = set_real(&cfg->straggler_rate, v, 0, 10);
-    else if (strcmp(key, "straggler-slowdown") == 0)
-        rc = set_real(&cfg->straggler_slowdown, v, 0.01, 10);
-    else if (strcmp(key, "base-mfu") == 0)
-        rc = set_real(&cfg->base_mfu, v, 0.001, 1);
-    else if (strcmp(key, "seed") == 0) {
-        uint64_t u;
-        rc = hn_parse_u64(v, 10, &u);
-        if (rc == 0)
-            cfg->seed = u;
-    } else if (strcmp(key, "policy") == 0) {
-        rc = -1;
-        for (int p = 0; p < HN_SIM_NPOLICIES; p++) {
-            if (strcmp(v, policy_names[p]) == 0) {
-                cfg->policy = (enum hn_sim_policy)p;
-                rc = 0;
-            }
-        }
-    } else if (strcmp(key, "precursors") == 0) {
-        rc = strcmp(v, "yes") == 0 || strcmp(v, "no") == 0 ? 0 : -1;
-        cfg->precursors = strcmp(v, "yes") == 0;
-    } else if (strcmp(key, "sku") == 0) {
-        rc = hn_strlcpy(cfg->sku, v, sizeof(cfg->sku)) < sizeof(cfg->sku) ? 0 : -1;
-    } else if (strcmp(key, "failures-file") == 0) {
-        rc = hn_strlcpy(cfg->failures_file, v, sizeof(cfg->failures_file)) <
-                     sizeof(cfg->failures_file)
-                 ? 0
-                 : -1;
-    }
-    if (rc == -2)
-        snprintf(err, errsize, "unknown setting '%s'", key);
-    else if (rc != 0)
-        snprintf(err, errsize, "%s: bad value '%s'", key, v);
-    return rc == 0 ? 0 : -1;
-}
+const char *const hn_sim_policy_names[HN_SIM_NPOLICIES + 1] = {"reactive", "straggler",
+                                                               "predictive", NULL};
 
 const char *hn_sim_policy_name(enum hn_sim_policy p)
 {
-    return (unsigned)p < HN_SIM_NPOLICIES ? policy_names[p] : "unknown";
+    return (unsigned)p < HN_SIM_NPOLICIES ? hn_sim_policy_names[p] : "unknown";
 }
 
 const char *hn_sim_cause_name(enum hn_sim_cause c)
@@ -1011,7 +919,7 @@ static void sim_start(struct hn_sim *s)
     if (c->straggler_rate > 0)
         push(s, expo(s, c->straggler_rate / DAY * s->nnodes), EV_SLOW, 0, 0, 0);
     timeline(s, "job %s starts on %u nodes (%u GPUs), %u spares, policy %s", s->job_id, s->job_n,
-             s->job_n * c->gpus_per_node, c->spares, policy_names[c->policy]);
+             s->job_n * c->gpus_per_node, c->spares, hn_sim_policy_names[c->policy]);
 }
 
 void hn_sim_run_until(struct hn_sim *s, double t)

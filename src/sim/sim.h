@@ -73,13 +73,16 @@ struct hn_sim_config {
 
 void hn_sim_config_default(struct hn_sim_config *cfg);
 /* The policy's name as --policy takes it ("reactive", "straggler", "predictive"); "unknown"
- * out of range. */
+ * out of range. hn_sim_policy_names: the names by policy, NULL after the last. */
 const char *hn_sim_policy_name(enum hn_sim_policy p);
+extern const char *const hn_sim_policy_names[HN_SIM_NPOLICIES + 1];
 /* Sets a key of a scenario file or a flag (without dashes): gpus, gpus-per-node,
  * nodes-per-rack, spares, days, node-failure-rate, ckpt-interval, ckpt-write,
  * restart-overhead, report, repair-time, inspect-time, fallback-detect, straggler-rate,
  * straggler-slowdown, base-mfu, tick, seed, policy, precursors, sku, failures-file.
- * Durations take s, m, h, d suffixes. Returns 0 or -1 with a reason in err. */
+ * Durations take s, m, h, d suffixes. Returns 0 or -1 with a reason in err ("KEY: bad value
+ * 'VALUE'", "unknown setting 'KEY'"). The keys are a table in sim_cmd.c, which makes the flags
+ * of `houston sim` from it too. */
 int hn_sim_config_set(struct hn_sim_config *cfg, const char *key, const char *value, char *err,
                       size_t errsize);
 

@@ -1,6 +1,8 @@
 /* sim_cmd.c - `houston sim`: run the fleet simulator and print what happened. */
+#include "cli/cli.h"
 #include "common/conf.h"
 #include "common/opts.h"
+#include "common/settings.h"
 #include "common/util.h"
 #include "sim/sim.h"
 #include "verbs.h"
@@ -8,6 +10,8 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +125,70 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A duration with an s, m, h or d suffix (cli/cli.h), in seconds. */
+static int set_duration(const struct hn_setting *row, void *obj, const char *key, const char *value,
+                        char *err, size_t errsize)
+{
+    (void)key, (void)err, (void)errsize;
+    double s;
+    if (hn_cli_parse_duration(value, &s) != 0)
+        return -1; /* the table's "KEY: bad value 'VALUE'" */
+    memcpy((char *)obj + row->offset, &s, sizeof(s));
+    return 0;
+}
+
+#define CFG(field)  offsetof(struct hn_sim_config, field)
+#define SIZE(field) sizeof(((struct hn_sim_config *)NULL)->field)
+#define COUNT(key, field, low, high)                                                               \
+    {                                                                                              \
+        key, HN_SET_COUNT, CFG(field), .lo = (low), .hi = (high)                                   \
+    }
+#define REAL(key, field, low, high)                                                                \
+    {                                                                                              \
+        key, HN_SET_DOUBLE, CFG(field), .lo = (low), .hi = (high)                                  \
+    }
+#define DURATION(key, field)                                                                       \
+    {                                                                                              \
+        key, HN_SET_CUSTOM, CFG(field), .parse = set_duration                                      \
+    }
+
+_Static_assert(sizeof(enum hn_sim_policy) == sizeof(int), "policy is set as an int");
+
+/* The scenario keys, in the order of --help; each is also a flag. */
+static const struct hn_setting sim_rows[] = {
+    COUNT("gpus", gpus, 1, 10000000),
+    COUNT("gpus-per-node", gpus_per_node, 1, 64),
+    COUNT("nodes-per-rack", nodes_per_rack, 1, 4096),
+    COUNT("spares", spares, 0, 1000000),
+    REAL("days", days, 1e-3, 3650),
+    REAL("node-failure-rate", node_failure_rate, 0, 10),
+    DURATION("ckpt-interval", ckpt_interval_s),
+    DURATION("ckpt-write", ckpt_write_s),
+    DURATION("restart-overhead", restart_overhead_s),
+    REAL("straggler-rate", straggler_rate, 0, 10),
+    REAL("straggler-slowdown", straggler_slowdown, 0.01, 10),
+    DURATION("repair-time", repair_s),
+    DURATION("inspect-time", inspect_s),
+    DURATION("fallback-detect", fallback_detect_s),
+    DURATION("report", report_s),
+    DURATION("tick", tick_s),
+    REAL("base-mfu", base_mfu, 0.001, 1),
+    {"seed", HN_SET_U64, CFG(seed), .lo = 0, .hi = (double)UINT64_MAX},
+    {"policy", HN_SET_ENUM, CFG(policy), .names = hn_sim_policy_names},
+    {"precursors", HN_SET_BOOL, .offset = CFG(precursors)},
+    {"sku", HN_SET_STRING, CFG(sku), .size = SIZE(sku)},
+    {"failures-file", HN_SET_STRING, CFG(failures_file), .size = SIZE(failures_file)},
+};
+
+static const struct hn_settings sim_settings = {sim_rows, HN_ARRAY_LEN(sim_rows),
+                                                HN_SETTINGS_TERSE};
+
+int hn_sim_config_set(struct hn_sim_config *cfg, const char *key, const char *value, char *err,
+                      size_t errsize)
+{
+    return hn_settings_set(&sim_settings, cfg, key, value, err, errsize) == 0 ? 0 : -1;
+}
+
 struct load_ctx {
     struct hn_sim_config *cfg;
     char err[256];
@@ -134,35 +202,22 @@ static int conf_set(const char *key, const char *value, void *ctx)
 
 int hn_cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"scenario", required_argument, NULL, 'S'},
-        {"gpus", required_argument, NULL, 0},
-        {"gpus-per-node", required_argument, NULL, 0},
-        {"nodes-per-rack", required_argument, NULL, 0},
-        {"spares", required_argument, NULL, 0},
-        {"days", required_argument, NULL, 0},
-        {"node-failure-rate", required_argument, NULL, 0},
-        {"ckpt-interval", required_argument, NULL, 0},
-        {"ckpt-write", required_argument, NULL, 0},
-        {"restart-overhead", required_argument, NULL, 0},
-        {"straggler-rate", required_argument, NULL, 0},
-        {"straggler-slowdown", required_argument, NULL, 0},
-        {"repair-time", required_argument, NULL, 0},
-        {"inspect-time", required_argument, NULL, 0},
-        {"fallback-detect", required_argument, NULL, 0},
-        {"report", required_argument, NULL, 0},
-        {"tick", required_argument, NULL, 0},
-        {"base-mfu", required_argument, NULL, 0},
-        {"seed", required_argument, NULL, 0},
-        {"policy", required_argument, NULL, 'p'},
-        {"precursors", required_argument, NULL, 0},
-        {"sku", required_argument, NULL, 0},
-        {"failures-file", required_argument, NULL, 0},
-        {"json", no_argument, NULL, 'j'},
-        {"timeline", no_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    /* --scenario, a flag for each scenario key, then the output flags. */
+    struct option opts[HN_ARRAY_LEN(sim_rows) + 5];
+    size_t n = 0;
+    opts[n++] = (struct option){"scenario", required_argument, NULL, 'S'};
+    size_t keys = n;
+    n = hn_settings_options(&sim_settings, opts, n, HN_ARRAY_LEN(opts) - 4, 0, 0);
+    /* --policy also takes "all", so it is told apart ('p'). The other keys' flags share 0:
+     * getopt_long takes a prefix only they share ("--gp") as the first of them. */
+    for (size_t i = keys; i < n; i++) {
+        if (strcmp(opts[i].name, "policy") == 0)
+            opts[i].val = 'p';
+    }
+    opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
+    opts[n++] = (struct option){"timeline", no_argument, NULL, 't'};
+    opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    opts[n] = (struct option){NULL, 0, NULL, 0};
     struct hn_sim_config cfg;
     hn_sim_config_default(&cfg);
     struct load_ctx l = {&cfg, ""};

@@ -225,6 +225,43 @@ static void test_bad_interval(void **unused)
     assert_true(cfg.interval == 0.05);
 }
 
+/* What a refused setting says (agent/config.c's table): the key, the value, what it wants. */
+static void test_messages(void **unused)
+{
+    (void)unused;
+    static const struct {
+        const char *key, *value, *want;
+    } bad[] = {
+        {"interval", "0", "interval: '0' is not a number of seconds in [0.05, 3600]"},
+        {"push-queue", "1.5", "push-queue: '1.5' is not a number of frames in [1, 100000]"},
+        {"push-queue", "0", "push-queue: '0' is not a number of frames in [1, 100000]"},
+        {"step-socket", "run/x", "step-socket: 'run/x' is not an absolute path (or \"off\")"},
+        {"controller", "ftp://x",
+         "controller: 'ftp://x' is not a URL like http://HOST:PORT (http or https, a host, no "
+         "query)"},
+        {"colour", "blue", "unknown setting 'colour'"},
+    };
+    struct hn_agent_config c;
+    hn_agent_config_defaults(&c);
+    for (size_t i = 0; i < HN_ARRAY_LEN(bad); i++) {
+        char err[512] = "";
+        assert_int_equal(hn_agent_config_set(&c, bad[i].key, bad[i].value, err, sizeof(err)), -1);
+        assert_string_equal(err, bad[i].want);
+    }
+    char err[256], host[300];
+    memset(host, 'h', sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    assert_int_equal(hn_agent_config_set(&c, "hostname", host, err, sizeof(err)), -1);
+    assert_string_equal(err, "hostname: value longer than 255 bytes");
+    assert_int_equal(hn_agent_config_set(&c, "step-socket", "off", err, sizeof(err)), 0);
+    assert_string_equal(c.step_socket, "");
+    assert_int_equal(hn_agent_config_set(&c, "controller", "https://ctl:8080//", err, sizeof(err)),
+                     0);
+    assert_string_equal(c.controller, "https://ctl:8080");
+    assert_int_equal(hn_agent_config_set(&c, "push-queue", "100000", err, sizeof(err)), 0);
+    assert_int_equal(c.push_queue, 100000);
+}
+
 static void test_help(void **unused)
 {
     (void)unused;
@@ -273,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_bad_interval),
+        cmocka_unit_test(test_messages),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_unexpected),
         cmocka_unit_test(test_reparse_after_cluster),

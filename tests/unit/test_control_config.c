@@ -2,7 +2,8 @@
  * test_control_config.c - the controller's rule thresholds as data: the shipped
  * data/rules.csv holds exactly the compiled-in defaults, an operator's rules file sets
  * fleet-wide and per-SKU thresholds (the straggler detector's too), later config lines win,
- * and bad files are refused with the record that is wrong.
+ * bad files are refused with the record that is wrong and change nothing, and the rules'
+ * built-in values are the brain's.
  */
 #include "testutil.h"
 
@@ -124,6 +125,64 @@ static void shipped_rules_are_the_defaults(void **state)
     hn_control_config_fini(&b);
 }
 
+/* The rules' built-in values (common/rules.h, what `houston check` uses when no file sets
+ * one) are the brain's: setting each rule to its default changes nothing. */
+static void rule_defaults_are_the_brains(void **state)
+{
+    (void)state;
+    struct hn_control_config a, b;
+    hn_control_config_defaults(&a);
+    hn_control_config_defaults(&b);
+    for (int i = 0; i < HN_RULE_COUNT; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "%.17g", hn_rule_default(i));
+        set_ok(&b, hn_rule_name(i), v);
+    }
+    assert_memory_equal(&a.brain, &b.brain, sizeof(a.brain));
+    hn_control_config_fini(&a);
+    hn_control_config_fini(&b);
+}
+
+/* A rules file refused at its last row leaves everything as it was, its straggler rows too;
+ * per-SKU rules from files and lines add up. */
+static void rules_files_and_lines(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tu_write_in(path, sizeof(path), tu_tmpdir(), "half.csv",
+                "sku,key,value,source\n"
+                "*,hang-min,30,x\n"
+                "*,straggler-quorum,0.4,x\n"
+                "GB200,retired-pages-limit,48,x\n"
+                "*,hang-k,0,x\n");
+    struct hn_control_config c;
+    hn_control_config_defaults(&c);
+    set_fails(&c, "rules-file", path, "record 5: hang-k: '0' is not a number in [1, 1000]");
+    assert_true(c.brain.hang_min_s == 120);
+    assert_true(c.brain.straggler.quorum == 0.5);
+    assert_int_equal(c.nsku_rules, 0);
+    set_ok(&c, "rule", "GB200 retired-pages-limit 48");
+    set_ok(&c, "rule", "h100 nvlink-crc-per-s 20");
+    set_ok(&c, "rule", "gb200 pcie-replay-per-lane-per-min 0.25");
+    assert_int_equal(c.nsku_rules, 2);
+    assert_string_equal(c.sku_rules[0].sku, "GB200");
+    assert_true(c.sku_rules[0].retired_pages_limit == 48);
+    assert_true(c.sku_rules[0].pcie_replay_per_lane_min == 0.25);
+    assert_true(isnan(c.sku_rules[0].nvlink_crc_per_s_limit));
+    assert_true(c.sku_rules[1].nvlink_crc_per_s_limit == 20);
+    set_ok(&c, "laggard-cycles", "5.9"); /* a count, truncated as it always was */
+    assert_int_equal(c.brain.laggard_cycles, 5);
+    set_ok(&c, "scheduler-timeout", "2.5");
+    assert_int_equal(c.sched_timeout_ms, 2500);
+    set_fails(&c, "scheduler", "pbs", "scheduler: 'pbs' is not one of slurm, dry-run");
+    set_ok(&c, "scheduler", "dry-run");
+    assert_string_equal(c.scheduler, "dry-run");
+    set_ok(&c, "store-sync", "full");
+    assert_int_equal(c.store_full_sync, 1);
+    set_fails(&c, "store-sync", "fast", "store-sync: 'fast' is not normal or full");
+    hn_control_config_fini(&c);
+}
+
 static void operator_rules_file(void **state)
 {
     (void)state;
@@ -191,9 +250,14 @@ static void bad_rules_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(step_trusted_uids),    cmocka_unit_test(retention_and_jobs_max),
-        cmocka_unit_test(straggler_thresholds), cmocka_unit_test(shipped_rules_are_the_defaults),
-        cmocka_unit_test(operator_rules_file),  cmocka_unit_test(bad_rules_files),
+        cmocka_unit_test(step_trusted_uids),
+        cmocka_unit_test(retention_and_jobs_max),
+        cmocka_unit_test(straggler_thresholds),
+        cmocka_unit_test(shipped_rules_are_the_defaults),
+        cmocka_unit_test(operator_rules_file),
+        cmocka_unit_test(bad_rules_files),
+        cmocka_unit_test(rule_defaults_are_the_brains),
+        cmocka_unit_test(rules_files_and_lines),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
