@@ -3,9 +3,7 @@
  * and reactive recovery, its books (kept + lost = wall), determinism, and what each policy
  * buys (stragglers replaced, failures avoided by precursors).
  */
-#include "testutil.h"
-
-#include "brain/brain.h"
+#include "brain_fleet.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -226,10 +224,8 @@ static void one_rank_per_gpu_counts_gpu_hours(void **state)
     hn_sim_run_until(s, 2 * 3600);
     struct hn_sim_result r;
     hn_sim_result(s, &r);
-    struct hn_brain *b = hn_sim_brain(s);
-    int ji = hn_brain_find_job(b, hn_sim_job_id(s));
     struct hn_job_view v;
-    assert_true(ji >= 0 && hn_brain_job_view(b, (size_t)ji, &v) == 0);
+    job_view(hn_sim_brain(s), hn_sim_job_id(s), &v);
     double job_gpus = r.job_gpu_h * 3600 / r.wall_s;
     printf("ranks %u of %.0f GPUs; detected %u, drains %u (false %u); straggler GPU-hours: "
            "brain %.2f, simulator %.2f\n",
