@@ -297,7 +297,7 @@ static void hang_needs_its_agents_heard(void **state)
         job_view(b, "u1", &v);
         assert_string_equal(v.state, "running");
         assert_int_equal(v.l.interruptions, 0);
-        assert_true(fabs(v.no_progress_s - 602) < 1e-9);
+        assert_near(v.no_progress_s, 602, 1e-9);
         assert_true(v.hang_limit_s == 120);
         /* Back: both agents send what they collected since, a frame every 2 s of their time,
          * 20 frames a second of the controller's, ticks in between. */
@@ -409,8 +409,8 @@ static void hung_job_that_ends_keeps_its_hang(void **state)
     assert_int_equal(wait_as(b, "hx", t + 200, 3600, NULL, NULL), 0);
     job_view(b, "hx", &v);
     /* Charged when it steps again or ends; shown so far meanwhile (to the last tick). */
-    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (hang + t + 3800 - interrupted)) < 1e-6);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_HANG] - v.l.lost_s[HN_LOSS_HANG] * 8 / 3600) < 1e-9);
+    assert_near(v.l.lost_s[HN_LOSS_HANG], hang + t + 3800 - interrupted, 1e-6);
+    assert_near(v.lost_gpu_h[HN_LOSS_HANG], v.l.lost_s[HN_LOSS_HANG] * 8 / 3600, 1e-9);
     assert_true(ledger_of(b, "hx")->lost_s[HN_LOSS_HANG] == hang); /* the ledger: not yet */
     double productive = v.l.productive_s;
     /* Cancelled: the next poll lists it no more. */
@@ -419,9 +419,10 @@ static void hung_job_that_ends_keeps_its_hang(void **state)
     hn_brain_tick(b, t + 3900);
     job_view(b, "hx", &v);
     assert_string_equal(v.state, "ended");
-    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (hang + t + 3800 - interrupted)) < 1e-6);
-    assert_true(fabs(v.wall_s - (t + 3800 - v.l.first_seen)) < 1e-6);
-    assert_true(fabs(v.ettr - productive / v.wall_s) < 1e-9 && v.ettr < 0.02);
+    assert_near(v.l.lost_s[HN_LOSS_HANG], hang + t + 3800 - interrupted, 1e-6);
+    assert_near(v.wall_s, t + 3800 - v.l.first_seen, 1e-6);
+    assert_near(v.ettr, productive / v.wall_s, 1e-9);
+    assert_true(v.ettr < 0.02);
     /* The same after a controller restart (the ledger saved and restored). */
     struct hn_job_ledger l = *hn_brain_job_ledger(b, (size_t)hn_brain_find_job(b, "hx"));
     hn_brain_free(b);
@@ -692,7 +693,7 @@ static void declared_pause_is_allowed_up_to_pause_max(void **state)
     assert_int_equal(wait_without_progress(b, "d1", t, 1000, 1), 0);
     job_view(b, "d1", &v);
     assert_string_equal(v.state, "running");
-    assert_true(fabs(v.pause_s - 1001) < 1e-9);
+    assert_near(v.pause_s, 1001, 1e-9);
     /* Back: the pause is over, and not learned (the next save will be announced too): the
      * limit between saves is its steps' own again. */
     t = run_steps(b, "d1", t + 1006, 21, 30);
@@ -761,7 +762,8 @@ static void pause_notices_that_do_not_last(void **state)
     assert_int_equal(hn_brain_step(b, t + 5, 1, &p), 0);
     t = run_steps(b, "f2", t + 10, 21, 21);
     job_view(b, "f2", &v);
-    assert_true(v.pause != NULL && v.pause_step == 21 && fabs(v.pause_s - 11) < 1e-9);
+    assert_true(v.pause != NULL && v.pause_step == 21);
+    assert_near(v.pause_s, 11, 1e-9);
     hn_brain_free(b);
 
     /* Restored at step 500: a notice for step 300 (a run restarted from a checkpoint while the
@@ -912,7 +914,7 @@ static void job_that_ends_is_not_a_hang(void **state)
     job_view(b, "e1", &v);
     assert_string_equal(v.state, "ended");
     assert_true(v.l.ended);
-    assert_true(fabs(v.wall_s - 20) < 1e-9); /* frozen at its last report */
+    assert_near(v.wall_s, 20, 1e-9); /* frozen at its last report */
     hn_brain_free(b);
 }
 

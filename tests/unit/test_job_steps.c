@@ -43,8 +43,8 @@ static void late_report_of_the_run_before_a_restart_is_dropped(void **state)
     assert_int_equal(v.l.interruptions, 1);
     assert_int_equal((int)v.l.step, 40);
     /* 40 steps of 1 s kept; the ten redone (21..30) and the restart's wait lost. */
-    assert_true(fabs(v.l.productive_s - 40) < 1e-6);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_OTHER] - (10 + 35 - 30)) < 1e-6);
+    assert_near(v.l.productive_s, 40, 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_OTHER], 10 + 35 - 30, 1e-6);
     hn_brain_free(b);
 }
 
@@ -366,7 +366,7 @@ static void normal_jobs_are_unaffected(void **state)
     assert_int_equal(v.l.ranks, 16);
     assert_int_equal(v.nodes, 4);
     assert_int_equal((int)v.l.step, 100);
-    assert_true(fabs(v.l.productive_s - 100) < 1e-6);
+    assert_near(v.l.productive_s, 100, 1e-6);
     assert_int_equal(find_output(b, HN_OUT_FINDING, NULL, NULL), 0);
     /* A ledger restored with more ranks than the cap keeps them. */
     struct hn_job_ledger l = {.id = "old", .ranks = 512, .first_seen = 1, .last_report = 2};
@@ -429,7 +429,7 @@ static void requeued_smaller_job_finds_its_straggler(void **state)
     assert_true(found > 0);
     /* The restart's loss was the 16-rank run's: charged at 16 GPUs. */
     assert_true(v.l.lost_s[HN_LOSS_OTHER] > 0);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] - v.l.lost_s[HN_LOSS_OTHER] * 16 / 3600) < 1e-9);
+    assert_near(v.lost_gpu_h[HN_LOSS_OTHER], v.l.lost_s[HN_LOSS_OTHER] * 16 / 3600, 1e-9);
     hn_brain_free(b);
 }
 
@@ -578,7 +578,7 @@ static void late_old_run_report_after_the_shed_is_dropped(void **state)
                   "interruptions=%u\n",
                   v.l.ranks, (unsigned long long)v.l.step, v.state, hangs, v.l.interruptions);
     assert_int_equal(hangs, 0);
-    assert_true(fabs(v.l.productive_s - 520) < 2);
+    assert_near(v.l.productive_s, 520, 2);
     hn_brain_free(b);
 }
 
@@ -691,7 +691,7 @@ static void het_world_report_stamped_before_run_from_is_kept(void **state)
     assert_int_equal(hn_brain_job_rank(b, (size_t)hn_brain_find_job(b, "H"), 8, &node, &gpu, &secs),
                      0);
     print_message("rank 8 last secs %.2f (1.37 if kept)\n", secs);
-    assert_true(fabs(secs - 1.37) < 1e-9);
+    assert_near(secs, 1.37, 1e-9);
     hn_brain_free(b);
 }
 
@@ -718,7 +718,7 @@ static void het_run_interrupted_early_charges_all_its_ranks(void **state)
     job_view(b, "H", &v);
     double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
     print_message("ranks=%u loss %.1f s %.1f GPU-s (x%.2f)\n", v.l.ranks, l2, g2, g2 / l2);
-    assert_true(fabs(g2 - l2 * 12) < 1e-6);
+    assert_near(g2, l2 * 12, 1e-6);
     hn_brain_free(b);
 }
 
@@ -804,7 +804,7 @@ static void dropped_report_does_not_regrow_a_waiting_job(void **state)
     job_view(b, "W", &v);
     double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
     print_message("the wait after the restore: %.1f s, %.1f GPU-s (x%.2f)\n", l2, g2, g2 / l2);
-    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    assert_near(g2, l2 * 4, 1e-6);
     hn_brain_free(b);
 }
 

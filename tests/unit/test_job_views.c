@@ -25,7 +25,7 @@ static void restored_job_restarted_from_an_earlier_checkpoint(void **state)
     run_steps(b, "rs", t, 481, 510);
     job_view(b, "rs", &v);
     assert_int_equal((int)v.l.step, 510);
-    assert_true(fabs(v.l.productive_s - 1010) < 1e-9);
+    assert_near(v.l.productive_s, 1010, 1e-9);
     /* and a stop is a hang */
     assert_int_equal(wait_without_progress(b, "rs", t + 60, 130, 1), 1);
     hn_brain_free(b);
@@ -61,8 +61,8 @@ static void restored_job_interrupted_before_it_reports_loses_its_redo(void **sta
         assert_string_equal(v.state, "running");
         assert_int_equal((int)v.l.step, 500);
         /* 500 steps of kept progress: 990 s, and the hang has the redo and the wait. */
-        assert_true(fabs(v.l.productive_s - 990) < 1e-6);
-        assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (400 + 4100 - 2 - 1000)) < 1e-6);
+        assert_near(v.l.productive_s, 990, 1e-6);
+        assert_near(v.l.lost_s[HN_LOSS_HANG], 400 + 4100 - 2 - 1000, 1e-6);
         hn_brain_free(b);
     }
 }
@@ -118,7 +118,8 @@ static void unlisted_job_ends_when_silent(void **state)
     hn_brain_tick(b, last + 3600);
     job_view(b, "u", &v);
     assert_string_equal(v.state, "ended");
-    assert_true(v.l.last_report == last && fabs(v.wall_s - (last - v.l.first_seen)) < 1e-9);
+    assert_true(v.l.last_report == last);
+    assert_near(v.wall_s, last - v.l.first_seen, 1e-9);
     double ettr = v.ettr;
     assert_true(ettr > 0.9);
     /* Back: it runs on, the silence in its wall time. */
@@ -143,7 +144,7 @@ static void unlisted_job_ends_when_silent(void **state)
     hn_brain_tick(b, t + 3000);
     job_view(b, "w", &v);
     assert_string_equal(v.state, "ended");
-    assert_true(fabs(v.wall_s - (t - 2 - v.l.first_seen)) < 1e-9);
+    assert_near(v.wall_s, t - 2 - v.l.first_seen, 1e-9);
     hn_brain_free(b);
 }
 
@@ -306,7 +307,7 @@ static void memory_stays_flat_over_a_long_job(void **state)
     job_view(b, "long", &v);
     assert_true(v.nseries <= 512 && v.nseries >= 256);
     assert_true(v.series[v.nseries - 1].time > 6 * 86400);
-    assert_true(fabs(v.ettr - 1) < 1e-6);
+    assert_near(v.ettr, 1, 1e-6);
     hn_brain_free(b);
 }
 
@@ -328,7 +329,7 @@ static void restore_and_bad_reports(void **state)
     struct hn_job_view v;
     job_view(b, "old", &v);
     assert_string_equal(v.state, "ended");
-    assert_true(fabs(v.ettr - 0.9) < 1e-9);
+    assert_near(v.ettr, 0.9, 1e-9);
     struct hn_step_in in = report("", 0, 1, 1, 1.0);
     assert_int_equal(hn_brain_step(b, 1, 0, &in), -EINVAL);
     in = report("x", 0, 1, 1, NAN);

@@ -23,8 +23,8 @@ static void ledger_counts_failure_and_restart(void **state)
     assert_int_equal((int)v.l.step, 100);
     assert_int_equal((int)v.l.checkpoint, 50);
     assert_string_equal(v.state, "running");
-    assert_true(fabs(v.l.productive_s - 100) < 1e-6);
-    assert_true(fabs(v.step_seconds - 1) < 1e-9);
+    assert_near(v.l.productive_s, 100, 1e-6);
+    assert_near(v.step_seconds, 1, 1e-9);
 
     /* Xid 79 on n2 at t=1100: drained, the job requeued, the 50 s since the checkpoint lost. */
     (void)find_output(b, HN_OUT_FINDING, NULL, NULL);
@@ -34,8 +34,8 @@ static void ledger_counts_failure_and_restart(void **state)
     job_view(b, "77", &v);
     assert_string_equal(v.state, "restarting");
     assert_int_equal(v.l.interruptions, 1);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - 50) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 50) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 50, 1e-6);
+    assert_near(v.l.productive_s, 50, 1e-6);
 
     /* The job comes back 120 s later on n1 and n3 from step 51: the wait is lost too. */
     hn_brain_add_node(b, "n3", "r1", "H100", 4, HN_NODE_READY);
@@ -47,12 +47,11 @@ static void ledger_counts_failure_and_restart(void **state)
     job_view(b, "77", &v);
     assert_string_equal(v.state, "running");
     /* Lost: 50 s of recomputation, and 1099..1220 minus the new step's own second. */
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + (t - 1.0 - 1099))) < 1e-6);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] - v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600) <
-                1e-9);
-    assert_true(fabs(v.l.productive_s - 51) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 50 + (t - 1.0 - 1099), 1e-6);
+    assert_near(v.lost_gpu_h[HN_LOSS_FAILURE], v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600, 1e-9);
+    assert_near(v.l.productive_s, 51, 1e-6);
     double wall = t - (1000 - 1.0);
-    assert_true(fabs(v.ettr - 51 / wall) < 1e-9);
+    assert_near(v.ettr, 51 / wall, 1e-9);
     hn_brain_free(b);
 }
 
@@ -92,24 +91,24 @@ static void restart_loses_what_the_next_run_redoes(void **state)
     const double wait = 1360 - 1.0 - 1299;
     /* No checkpoint reported, back from step 251: 50 steps redone (was: all 300 s lost). */
     struct hn_job_view v = restart_from("a", -1, 251);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + wait)) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 251) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 50 + wait, 1e-6);
+    assert_near(v.l.productive_s, 251, 1e-6);
     /* Checkpoint 250 reported, back from 251: the same, as before. */
     v = restart_from("b", 250, 251);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (50 + wait)) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 50 + wait, 1e-6);
     /* Checkpoint 250 reported, but back from 151 (an older one): 150 steps redone. */
     v = restart_from("c", 250, 151);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (150 + wait)) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 151) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 150 + wait, 1e-6);
+    assert_near(v.l.productive_s, 151, 1e-6);
     /* No checkpoint, back from step 1: everything. */
     v = restart_from("d", -1, 1);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (300 + wait)) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 1) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 300 + wait, 1e-6);
+    assert_near(v.l.productive_s, 1, 1e-6);
     /* Back from step 311: steps 301-310 were done after the last report houston saw (lost
      * with the node) and kept; 10 s of the wait were theirs, and nothing is redone. */
     v = restart_from("e", 250, 311);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (wait - 10)) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 311) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], wait - 10, 1e-6);
+    assert_near(v.l.productive_s, 311, 1e-6);
 }
 
 /* While a job is down (requeued, waiting for its next run) it does no model FLOPs: its MFU
@@ -135,7 +134,7 @@ static void mfu_history_while_down_is_not_the_last_runs(void **state)
     struct hn_job_view v;
     job_view(b, "m2", &v);
     assert_string_equal(v.state, "restarting");
-    assert_true(fabs(v.mfu - 0.5) < 1e-3); /* the view keeps the last run's */
+    assert_near(v.mfu, 0.5, 1e-3); /* the view keeps the last run's */
     size_t before = 0, during = 0;
     for (size_t i = 0; i < v.nseries; i++) {
         if (v.series[i].time <= down)
@@ -168,7 +167,7 @@ static void requeued_job_on_another_sku_takes_its_peak(void **state)
     }
     struct hn_job_view v;
     job_view(b, "j1", &v);
-    assert_true(fabs(v.mfu - 0.5) < 1e-6);
+    assert_near(v.mfu, 0.5, 1e-6);
     /* Restarted from step 1 on the B200 node: 562.5 TFLOP/s is a quarter of its 2250. */
     now += 120;
     for (uint64_t s = 1; s <= 50; s++, now += 1) {
@@ -178,7 +177,7 @@ static void requeued_job_on_another_sku_takes_its_peak(void **state)
     }
     job_view(b, "j1", &v);
     assert_int_equal(v.l.interruptions, 1);
-    assert_true(fabs(v.mfu - 0.25) < 1e-6);
+    assert_near(v.mfu, 0.25, 1e-6);
     /* A job across both: each rank at half its own GPU's peak is MFU 0.5 (against the first
      * report's H100 alone, the B200 ranks' 1125 TFLOP/s would make it 0.82). */
     for (uint64_t s = 1; s <= 50; s++, now += 1) {
@@ -189,7 +188,7 @@ static void requeued_job_on_another_sku_takes_its_peak(void **state)
         }
     }
     job_view(b, "j2", &v);
-    assert_true(fabs(v.mfu - 0.5) < 1e-6);
+    assert_near(v.mfu, 0.5, 1e-6);
     hn_brain_free(b);
 }
 
@@ -208,12 +207,12 @@ static void mfu_from_reported_tflops_and_from_flops_per_token(void **state)
     }
     struct hn_job_view v;
     job_view(b, "j1", &v);
-    assert_true(fabs(v.mfu - 0.5) < 1e-6);
+    assert_near(v.mfu, 0.5, 1e-6);
     assert_true(v.nseries >= 1);
     job_view(b, "j2", &v);
-    assert_true(fabs(v.tokens_per_s - 4096) < 1e-6);
-    assert_true(fabs(v.mfu - 4096 * 6 * 8e9 / 989.4e12) < 1e-6);
-    assert_true(fabs(v.effective_mfu - v.mfu * v.ettr) < 1e-12);
+    assert_near(v.tokens_per_s, 4096, 1e-6);
+    assert_near(v.mfu, 4096 * 6 * 8e9 / 989.4e12, 1e-6);
+    assert_near(v.effective_mfu, v.mfu * v.ettr, 1e-12);
     hn_brain_free(b);
 }
 
@@ -342,7 +341,7 @@ static void restored_wait_keeps_the_interrupted_runs_size(void **state)
     job_view(again, "gw", &v);
     print_message("wait charged: %.0f GPU-s, %.0f after a restart\n", before,
                   v.l.lost_gpu_s[HN_LOSS_FAILURE]);
-    assert_true(fabs(v.l.lost_gpu_s[HN_LOSS_FAILURE] - before) < 1e-6);
+    assert_near(v.l.lost_gpu_s[HN_LOSS_FAILURE], before, 1e-6);
     hn_brain_free(again);
     hn_brain_free(b);
 }
@@ -547,7 +546,7 @@ static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
     for (int c = 0; c < HN_LOSS_NCAUSES; c++)
         lost += v.l.lost_s[c];
     assert_true(v.l.lost_s[HN_LOSS_STRAGGLER] == strag);
-    assert_true(fabs(lost - (last - at_ckpt)) < 1e-6); /* every second since the checkpoint */
+    assert_near(lost, last - at_ckpt, 1e-6); /* every second since the checkpoint */
     /* Its next run starts where it stopped (a checkpoint at 260 it had not reported): almost
      * nothing was lost after all. The kept steps are productive again; their straggler share
      * stays the straggler's, and the failure gives back the rest, never going below 0 (before,
@@ -593,7 +592,7 @@ static void straggler_share_of_lost_work_is_not_charged_twice(void **state)
     assert_true(before > 10 && share > 15 && share < 20);
     hn_brain_xid(b, t, 0, 0, 79);
     job_view(b, "sk", &v);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (60 * 1.27 - share)) < 0.5);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 60 * 1.27 - share, 0.5);
     hn_brain_free(b);
 }
 
@@ -608,8 +607,8 @@ static void restart_without_houston_is_other(void **state)
     struct hn_job_view v;
     job_view(b, "r1", &v);
     assert_int_equal(v.l.interruptions, 1);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_OTHER] - (10 + (70 - 1 - 30))) < 1e-6);
-    assert_true(fabs(v.l.productive_s - 21) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_OTHER], 10 + (70 - 1 - 30), 1e-6);
+    assert_near(v.l.productive_s, 21, 1e-6);
     hn_brain_free(b);
 }
 
@@ -664,10 +663,10 @@ static void give_back_after_a_bigger_requeue_uses_the_charge_ranks(void **state)
     print_message("lost_s=%.1f ranks=%u lost_gpu_s=%.1f\n", v.l.lost_s[HN_LOSS_FAILURE], v.l.ranks,
                   v.lost_gpu_h[HN_LOSS_FAILURE] * 3600);
     assert_int_equal(v.l.ranks, 8);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - 60) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], 60, 1e-6);
     assert_true(v.lost_gpu_h[HN_LOSS_FAILURE] >= 0);
     /* The interrupted run's size, as requeued_smaller_job_finds_its_straggler has it. */
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] * 3600 - 60 * 4) < 1e-6);
+    assert_near(v.lost_gpu_h[HN_LOSS_FAILURE] * 3600, 60 * 4, 1e-6);
     hn_brain_free(b);
 }
 
@@ -691,7 +690,7 @@ static void restart_without_houston_bigger_charges_the_old_run(void **state)
     assert_int_equal(v.l.interruptions, 1);
     assert_int_equal(v.l.ranks, 8);
     assert_true(v.l.lost_s[HN_LOSS_OTHER] > 100);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_OTHER] * 3600 - v.l.lost_s[HN_LOSS_OTHER] * 4) < 1e-6);
+    assert_near(v.lost_gpu_h[HN_LOSS_OTHER] * 3600, v.l.lost_s[HN_LOSS_OTHER] * 4, 1e-6);
     hn_brain_free(b);
 }
 
@@ -735,7 +734,7 @@ static void run_interrupted_before_its_first_row_charges_its_own_size(void **sta
     double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.lost_gpu_h[HN_LOSS_FAILURE] * 3600 - g1;
     print_message("the 4-rank run's loss: %.1f s, %.1f GPU-s (x%.2f)\n", l2, g2, g2 / l2);
     assert_int_equal(v.l.interruptions, 2);
-    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    assert_near(g2, l2 * 4, 1e-6);
     hn_brain_free(b);
 }
 
@@ -764,7 +763,7 @@ static void restored_wait_of_a_run_interrupted_before_its_first_row(void **state
     double l2 = v.l.lost_s[HN_LOSS_FAILURE] - l1, g2 = v.l.lost_gpu_s[HN_LOSS_FAILURE] - g1;
     print_message("saved ranks=%u; the wait after the restore: %.1f s, %.1f GPU-s (x%.2f)\n",
                   v.l.ranks, l2, g2, g2 / l2);
-    assert_true(fabs(g2 - l2 * 4) < 1e-6);
+    assert_near(g2, l2 * 4, 1e-6);
     hn_brain_free(b);
 }
 

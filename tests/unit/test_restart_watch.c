@@ -30,8 +30,7 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     job_view(b, "rq", &v);
     assert_string_equal(v.state, "restarting");
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_FAILURE] - v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600) <
-                1e-9);
+    assert_near(v.lost_gpu_h[HN_LOSS_FAILURE], v.l.lost_s[HN_LOSS_FAILURE] * 8 / 3600, 1e-9);
     /* Its limit is the restart's (hang-pause-max), not its running rhythm's 120 s. */
     assert_true(v.hang_limit_s == 2700);
     t += 3600;
@@ -53,8 +52,8 @@ static void requeued_job_is_watched_until_it_steps(void **state)
      * more; the hang's from that start to now (the last tick, t + 2,720), charged for good
      * with the next run's first step, or when the job ends. */
     assert_true(v.l.lost_s[HN_LOSS_FAILURE] > 3600 && v.l.lost_s[HN_LOSS_FAILURE] < 3640);
-    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - 2710) < 1e-6);
-    assert_true(fabs(v.lost_gpu_h[HN_LOSS_HANG] - 2710.0 * 8 / 3600) < 1e-9);
+    assert_near(v.l.lost_s[HN_LOSS_HANG], 2710, 1e-6);
+    assert_near(v.lost_gpu_h[HN_LOSS_HANG], 2710.0 * 8 / 3600, 1e-9);
     /* The next run steps from 21 at t + 3000: the 2,990 s since that start are the hang's. */
     double back = t + 3000;
     for (int r = 0; r < 8; r++) {
@@ -63,7 +62,7 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     }
     job_view(b, "rq", &v);
     assert_string_equal(v.state, "running");
-    assert_true(fabs(v.l.lost_s[HN_LOSS_HANG] - (back - 2.0 - (t + 10))) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_HANG], back - 2.0 - (t + 10), 1e-6);
     hn_brain_free(b);
 
     /* Cancelled while it waited: the next poll does not list it, and it has ended. */
@@ -82,12 +81,12 @@ static void requeued_job_is_watched_until_it_steps(void **state)
     /* Its wait, from its last progress to the last poll that listed it (t + 600), is the
      * failure's; so is its wall time up to then. */
     double wall = v.wall_s;
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (failed + t + 600 - stopped)) < 1e-6);
-    assert_true(fabs(wall - (t + 600 - v.l.first_seen)) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], failed + t + 600 - stopped, 1e-6);
+    assert_near(wall, t + 600 - v.l.first_seen, 1e-6);
     hn_brain_tick(b, t + 100000);
     job_view(b, "cx", &v);
     assert_true(v.wall_s == wall); /* it no longer grows */
-    assert_true(fabs(v.l.lost_s[HN_LOSS_FAILURE] - (failed + t + 600 - stopped)) < 1e-6);
+    assert_near(v.l.lost_s[HN_LOSS_FAILURE], failed + t + 600 - stopped, 1e-6);
     hn_brain_free(b);
 
     /* Suspended for an hour (listed, not running): no hang; running again, the clock starts
@@ -403,8 +402,9 @@ static void refused_requeue_is_reported(void **state)
     assert_int_equal((int)v2.l.step, 30);
     assert_int_equal(v2.l.interruptions, 1);
     /* Lost: from its last progress (t - 2) to its first step after the refusal (t + 30). */
-    assert_true(fabs(v2.l.lost_s[HN_LOSS_FAILURE] - 32) < 1e-6 && failure == 0);
-    assert_true(fabs(v2.l.productive_s - (productive + 20)) < 1e-6);
+    assert_near(v2.l.lost_s[HN_LOSS_FAILURE], 32, 1e-6);
+    assert_true(failure == 0);
+    assert_near(v2.l.productive_s, productive + 20, 1e-6);
     hn_brain_free(b);
 }
 
@@ -621,7 +621,7 @@ static void restart_that_hung_at_start_is_measured_whole_after_a_restore(void **
         struct hn_job_view v;
         job_view(each[k], "hs", &v);
         assert_string_equal(v.state, "running");
-        assert_true(fabs(v.l.restart_s - 3198) < 1e-6);
+        assert_near(v.l.restart_s, 3198, 1e-6);
         hn_brain_free(each[k]);
     }
 }
@@ -672,7 +672,7 @@ static void refused_requeue_job_requeued_by_hand_measures_its_restart_from_then(
         struct hn_job_view v;
         job_view(each[k], "rh", &v);
         assert_string_equal(v.state, "running");
-        assert_true(fabs(v.l.restart_s - 98) < 1e-6);
+        assert_near(v.l.restart_s, 98, 1e-6);
         hn_brain_free(each[k]);
     }
 }

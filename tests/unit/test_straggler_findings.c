@@ -44,7 +44,7 @@ static struct hn_out phase_straggler(int spike)
     job_view(b, "ph", &v);
     if (spike < 0) {
         assert_string_equal(v.straggler_phase, "backward");
-        assert_true(fabs(v.straggler_phase_excess - 0.2) < 1e-6);
+        assert_near(v.straggler_phase_excess, 0.2, 1e-6);
     }
     hn_brain_free(b);
     return found;

@@ -319,12 +319,12 @@ static void straggler_policy_weighs_the_jobs_own_restarts(void **state)
     assert_non_null(strstr(plan, ", a restart costs 60 s"));
     const double once[] = {1500};
     straggler_after_restarts("r1", once, 1, plan, sizeof(plan), &took);
-    assert_true(fabs(took - 1499) < 1e-6);
+    assert_near(took, 1499, 1e-6);
     assert_non_null(strstr(plan, "keep n3: the slowdown wastes "));
     assert_non_null(strstr(plan, ", less than a restart (1499 s, measured)"));
     const double thrice[] = {1500, 100, 200};
     straggler_after_restarts("r3", thrice, 3, plan, sizeof(plan), &took);
-    assert_true(fabs(took - 199) < 1e-6);
+    assert_near(took, 199, 1e-6);
     assert_non_null(strstr(plan, "drain n3 at the next checkpoint"));
     assert_non_null(strstr(plan, ", a restart costs 199 s, median of its last 3"));
 }
@@ -378,7 +378,7 @@ static void straggler_plan_with_measured_restarts_is_whole(void **state)
         job_view(b, "lp", &v);
     }
     assert_int_equal(v.straggler_rank, 9);
-    assert_true(fabs(v.l.restart_s - 2001) < 1e-6);
+    assert_near(v.l.restart_s, 2001, 1e-6);
     assert_non_null(strstr(v.plan, "drain ccc"));
     assert_non_null(strstr(v.plan, " s more for 1 other job there"));
     static const char end[] = "; the job has reported no checkpoint yet (ckpt=)";
