@@ -9,8 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26917}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27101}
+. "$here/lib/ports.sh"
+hn_ports check_drain || exit 1
 work=$(mktemp -d /tmp/houston-drain.XXXXXX)
 trap 'slurm_cluster_stop "$work/slurm"; rm -rf "$work"' EXIT
 mkdir -p "$work/slurm"

@@ -11,8 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26957}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27151}
+. "$here/lib/ports.sh"
+hn_ports control || exit 1
 . "$here/lib/control.sh"
 control_cluster control
 

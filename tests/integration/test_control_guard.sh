@@ -9,10 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26977}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27171}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18081}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19420}
+. "$here/lib/ports.sh"
+hn_ports control_guard || exit 1
 . "$here/lib/control.sh"
 control_cluster guard
 

@@ -11,10 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq python3
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27717}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27811}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18089}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19470}
+. "$here/lib/ports.sh"
+hn_ports control_hetjob || exit 1
 . "$here/lib/control.sh"
 control_cluster hetjob
 

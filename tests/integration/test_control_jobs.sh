@@ -16,10 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq python3 setpriv
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27017}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27211}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18083}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19440}
+. "$here/lib/ports.sh"
+hn_ports control_jobs || exit 1
 export HN_SOURCE_DIR
 . "$here/lib/control.sh"
 control_cluster jobs

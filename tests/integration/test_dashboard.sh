@@ -33,10 +33,8 @@ if ! bash "$HN_SOURCE_DIR/scripts/web-deps.sh"; then
 fi
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27311}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27411}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18087}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19460}
+. "$here/lib/ports.sh"
+hn_ports dashboard || exit 1
 export HN_SOURCE_DIR
 . "$here/lib/control.sh"
 control_cluster dashboard

@@ -12,7 +12,8 @@
 # and one `slurmd -N NAME` per node on 127.0.0.1, auth/none (no munge), everything (state,
 # spool, logs, pid files) under DIR. It must run as root because SlurmUser is root.
 #
-# Ports (override through the environment so that parallel suites do not collide):
+# Ports (override through the environment so that parallel suites do not collide; each test's
+# are in lib/ports.sh):
 #   HN_SLURM_PORT_BASE       slurmctld port; slurmd's default port is this + 1 (26817/26818)
 #   HN_SLURM_NODE_PORT_BASE  port of the first node; node i listens on base + i - 1 (27001...)
 #   HN_SLURM_START_TIMEOUT   seconds to wait until every node is idle (30)
