@@ -8,7 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 need curl
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-PORT=${HN_TEST_AGENT_PORT2:-19404}
+. "$here/lib/ports.sh"
+hn_ports agent || exit 1
+PORT=$HN_TEST_AGENT_PORT2
 work=$(mktemp -d /tmp/houston-agent.XXXXXX)
 trap 'hn_cleanup; rm -rf "$work"' EXIT
 url=http://127.0.0.1:$PORT

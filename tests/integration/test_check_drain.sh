@@ -9,8 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26917}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27101}
+. "$here/lib/ports.sh"
+hn_ports check_drain || exit 1
 work=$(mktemp -d /tmp/houston-drain.XXXXXX)
 trap 'slurm_cluster_stop "$work/slurm"; rm -rf "$work"' EXIT
 mkdir -p "$work/slurm"
@@ -18,9 +18,6 @@ slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || {
     echo "FAIL: the Slurm cluster did not start"
     exit 1
 }
-
-state_of() { sinfo -h -N -n "$1" -o '%T' | head -n1; }
-reason_of() { sinfo -h -N -n "$1" -o '%E' | head -n1; }
 
 # run_check NODE KMSG [STATE]: houston check --drain for NODE with its own kernel log and fake
 # NVML state; prints the reason line, returns the exit status.
@@ -38,44 +35,44 @@ say "healthy node n1"
 out=$(run_check n1 "$work/healthy.log")
 check_eq "healthy check exits 0" 0 $?
 check_eq "healthy check prints nothing" "" "$out"
-check_eq "n1 stays idle" idle "$(state_of n1)"
+check_eq "n1 stays idle" idle "$(slurm_state n1)"
 
 say "fatal Xid 79 on n2"
 out=$(run_check n2 "$work/xid79.log")
 check_eq "unhealthy check exits 1" 1 $?
 check "reason names Xid 79" grep -q '^houston: xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS)' <<<"$out"
-check "n2 is drained in Slurm" wait_for 10 bash -c "sinfo -h -N -n n2 -o %T | grep -q drain"
-reason=$(reason_of n2)
+check "n2 is drained in Slurm" wait_for 10 slurm_drained n2
+reason=$(slurm_reason n2)
 check "Slurm's reason starts with houston: and names the Xid" grep -q '^houston: xid 79' <<<"$reason"
-check_eq "n1 untouched" idle "$(state_of n1)"
+check_eq "n1 untouched" idle "$(slurm_state n1)"
 
 say "n2 healthy again: houston resumes the drain it set"
 out=$(run_check n2 "$work/healthy.log")
 check_eq "check exits 0" 0 $?
-check "n2 is resumed" wait_for 10 bash -c "[ \"\$(sinfo -h -N -n n2 -o %T | head -n1)\" = idle ]"
+check "n2 is resumed" wait_for 10 slurm_state_is n2 idle
 
 say "operator drain on n3 is left alone"
 scontrol update NodeName=n3 State=DRAIN Reason="maintenance by ops"
 out=$(run_check n3 "$work/healthy.log")
 check_eq "check exits 0" 0 $?
 sleep 1
-check "n3 still drained" bash -c "sinfo -h -N -n n3 -o %T | grep -q drain"
-check_eq "operator's reason kept" "maintenance by ops" "$(reason_of n3)"
+check "n3 still drained" slurm_drained n3
+check_eq "operator's reason kept" "maintenance by ops" "$(slurm_reason n3)"
 
 say "n3, drained by an operator, then develops a fault: the operator's reason stays"
 out=$(run_check n3 "$work/xid79.log")
 check_eq "check exits 1" 1 $?
-check_eq "operator's reason not replaced" "maintenance by ops" "$(reason_of n3)"
+check_eq "operator's reason not replaced" "maintenance by ops" "$(slurm_reason n3)"
 out=$(run_check n3 "$work/healthy.log")
 check_eq "the healthy run exits 0" 0 $?
-check "and a healthy run still does not resume it" bash -c "sinfo -h -N -n n3 -o %T | grep -q drain"
+check "and a healthy run still does not resume it" slurm_drained n3
 
 say "GPU 3 of n4 falls off the bus (fake NVML)"
 echo "gpu 3 lost" >"$work/n4.state"
 out=$(run_check n4 "$work/healthy.log" "$work/n4.state")
 check_eq "check exits 1" 1 $?
 check "reason names the lost GPU" grep -q '^houston: GPU 3 .* is lost' <<<"$out"
-check "n4 is drained" wait_for 10 bash -c "sinfo -h -N -n n4 -o %T | grep -q drain"
+check "n4 is drained" wait_for 10 slurm_drained n4
 
 say "a hung scontrol does not hang the check"
 printf '#!/bin/sh\nsleep 60\n' >"$work/scontrol-hang"

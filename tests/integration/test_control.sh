@@ -11,8 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26957}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27151}
+. "$here/lib/ports.sh"
+hn_ports control || exit 1
 . "$here/lib/control.sh"
 control_cluster control
 
@@ -24,8 +24,8 @@ fleet_up
 check "operators put the nodes in service" wait_for 5 node_state_is n4 ready
 
 say "a 2-node job on n1,n2"
-job=$(sbatch --parsable -N2 -w n1,n2 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job running" wait_for 20 bash -c "squeue -h -j $job -o %T | grep -q RUNNING"
+job=$(sbatch_sleep -N2 -w n1,n2)
+check "job running" wait_for 20 slurm_job_running "$job"
 # No step reports: only the poll tells houston that the job runs on n1 (and must be requeued).
 check "the controller's squeue poll has seen it" sched_polled
 
@@ -47,8 +47,7 @@ check "n1 drained in Slurm" wait_for 20 slurm_drained n1
 t1=$(date +%s.%N)
 say "time from injection to drain: $(echo "$t1 - $t0" | bc -l | cut -c1-5) s (goal < 2 s)"
 check "Slurm reason names the Xid" grep -q '^houston: xid 79' <<<"$(slurm_reason n1)"
-check "job requeued" wait_for 20 bash -c \
-    "scontrol show job $job | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "job requeued" wait_for 20 slurm_job_requeued "$job"
 check_eq "n1 draining or quarantined in houston" 1 \
     "$(node_state n1 | grep -cE '^(draining|quarantined)$')"
 events=$(houston_cli events --node n1 --json)

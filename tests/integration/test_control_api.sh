@@ -9,7 +9,9 @@ need curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 GEN=$HN_BUILD_DIR/tests/hn_frame_gen
-PORT=${HN_TEST_CONTROL_API_PORT:-18090}
+. "$here/lib/ports.sh"
+hn_ports control_api || exit 1
+PORT=$HN_TEST_CONTROL_API_PORT
 CTL=http://127.0.0.1:$PORT
 work=$(mktemp -d /tmp/houston-api.XXXXXX)
 trap 'hn_cleanup; rm -rf "$work"' EXIT

@@ -9,10 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-26977}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27171}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18081}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19420}
+. "$here/lib/ports.sh"
+hn_ports control_guard || exit 1
 . "$here/lib/control.sh"
 control_cluster guard
 
@@ -23,11 +21,10 @@ fleet_up
 say "Xid 79 on n1, n2 and n3 at once"
 for n in n1 n2 n3; do echo "gpu 0 xid 79 id=1" >>"$work/$n/state"; done
 held() { curl -fsS "$CTL/v1/nodes" | jq '[.nodes[] | select(.held)] | length'; }
-drained() { sinfo -h -N -o '%N %T' | grep -c drain; }
 check "two removals held" wait_for 20 bash -c "[ \$(curl -fsS $CTL/v1/nodes | jq '[.nodes[] | select(.held)] | length') = 2 ]"
-check "exactly one node drained in Slurm" wait_for 10 bash -c "[ \$(sinfo -h -N -o '%N %T' | grep -c drain) = 1 ]"
+check "exactly one node drained in Slurm" wait_for 10 slurm_drained_count_is 1
 sleep 1
-check_eq "still one" 1 "$(drained)"
+check_eq "still one" 1 "$(slurm_drained_count)"
 status=$(houston_cli status)
 check "houston status shows the held nodes" grep -qi 'held' <<<"$status"
 events_before=$(curl -fsS "$CTL/v1/events?limit=10000" | jq '.events | length')
@@ -38,7 +35,7 @@ wait "$CTL_PID" 2>/dev/null
 check "controller restarts" control_start "$work/control.conf"
 check_eq "two still held after the restart" 2 "$(held)"
 sleep 2
-check_eq "still exactly one drained" 1 "$(drained)"
+check_eq "still exactly one drained" 1 "$(slurm_drained_count)"
 events_after=$(curl -fsS "$CTL/v1/events?limit=10000" | jq '.events | length')
 check "no event lost" [ "$events_after" -ge "$events_before" ]
 

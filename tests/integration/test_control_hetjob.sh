@@ -11,10 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq python3
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27717}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27811}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18089}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19470}
+. "$here/lib/ports.sh"
+hn_ports control_hetjob || exit 1
 . "$here/lib/control.sh"
 control_cluster hetjob
 
@@ -53,8 +51,7 @@ check_eq "no report refused" 0 \
 say "Xid 79 on n2: drained, and the whole job requeued by its leader's id"
 echo "gpu 3 xid 79 id=1" >>"$work/n2/state"
 check "n2 drained in Slurm" wait_for 20 slurm_drained n2
-check "the job is requeued" wait_for 20 bash -c \
-    "scontrol show job $leader | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "the job is requeued" wait_for 20 slurm_job_requeued "$leader"
 # The executor records the result once scontrol has exited, which may be after Slurm shows it.
 check "the requeue action names the leader and succeeded" wait_for 10 bash -c \
     "curl -fsS '$CTL/v1/events?node=n2&kind=action' | jqe '.events[] | select(.action == \"requeue\" and .job == \"$leader\" and .done == true and .result == \"requeued\")'"

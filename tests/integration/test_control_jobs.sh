@@ -16,10 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq python3 setpriv
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27017}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27211}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18083}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19440}
+. "$here/lib/ports.sh"
+hn_ports control_jobs || exit 1
 export HN_SOURCE_DIR
 . "$here/lib/control.sh"
 control_cluster jobs
@@ -38,9 +36,8 @@ job_json() { curl -fsS "$CTL/v1/jobs/$1" | jq -c .job; }
 job_field() { curl -fsS "$CTL/v1/jobs/$1" | jq -r ".job.$2"; }
 
 say "job A: 8 ranks on n1,n2 reporting steps"
-jobA=$(sbatch --parsable -N2 -w n1,n2 --time=2-00:00:00 -o /dev/null --wrap 'sleep 300' \
-    2>>"$work/sbatch.err")
-check "job A running in Slurm" wait_for 20 bash -c "squeue -h -j $jobA -o %T | grep -q RUNNING"
+jobA=$(sbatch_sleep -N2 -w n1,n2 --time=2-00:00:00)
+check "job A running in Slurm" wait_for 20 slurm_job_running "$jobA"
 python3 "$here/lib/fake_trainer.py" --job "$jobA" --node "n1=$work/n1/step.sock" \
     --node "n2=$work/n2/step.sock" --control "$work/ctlA" --ckpt-every 100 \
     >"$work/trainerA.log" 2>&1 &
@@ -134,8 +131,7 @@ check "the plan weighs the job's time left from Slurm (2 days less a minute or t
     awk -v l="$left" 'BEGIN { exit !(l != "" && l > 172000 && l <= 172800) }'
 check "n2 drained in Slurm at the checkpoint" wait_for 30 slurm_drained n2
 check "Slurm reason names the straggler" grep -q '^houston: straggler' <<<"$(slurm_reason n2)"
-check "job A requeued" wait_for 20 bash -c \
-    "scontrol show job $jobA | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "job A requeued" wait_for 20 slurm_job_requeued "$jobA"
 echo stop >"$work/ctlA"
 check "the ledger charges GPU time to the straggler" bash -c \
     "curl -fsS $CTL/v1/jobs/$jobA | jqe '.job.lost_gpu_hours.straggler > 0 and .job.interruptions == 1'"
@@ -145,8 +141,8 @@ check "houston jobs JOB lists the job's straggler event on n2" bash -c \
     "sed -n '/^events:\$/,\$p' $work/jobA.txt | grep -Eq '\<n2\>.*\<straggler\>'"
 
 say "job B on n3,n4: n4's ranks stop (a hang)"
-jobB=$(sbatch --parsable -N2 -w n3,n4 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job B running in Slurm" wait_for 20 bash -c "squeue -h -j $jobB -o %T | grep -q RUNNING"
+jobB=$(sbatch_sleep -N2 -w n3,n4)
+check "job B running in Slurm" wait_for 20 slurm_job_running "$jobB"
 python3 "$here/lib/fake_trainer.py" --job "$jobB" --node "n3=$work/n3/step.sock" \
     --node "n4=$work/n4/step.sock" --control "$work/ctlB" \
     >"$work/trainerB.log" 2>&1 &
@@ -159,8 +155,7 @@ check "Slurm reason says hang" grep -q '^houston: hang' <<<"$(slurm_reason n4)"
 check "hang event names the job" jqe \
     ".events[] | select(.rule==\"hang\" and .job==\"$jobB\" and .node==\"n4\")" \
     <<<"$(houston_cli events --json)"
-check "job B requeued" wait_for 20 bash -c \
-    "scontrol show job $jobB | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "job B requeued" wait_for 20 slurm_job_requeued "$jobB"
 check "n3 left alone" node_state_is n3 ready
 echo stop >"$work/ctlB"
 check "lost time charged to the hang" bash -c \
@@ -184,8 +179,8 @@ check "job A's state: restarting" bash -c "curl -fsS $CTL/v1/jobs/$jobA | jqe '.
 
 say "an array task: its reports carry its own job id (SLURM_JOB_ID), which the poll lists"
 chmod o+x "$work/n1"
-arr=$(sbatch --parsable --array=3 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "array task running in Slurm" wait_for 20 bash -c "squeue -h -j $arr -o %T | grep -q RUNNING"
+arr=$(sbatch_sleep --array=3 -w n1)
+check "array task running in Slurm" wait_for 20 slurm_job_running "$arr"
 task=$(squeue -h -j "$arr" -o %A)
 say "array job $arr, task 3 has job id $task ($(squeue -h -j "$arr" -o %i) in squeue's %i)"
 before=$(not_owner)
@@ -198,7 +193,7 @@ chmod o+x "$work/n3"
 chmod -R o+rX "$(dirname "$SLURM_CONF")" 2>/dev/null
 jobC=$(setpriv --reuid=65534 --regid=65534 --clear-groups sbatch --parsable -w n3 -o /dev/null \
     --chdir=/ --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "nobody's job C running in Slurm" wait_for 20 bash -c "squeue -h -j $jobC -o %T | grep -q RUNNING"
+check "nobody's job C running in Slurm" wait_for 20 slurm_job_running "$jobC"
 # refused UID STEP / accepted UID STEP: job C's report of STEP sent by UID is refused as not the
 # owner's (the count grows; resent until then, since agents read the subuid file at their next
 # collection), or accepted (job C reaches STEP).
@@ -230,9 +225,9 @@ scancel "$jobC"
 n1_job() {
     local id name=$1
     shift
-    id=$(sbatch --parsable -N1 -w n1 "$@" -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
+    id=$(sbatch_sleep -N1 -w n1 "$@")
     n1_job_id=$id
-    check "job $name running in Slurm" wait_for 20 bash -c "squeue -h -j $id -o %T | grep -q RUNNING"
+    check "job $name running in Slurm" wait_for 20 slurm_job_running "$id"
     python3 "$here/lib/fake_trainer.py" --job "$id" --node "n1=$work/n1/step.sock" \
         --control "$work/ctl$name" >"$work/trainer$name.log" 2>&1 &
     HN_PIDS+=($!)
@@ -263,8 +258,7 @@ check "job D still runs in Slurm, not requeued" bash -c \
 kill -CONT "$agent1"
 check "n1's agent back, still no progress: a hang" wait_for 20 bash -c \
     "curl -fsS '$CTL/v1/events?job=$jobD' | jqe '.events[] | select(.rule==\"hang\")'"
-check "job D requeued" wait_for 20 bash -c \
-    "scontrol show job $jobD | grep -qE 'Restarts=[1-9]|JobState=PENDING'"
+check "job D requeued" wait_for 20 slurm_job_requeued "$jobD"
 check "n1 not drained: all of job D's ranks stopped at the same step, no culprit" \
     no_drain_action n1
 check "nor in Slurm" slurm_undrained n1
@@ -318,8 +312,8 @@ echo stop >"$work/ctlE"
 scancel "$jobE"
 
 say "job T, read by houston tail, which starts again in the middle of the run: no restart"
-jobT=$(sbatch --parsable -N1 -w n1 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job T running in Slurm" wait_for 20 bash -c "squeue -h -j $jobT -o %T | grep -q RUNNING"
+jobT=$(sbatch_sleep -N1 -w n1)
+check "job T running in Slurm" wait_for 20 slurm_job_running "$jobT"
 logT=$work/T.log
 : >"$logT"
 # iter_T STEP...: Megatron's iteration lines, 10 s a step (a hang limit far above this test's

@@ -33,10 +33,8 @@ if ! bash "$HN_SOURCE_DIR/scripts/web-deps.sh"; then
 fi
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27311}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27411}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18087}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19460}
+. "$here/lib/ports.sh"
+hn_ports dashboard || exit 1
 export HN_SOURCE_DIR
 . "$here/lib/control.sh"
 control_cluster dashboard
@@ -77,8 +75,8 @@ check "and resumes it" curl -fsS -o /dev/null -X POST \
 check "n3 ready again" wait_for 10 node_state_is n3 ready
 
 say "job A: 8 ranks on n1,n2 reporting steps"
-jobA=$(sbatch --parsable -N2 -w n1,n2 -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err")
-check "job A running in Slurm" wait_for 20 bash -c "squeue -h -j $jobA -o %T | grep -q RUNNING"
+jobA=$(sbatch_sleep -N2 -w n1,n2)
+check "job A running in Slurm" wait_for 20 slurm_job_running "$jobA"
 # Checkpoints every 160 steps (16 s, 20 s once slowed): the driver slows rank 5 right after one,
 # so the straggler is found (in about 2 s) well before the next, where the policy drains n2;
 # n2 is suspect on screen for over 10 s, long enough for the checks made meanwhile on a busy

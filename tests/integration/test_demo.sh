@@ -9,7 +9,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 need curl jq
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-PORT=${HN_TEST_DEMO_PORT:-18095}
+. "$here/lib/ports.sh"
+hn_ports demo || exit 1
+PORT=$HN_TEST_DEMO_PORT
 CTL=http://127.0.0.1:$PORT
 work=$(mktemp -d /tmp/houston-demo-test.XXXXXX)
 trap 'hn_cleanup; rm -rf "$work"' EXIT
@@ -47,7 +49,7 @@ check "and its decision, the rule said once" \
     grep -qE 'finding n00037 straggler: job 1001 rank 148 [0-9]+% slower; replaced at checkpoint' "$work/out"
 [ "$HN_FAIL" -eq 0 ] || cat "$work/out" "$work/err"
 
-out=$(HOUSTON=$HOUSTON FAKENVML=$HN_FAKENVML DEMO_LISTEN=127.0.0.1:${HN_TEST_AGENT_DEMO_PORT:-19405} \
+out=$(HOUSTON=$HOUSTON FAKENVML=$HN_FAKENVML DEMO_LISTEN=127.0.0.1:$HN_TEST_AGENT_DEMO_PORT \
     DEMO_DURATION=0.1 timeout 60 bash "$HN_SOURCE_DIR/scripts/agent-demo.sh" 2>&1)
 check_eq "the agent demo exits 0" 0 $?
 check "and shows the injected Xid" grep -q 'DCGM_FI_DEV_XID_ERRORS{gpu="3",...} 79' <<<"$out"

@@ -8,8 +8,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 need prometheus promtool curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-AGENT_PORT=${HN_TEST_AGENT_PORT:-19401}
-PROM_PORT=${HN_TEST_PROM_PORT:-19091}
+. "$here/lib/ports.sh"
+hn_ports prometheus || exit 1
+AGENT_PORT=$HN_TEST_AGENT_PORT
+PROM_PORT=$HN_TEST_PROM_PORT
 work=$(mktemp -d /tmp/houston-prom.XXXXXX)
 trap 'hn_cleanup; rm -rf "$work"' EXIT
 

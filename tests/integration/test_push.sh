@@ -14,16 +14,17 @@ need curl awk ss
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
 SINK=${HN_BUILD_DIR:-$here/../../build}/tests/hn_frame_sink
 # free_port: a port on 127.0.0.1 that no socket uses now, in any state (random, so that test
-# runs in other build folders at the same time do not collide). Taken between the Slurm test
-# cluster's ports (26817-27100) and the kernel's ephemeral range: an ephemeral port can be
-# the local end of a client connection in TIME_WAIT, which nothing listens on but which makes
-# bind() fail (that failed CI once).
+# runs in other build folders at the same time do not collide). Taken between the other
+# tests' fixed ports (lib/ports.sh: all below HN_PORTS_RANDOM_FROM, 28000) and the kernel's
+# ephemeral range: an ephemeral port can be the local end of a client connection in
+# TIME_WAIT, which nothing listens on but which makes bind() fail (that failed CI once).
+. "$here/lib/ports.sh"
 free_port() {
-    local p low used
+    local p low used from=$HN_PORTS_RANDOM_FROM
     read -r low _ </proc/sys/net/ipv4/ip_local_port_range
-    [ "$low" -gt 29000 ] || low=61000
+    [ "$low" -gt $((from + 1000)) ] || low=61000
     for _ in $(seq 100); do
-        p=$((28000 + RANDOM % (low - 28000)))
+        p=$((from + RANDOM % (low - from)))
         used=$(ss -Htan "sport = :$p") || return 1
         if [ -z "$used" ]; then
             echo "$p"

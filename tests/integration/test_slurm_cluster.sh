@@ -16,6 +16,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/integration/lib/slurm-cluster.sh
 source "$here/lib/slurm-cluster.sh"
+# shellcheck source=tests/integration/lib/ports.sh
+source "$here/lib/ports.sh"
+hn_ports slurm_cluster
 
 checks=0
 fail() {

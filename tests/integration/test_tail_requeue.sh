@@ -17,10 +17,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need slurmctld slurmd scontrol sinfo sbatch squeue scancel curl jq
 
 HOUSTON=${HOUSTON:-$HN_BUILD_DIR/houston}
-export HN_SLURM_PORT_BASE=${HN_SLURM_PORT_BASE:-27517}
-export HN_SLURM_NODE_PORT_BASE=${HN_SLURM_NODE_PORT_BASE:-27611}
-export HN_TEST_CONTROL_PORT=${HN_TEST_CONTROL_PORT:-18091}
-export HN_TEST_AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19480}
+. "$here/lib/ports.sh"
+hn_ports tail_requeue || exit 1
 export HN_SLURM_FAST_REQUEUE=1
 . "$here/lib/control.sh"
 control_cluster tailrq

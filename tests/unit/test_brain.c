@@ -2,75 +2,17 @@
  * test_brain.c - the controller's brain driven by scripts in virtual time: rules, the
  * lifecycle, the guard, operators, laggards, and determinism.
  */
-#include "brain/brain.h"
-#include "common/xid.h"
-
-#include <errno.h>
-#include <stdarg.h>
-#include <setjmp.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#include <math.h>
-
-static struct hn_xid_catalog *catalog;
+#include "brain_fleet.h"
 
 /* A fleet of `nodes` nodes of 8 H100 GPUs, two per rack, all ready. */
-static struct hn_brain *fleet(int nodes, double guard_fraction)
+static struct hn_brain *rack_fleet(int nodes, double guard_fraction)
 {
     struct hn_brain_config cfg;
     hn_brain_config_default(&cfg);
     cfg.xid_catalog = catalog;
     cfg.guard_fraction = guard_fraction;
     cfg.guard_per_rack = 8;
-    struct hn_brain *b = hn_brain_new(&cfg);
-    for (int i = 0; i < nodes; i++) {
-        char name[16], rack[16];
-        snprintf(name, sizeof(name), "n%d", i + 1);
-        snprintf(rack, sizeof(rack), "r%d", i / 2 + 1);
-        assert_int_equal(hn_brain_add_node(b, name, rack, "H100", 8, HN_NODE_READY), i);
-    }
-    return b;
-}
-
-/* Pops every output into a string, one line per output, for exact comparison. */
-static const char *drain_outputs(struct hn_brain *b)
-{
-    static char text[16384];
-    size_t len = 0;
-    struct hn_out o;
-    text[0] = '\0';
-    while (hn_brain_poll(b, &o)) {
-        int n = 0;
-        switch (o.kind) {
-        case HN_OUT_FINDING:
-            n = snprintf(text + len, sizeof(text) - len, "finding %s %s sev=%d gpu=%d: %s\n",
-                         o.node, o.finding.rule, o.finding.severity, o.finding.gpu,
-                         o.finding.detail);
-            break;
-        case HN_OUT_TRANSITION:
-            n = snprintf(text + len, sizeof(text) - len, "transition %s %s->%s by %s\n", o.node,
-                         hn_node_state_name(o.from), hn_node_state_name(o.to), o.actor);
-            break;
-        case HN_OUT_ACTION:
-            n = snprintf(text + len, sizeof(text) - len, "action %s %s job=%s reason=%s\n", o.node,
-                         o.action.kind == HN_ACT_DRAIN    ? "drain"
-                         : o.action.kind == HN_ACT_RESUME ? "resume"
-                                                          : "requeue",
-                         o.action.job, o.action.reason);
-            break;
-        case HN_OUT_HELD:
-            n = snprintf(text + len, sizeof(text) - len, "held %s %s: %s\n", o.node, o.finding.rule,
-                         o.finding.evidence);
-            break;
-        }
-        assert_true(n > 0 && (size_t)n < sizeof(text) - len);
-        len += (size_t)n;
-    }
-    return text;
+    return fleet_of(&cfg, nodes, 8, 2, NULL);
 }
 
 static int count_of(const char *text, const char *needle)
@@ -81,24 +23,10 @@ static int count_of(const char *text, const char *needle)
     return n;
 }
 
-static enum hn_node_state state_of(struct hn_brain *b, const char *name)
-{
-    struct hn_node_view v;
-    assert_int_equal(hn_brain_node_view(b, hn_brain_find_node(b, name), &v), 0);
-    return v.state;
-}
-
-static void sample(struct hn_brain *b, double now, const char *node, unsigned gpu, unsigned field,
-                   double value)
-{
-    assert_int_equal(hn_brain_samples(b, now, hn_brain_find_node(b, node), gpu, &field, &value, 1),
-                     0);
-}
-
 static void test_fatal_xid_drains_and_requeues(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.5);
+    struct hn_brain *b = rack_fleet(4, 0.5);
     hn_brain_node_job(b, 0, hn_brain_find_node(b, "n2"), "1234");
     hn_brain_xid(b, 10, hn_brain_find_node(b, "n2"), 3, 79);
     const char *t = drain_outputs(b);
@@ -120,7 +48,7 @@ static void test_fatal_xid_drains_and_requeues(void **unused)
 static void test_warning_xid_only_recorded(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(2, 0.5);
+    struct hn_brain *b = rack_fleet(2, 0.5);
     hn_brain_xid(b, 1, 0, 0, 13); /* RESTART_APP: the application's problem */
     const char *t = drain_outputs(b);
     assert_non_null(strstr(t, "finding n1 xid sev=1 gpu=0: xid 13"));
@@ -132,7 +60,7 @@ static void test_warning_xid_only_recorded(void **unused)
 static void test_dbe_remap_retired(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(8, 1.0);
+    struct hn_brain *b = rack_fleet(8, 1.0);
     sample(b, 1, "n1", 2, HN_F_ECC_DBE_VOL, 0);
     assert_string_equal(drain_outputs(b), "");
     sample(b, 2, "n1", 2, HN_F_ECC_DBE_VOL, 2);
@@ -164,7 +92,7 @@ static void test_dbe_remap_retired(void **unused)
 static void test_nvlink_pcie_violations(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(8, 1.0);
+    struct hn_brain *b = rack_fleet(8, 1.0);
     /* 50 CRC errors per second: under the limit of 100. */
     sample(b, 0, "n1", 0, HN_F_NVLINK_CRC_FLIT, 1000);
     sample(b, 10, "n1", 0, HN_F_NVLINK_CRC_FLIT, 1500);
@@ -203,7 +131,7 @@ static void test_nvlink_pcie_violations(void **unused)
 static void test_ib_gpu_count_lost(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(8, 1.0);
+    struct hn_brain *b = rack_fleet(8, 1.0);
     hn_brain_ib_port(b, 0, 0, "mlx5_0/1", 1, 3);
     hn_brain_ib_port(b, 1, 0, "mlx5_0/1", 1, 3);
     assert_string_equal(drain_outputs(b), "");
@@ -224,7 +152,7 @@ static void test_ib_gpu_count_lost(void **unused)
 static void test_guard_holds_until_approved(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.25);
+    struct hn_brain *b = rack_fleet(4, 0.25);
     for (int i = 0; i < 3; i++)
         hn_brain_xid(b, 100 + i, i, 0, 79);
     const char *t = drain_outputs(b);
@@ -259,7 +187,7 @@ static void test_guard_holds_until_approved(void **unused)
 static void test_operator_drain_resume(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.5);
+    struct hn_brain *b = rack_fleet(4, 0.5);
     assert_int_equal(hn_brain_drain(b, 1, 0, "bad fan", "bob"), 0);
     const char *t = drain_outputs(b);
     assert_non_null(strstr(t, "transition n1 ready->draining by operator:bob"));
@@ -304,7 +232,7 @@ static void load_round(struct hn_brain *b, double now, double slow)
 static void test_laggard_becomes_suspect(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.25);
+    struct hn_brain *b = rack_fleet(4, 0.25);
     load_round(b, 1, 1975);
     load_round(b, 2, 1978);
     assert_string_equal(drain_outputs(b), "");
@@ -323,7 +251,7 @@ static void test_laggard_becomes_suspect(void **unused)
     assert_int_equal(state_of(b, "n1"), HN_NODE_SUSPECT);
 
     /* A one-cycle dip is not a laggard. */
-    struct hn_brain *b2 = fleet(4, 0.25);
+    struct hn_brain *b2 = rack_fleet(4, 0.25);
     load_round(b2, 1, 1386);
     load_round(b2, 2, 1979);
     load_round(b2, 3, 1386);
@@ -338,7 +266,7 @@ static void test_laggard_becomes_suspect(void **unused)
 static void test_burnin_passes(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(8, 1.0);
+    struct hn_brain *b = rack_fleet(8, 1.0);
     hn_brain_xid(b, 10, 0, 0, 79);
     hn_brain_set_state(b, 50, 0, HN_NODE_REPAIR, "ops");
     hn_brain_set_state(b, 100, 0, HN_NODE_BURNIN, "ops");
@@ -367,7 +295,7 @@ static void test_burnin_passes(void **unused)
 static void test_agent_silent(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(2, 0.5);
+    struct hn_brain *b = rack_fleet(2, 0.5);
     hn_brain_node_silent(b, 100, 0, 130);
     hn_brain_node_silent(b, 105, 0, 135);
     const char *t = drain_outputs(b);
@@ -427,7 +355,7 @@ static void heat_round(struct hn_brain *b, double now, double hot)
 static void test_hot_at_equal_power(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.25);
+    struct hn_brain *b = rack_fleet(4, 0.25);
     for (int r = 1; r <= 3; r++)
         heat_round(b, r, 85);
     const char *t = drain_outputs(b);
@@ -437,7 +365,7 @@ static void test_hot_at_equal_power(void **unused)
     assert_null(strstr(t, "finding n3 hot"));
     assert_null(strstr(t, "action"));
     /* 4 C warmer is within the 8 C margin. */
-    struct hn_brain *b2 = fleet(4, 0.25);
+    struct hn_brain *b2 = rack_fleet(4, 0.25);
     for (int r = 1; r <= 4; r++)
         heat_round(b2, r, 74);
     assert_string_equal(drain_outputs(b2), "");
@@ -449,7 +377,7 @@ static void test_hot_at_equal_power(void **unused)
 static void test_several_jobs_per_node(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 1.0);
+    struct hn_brain *b = rack_fleet(4, 1.0);
     hn_brain_node_job(b, 1, 0, "101");
     hn_brain_node_job(b, 1, 0, "102");
     hn_brain_node_job(b, 1, 0, "101"); /* listed twice: kept once */
@@ -484,7 +412,7 @@ static void reasons_round(struct hn_brain *b, double now, unsigned all, unsigned
 static void test_throttled_among_peers(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.25);
+    struct hn_brain *b = rack_fleet(4, 0.25);
     reasons_round(b, 1, 0x4, 0x4 | 0x8);
     reasons_round(b, 2, 0x4, 0x4 | 0x8);
     assert_string_equal(drain_outputs(b), "");
@@ -496,12 +424,12 @@ static void test_throttled_among_peers(void **unused)
     assert_null(strstr(t, "action"));
 
     /* Every GPU at its power cap, one also thermally slowed but only for two samples. */
-    struct hn_brain *b2 = fleet(4, 0.25);
+    struct hn_brain *b2 = rack_fleet(4, 0.25);
     for (int r = 1; r <= 5; r++)
         reasons_round(b2, r, 0x4, r == 2 || r == 3 ? 0x4 | 0x40 : 0x4);
     assert_string_equal(drain_outputs(b2), "");
     /* Half the fleet thermally slowed (a hot aisle): not one part's fault. */
-    struct hn_brain *b3 = fleet(4, 0.25);
+    struct hn_brain *b3 = rack_fleet(4, 0.25);
     static const unsigned f[] = {HN_F_GPU_UTIL, HN_F_SM_CLOCK, HN_F_POWER, HN_F_CLOCK_REASONS};
     for (int r = 1; r <= 4; r++) {
         for (size_t n = 0; n < 4; n++) {
@@ -523,7 +451,7 @@ static void test_throttled_among_peers(void **unused)
 static void test_laggard_needs_fresh_samples(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(4, 0.25);
+    struct hn_brain *b = rack_fleet(4, 0.25);
     load_round(b, 1, 1386);
     for (int t = 2; t < 10; t++)
         hn_brain_tick(b, t);
@@ -551,7 +479,7 @@ static void run_script(struct hn_brain *b)
 static void test_deterministic(void **unused)
 {
     (void)unused;
-    struct hn_brain *a = fleet(4, 0.25), *b = fleet(4, 0.25);
+    struct hn_brain *a = rack_fleet(4, 0.25), *b = rack_fleet(4, 0.25);
     run_script(a);
     run_script(b);
     char first[16384];
@@ -565,7 +493,7 @@ static void test_deterministic(void **unused)
 static void test_fleet_model(void **unused)
 {
     (void)unused;
-    struct hn_brain *b = fleet(2, 0.25);
+    struct hn_brain *b = rack_fleet(2, 0.25);
     assert_int_equal(hn_brain_add_node(b, "n1", "r1", "H100", 8, HN_NODE_READY), -EEXIST);
     assert_int_equal(hn_brain_add_node(b, "", "r1", "H100", 8, HN_NODE_READY), -EINVAL);
     assert_int_equal(hn_brain_find_node(b, "nope"), -ENOENT);
@@ -579,23 +507,6 @@ static void test_fleet_model(void **unused)
     assert_int_equal(s, HN_NODE_QUARANTINED);
     assert_int_equal(hn_node_state_parse("bogus", &s), -EINVAL);
     hn_brain_free(b);
-}
-
-static int setup(void **unused)
-{
-    (void)unused;
-    char err[256];
-    catalog = hn_xid_catalog_new(hn_xid_default_catalog(), err, sizeof(err));
-    if (!catalog)
-        fail_msg("%s", err);
-    return 0;
-}
-
-static int teardown(void **unused)
-{
-    (void)unused;
-    hn_xid_catalog_free(catalog);
-    return 0;
 }
 
 int main(void)
@@ -619,5 +530,5 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_fleet_model),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fleet_tables_setup, fleet_tables_teardown);
 }

@@ -39,12 +39,6 @@ static struct hn_sku_table *load_shipped(void)
     return t;
 }
 
-static void assert_near(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol))
-        fail_msg("got %.17g, want %.17g (+- %g)", got, want, tol);
-}
-
 /* ---- the published figure ---- */
 
 static void test_palm_flops_per_token(void **state)

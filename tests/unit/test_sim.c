@@ -3,9 +3,7 @@
  * and reactive recovery, its books (kept + lost = wall), determinism, and what each policy
  * buys (stragglers replaced, failures avoided by precursors).
  */
-#include "testutil.h"
-
-#include "brain/brain.h"
+#include "brain_fleet.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -124,9 +122,9 @@ static void ettr_matches_theory(void **state)
         printf("set %zu: %u job failures, ETTR %.4f, expected %.4f, brain %.4f\n", i,
                r.job_failures, r.ettr, expected, r.brain_ettr);
         assert_true(r.job_failures > 800);
-        assert_true(fabs(r.ettr - expected) < 0.01);
+        assert_near(r.ettr, expected, 0.01);
         /* The brain's own ledger sees the same job. */
-        assert_true(fabs(r.brain_ettr - r.ettr) < 0.01);
+        assert_near(r.brain_ettr, r.ettr, 0.01);
         assert_int_equal(r.false_drains, 0);
     }
 }
@@ -144,7 +142,7 @@ static void books_balance_and_runs_repeat(void **state)
     for (int c = 0; c < HN_SIM_NCAUSES; c++)
         lost += a.lost_s[c];
     printf("kept %.0f + lost %.0f = %.0f (wall %.0f)\n", a.kept_s, lost, a.kept_s + lost, a.wall_s);
-    assert_true(fabs(a.kept_s + lost - a.wall_s) < 1e-6 * a.wall_s);
+    assert_near(a.kept_s + lost, a.wall_s, 1e-6 * a.wall_s);
     assert_true(a.failures > 10 && a.interruptions > 5 && a.stragglers > 3);
     assert_same_result(&a, &b);
     set(&cfg, "seed", "43");
@@ -164,7 +162,7 @@ static void long_checkpoint_writes_are_no_hang(void **state)
     struct hn_sim_result r = run(&cfg);
     assert_int_equal(r.interruptions, 0);
     assert_true(r.lost_gpu_h[HN_SIM_LOST_HANG] == 0 && r.lost_gpu_h[HN_SIM_LOST_FAILURE] == 0);
-    assert_true(fabs(r.ettr - 0.75) < 0.01);
+    assert_near(r.ettr, 0.75, 0.01);
 }
 
 /* The straggler policy replaces slow nodes at a checkpoint; reactive only reports them. */
@@ -226,10 +224,8 @@ static void one_rank_per_gpu_counts_gpu_hours(void **state)
     hn_sim_run_until(s, 2 * 3600);
     struct hn_sim_result r;
     hn_sim_result(s, &r);
-    struct hn_brain *b = hn_sim_brain(s);
-    int ji = hn_brain_find_job(b, hn_sim_job_id(s));
     struct hn_job_view v;
-    assert_true(ji >= 0 && hn_brain_job_view(b, (size_t)ji, &v) == 0);
+    job_view(hn_sim_brain(s), hn_sim_job_id(s), &v);
     double job_gpus = r.job_gpu_h * 3600 / r.wall_s;
     printf("ranks %u of %.0f GPUs; detected %u, drains %u (false %u); straggler GPU-hours: "
            "brain %.2f, simulator %.2f\n",

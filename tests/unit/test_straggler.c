@@ -358,9 +358,9 @@ static void test_persistent_slowdown_and_recovery(void **state)
     assert_int_equal(d[0].rank, 5);
     assert_true(d[0].onset_step >= 498 && d[0].onset_step <= 502);
     assert_true(d[0].detect_step >= 500 && d[0].detect_step <= 505);
-    assert_true(fabs(d[0].slowdown - 0.2) < 0.05); /* a median of the first few reports */
+    assert_near(d[0].slowdown, 0.2, 0.05); /* a median of the first few reports */
     /* rank 5 runs at 1 + 0.08 * (0 - 2) / 2 = 0.92 of the median */
-    assert_true(fabs((1 + d[0].vs_peers) / (1 + d[0].slowdown) - 0.92) < 0.02);
+    assert_near((1 + d[0].vs_peers) / (1 + d[0].slowdown), 0.92, 0.02);
     assert_true(d[0].score >= 11);
     assert_true(d[0].noise > 0.01 && d[0].noise < 0.04);
 
@@ -369,7 +369,7 @@ static void test_persistent_slowdown_and_recovery(void **state)
     assert_int_equal(d[1].onset_step, d[0].onset_step);
     assert_true(d[1].end_step >= 895 && d[1].end_step < 900);
     assert_true(d[1].detect_step >= 900 && d[1].detect_step <= 915);
-    assert_true(fabs(d[1].slowdown - 0.2) < 0.03); /* the mean over the whole episode */
+    assert_near(d[1].slowdown, 0.2, 0.03); /* the mean over the whole episode */
 }
 
 /* Once per episode: a slowdown that stays slow is reported once however long it lasts, and a
@@ -430,7 +430,7 @@ static void test_job_slowdown_is_not_a_straggler(void **state)
     assert_int_equal(d[0].rank, HN_STRAG_ALL_RANKS);
     assert_true(d[0].onset_step >= 398 && d[0].onset_step <= 402);
     assert_true(d[0].detect_step <= 405);
-    assert_true(fabs(d[0].slowdown - 0.3) < 0.03);
+    assert_near(d[0].slowdown, 0.3, 0.03);
     assert_int_equal(d[1].kind, HN_STRAG_RECOVERED);
     assert_int_equal(d[1].rank, HN_STRAG_ALL_RANKS);
     assert_true(d[1].detect_step >= 700 && d[1].detect_step <= 715);
@@ -456,7 +456,7 @@ static void test_spikes_are_transient(void **state)
     assert_int_equal(d[0].onset_step, 300);
     assert_int_equal(d[0].end_step, 301);
     assert_true(d[0].detect_step > 301 && d[0].detect_step < 310);
-    assert_true(fabs(d[0].peak - 2.0) < 0.15);
+    assert_near(d[0].peak, 2.0, 0.15);
 
     j.spike_at2 = 0;
     j.spike_size = 0.3; /* below transient_min: not even a transient */
@@ -491,23 +491,23 @@ static void test_slow_from_the_start(void **state)
     assert_int_equal(all[0].rank, 6);
     assert_int_equal(all[0].onset_step, 0);
     assert_int_equal(all[0].detect_step, 15);
-    assert_true(fabs(all[0].slowdown - 0.4) < 0.04);
+    assert_near(all[0].slowdown, 0.4, 0.04);
     assert_int_equal(all[1].kind, HN_STRAG_PERSISTENT);
     assert_int_equal(all[1].rank, 6);
     assert_true(all[1].onset_step >= 598 && all[1].onset_step <= 602);
-    assert_true(fabs(all[1].slowdown - 0.25) < 0.04);
-    assert_true(fabs(all[1].vs_peers - (1.4 * 1.25 - 1)) < 0.06);
+    assert_near(all[1].slowdown, 0.25, 0.04);
+    assert_near(all[1].vs_peers, 1.4 * 1.25 - 1, 0.06);
     struct hn_strag_rank_info ri;
     assert_int_equal(hn_strag_rank_get(s, 1, &ri), 0);
     assert_true(ri.warm && !ri.slow);
-    assert_true(fabs(ri.baseline - 1.1) < 0.03);
+    assert_near(ri.baseline, 1.1, 0.03);
     assert_int_equal(ri.onset_step, 0);
     assert_true(ri.slowdown_now == 0);
     assert_int_equal(hn_strag_rank_get(s, 6, &ri), 0);
     assert_true(ri.slow);
     /* its episode: the onset reported, and its slowdown now (the median of its last reports) */
     assert_int_equal(ri.onset_step, all[1].onset_step);
-    assert_true(fabs(ri.slowdown_now - 0.25) < 0.04);
+    assert_near(ri.slowdown_now, 0.25, 0.04);
     hn_strag_free(s);
 }
 
@@ -539,7 +539,7 @@ static void test_deterministic_and_scale_free(void **state)
         assert_int_equal(a[i].rank, c[i].rank);
         assert_int_equal(a[i].onset_step, c[i].onset_step);
         assert_int_equal(a[i].detect_step, c[i].detect_step);
-        assert_true(fabs(a[i].slowdown - c[i].slowdown) < 1e-6);
+        assert_near(a[i].slowdown, c[i].slowdown, 1e-6);
     }
     const struct hn_strag_detection *p = find_kind(a, na, HN_STRAG_PERSISTENT);
     assert_non_null(p);
@@ -578,9 +578,9 @@ static void large_job(int hole)
     assert_int_equal(n, 1);
     struct hn_strag_rank_info ri;
     assert_int_equal(hn_strag_rank_get(s, 1, &ri), 0);
-    assert_true(fabs(ri.baseline - 1.0) < 0.01);
+    assert_near(ri.baseline, 1.0, 0.01);
     assert_int_equal(hn_strag_rank_get(s, 8, &ri), 0);
-    assert_true(fabs(ri.baseline - 1.05) < 0.01);
+    assert_near(ri.baseline, 1.05, 0.01);
     free(x);
     hn_strag_free(s);
 }
@@ -655,7 +655,7 @@ static void test_small_job_reference(void **state)
         assert_int_equal(persistent[r], 0);
         struct hn_strag_rank_info ri;
         assert_int_equal(hn_strag_rank_get(s, r, &ri), 0);
-        assert_true(fabs(ri.baseline - het[r] / 1.005) < 0.01);
+        assert_near(ri.baseline, het[r] / 1.005, 0.01);
     }
     hn_strag_free(s);
 }
@@ -759,7 +759,7 @@ static void test_large_slowdown_and_spike_runs(void **state)
          * report; the small-shift chart alone may have started a report earlier, on noise. */
         assert_true(p->onset_step <= 600 && 600 - p->onset_step <= (c == 0 ? 0 : 1));
         assert_true(p->detect_step - 600 <= 5);
-        assert_true(fabs(p->slowdown - 1.0) < 0.05);
+        assert_near(p->slowdown, 1.0, 0.05);
         const struct hn_strag_detection *t = find_kind(d, n, HN_STRAG_TRANSIENT);
         assert_non_null(t);
         assert_int_equal(t->rank, 9);

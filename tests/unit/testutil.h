@@ -11,6 +11,7 @@
  *   fixtures and files  tu_fixture, tu_slurp, tu_write_file, tu_write_in, tu_replace_file
  *   scratch folders     tu_mkdtemp, tu_remove_tree; tu_tmpdir with the group fixtures
  *                       tu_tmpdir_setup and tu_tmpdir_teardown
+ *   numbers             assert_near (named like cmocka's checks, beside which it is used)
  *   text                tu_next_line, tu_count
  *   /metrics text       tu_check_exposition, tu_collector_open/_cycle/_close
  *   time                tu_sleep_ms, tu_fakenvml_change
@@ -35,6 +36,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +167,23 @@ static inline int tu_tmpdir_teardown(void **unused)
     (void)unused;
     tu_remove_tree(tu_tmpdir());
     return 0;
+}
+
+/* ---- numbers ---- */
+
+/* Fails the test unless actual is within tolerance of expected (|actual - expected| <=
+ * tolerance; a NaN never is), printing both values and the caller's file and line:
+ * "x: actual 0.49, expected 0.5 within 0.001". */
+#define assert_near(actual, expected, tolerance)                                                   \
+    tu_assert_near((actual), (expected), (tolerance), #actual, __FILE__, __LINE__)
+
+static inline void tu_assert_near(double actual, double expected, double tolerance,
+                                  const char *what, const char *file, int line)
+{
+    if (fabs(actual - expected) <= tolerance)
+        return;
+    print_error("%s: actual %.17g, expected %.17g within %g\n", what, actual, expected, tolerance);
+    _fail(file, line);
 }
 
 /* ---- text ---- */

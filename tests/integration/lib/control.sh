@@ -1,6 +1,7 @@
 # Sourced by controller tests: a houston controller and one agent per Slurm node, all real
-# processes on loopback. Needs lib/common.sh and lib/slurm-cluster.sh sourced first, and
-# $HOUSTON, $HN_FAKENVML, $HN_FIXTURES set; $work is set by control_cluster (or by the test).
+# processes on loopback. Needs lib/common.sh and lib/slurm-cluster.sh sourced first (what
+# Slurm says of nodes and jobs: slurm_drained, slurm_reason, ...), and $HOUSTON, $HN_FAKENVML,
+# $HN_FIXTURES set; $work is set by control_cluster (or by the test). Ports: lib/ports.sh.
 
 CTL_PORT=${HN_TEST_CONTROL_PORT:-18080}
 CTL=http://127.0.0.1:$CTL_PORT
@@ -119,7 +120,6 @@ node_state() {
     curl -fsS "$CTL/v1/nodes/$1" | jq -r .state
 }
 node_state_is() { [ "$(node_state "$1")" = "$2" ]; }
-slurm_drained() { sinfo -h -N -n "$1" -o '%T' | grep -q drain; }
 # no_drain_action NODE: houston's events hold no drain action for NODE. The brain queues a
 # drain in the same decision that makes a node suspect or held, so this holds at once, where
 # Slurm's state may lag the executor.
@@ -127,10 +127,9 @@ no_drain_action() {
     curl -fsS "$CTL/v1/events?node=$1&kind=action" |
         jqe '[.events[] | select(.action == "drain")] | length == 0' >/dev/null
 }
-# Not drained: sinfo answered with the node's state, and it is no drain (a failed sinfo is no
-# answer, unlike `! slurm_drained`).
-slurm_undrained() {
-    local st
-    st=$(sinfo -h -N -n "$1" -o '%T') && [ -n "$st" ] && ! grep -q drain <<<"$st"
+
+# sbatch_sleep SBATCH_ARG...: submits `sleep 300` with those sbatch arguments, its output
+# discarded and sbatch's errors appended to $work/sbatch.err; prints the job id.
+sbatch_sleep() {
+    sbatch --parsable "$@" -o /dev/null --wrap 'sleep 300' 2>>"$work/sbatch.err"
 }
-slurm_reason() { sinfo -h -N -n "$1" -o '%E' | head -n1; }

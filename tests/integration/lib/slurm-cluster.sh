@@ -8,11 +8,16 @@
 #   ...                                         # sinfo, scontrol, sbatch now talk to it
 #   slurm_cluster_stop "$dir"                   # kills the daemons by pid file, waits for exit
 #
+# and what Slurm says of a node or a job, for the tests' checks: slurm_state, slurm_state_is,
+# slurm_reason, slurm_drained, slurm_undrained, slurm_drained_count, slurm_drained_count_is,
+# slurm_job_running, slurm_job_requeued (at the end of this file).
+#
 # It follows ../shared/notes/slurm-on-localhost.md (Debian 12, slurm-wlm 22.05): one slurmctld
 # and one `slurmd -N NAME` per node on 127.0.0.1, auth/none (no munge), everything (state,
 # spool, logs, pid files) under DIR. It must run as root because SlurmUser is root.
 #
-# Ports (override through the environment so that parallel suites do not collide):
+# Ports (override through the environment so that parallel suites do not collide; each test's
+# are in lib/ports.sh):
 #   HN_SLURM_PORT_BASE       slurmctld port; slurmd's default port is this + 1 (26817/26818)
 #   HN_SLURM_NODE_PORT_BASE  port of the first node; node i listens on base + i - 1 (27001...)
 #   HN_SLURM_START_TIMEOUT   seconds to wait until every node is idle (30)
@@ -376,3 +381,25 @@ _slurm_dump_logs() {
         tail -n 20 "$f" >&2
     done
 }
+
+# ---- What Slurm says of a node or a job (the tests' checks) ----
+
+# slurm_state NODE: the node's state as sinfo prints it (idle, allocated, drained, ...).
+slurm_state() { sinfo -h -N -n "$1" -o '%T' | head -n1; }
+slurm_state_is() { [ "$(slurm_state "$1")" = "$2" ]; }
+# slurm_reason NODE: the reason Slurm keeps for the node (the drain's).
+slurm_reason() { sinfo -h -N -n "$1" -o '%E' | head -n1; }
+slurm_drained() { sinfo -h -N -n "$1" -o '%T' | grep -q drain; }
+# Not drained: sinfo answered with the node's state, and it is no drain (a failed sinfo is no
+# answer, unlike `! slurm_drained`).
+slurm_undrained() {
+    local st
+    st=$(sinfo -h -N -n "$1" -o '%T') && [ -n "$st" ] && ! grep -q drain <<<"$st"
+}
+# slurm_drained_count: how many nodes are drained or draining.
+slurm_drained_count() { sinfo -h -N -o '%N %T' | grep -c drain; }
+slurm_drained_count_is() { [ "$(slurm_drained_count)" = "$1" ]; }
+# slurm_job_running JOB: squeue shows JOB running.
+slurm_job_running() { squeue -h -j "$1" -o %T | grep -q RUNNING; }
+# slurm_job_requeued JOB: Slurm requeued JOB: it has restarted, or waits to (pending).
+slurm_job_requeued() { scontrol show job "$1" | grep -qE 'Restarts=[1-9]|JobState=PENDING'; }
