@@ -381,7 +381,7 @@ void hb_job_changed(struct hn_jobs *js, struct job *j)
     if (j->changed == 0) {
         if (js->nchanged == js->capchanged) {
             js->capchanged = js->capchanged ? 2 * js->capchanged : 64;
-            js->changed = xrealloc(js->changed, js->capchanged * sizeof(*js->changed));
+            js->changed = xrealloc(js->changed, js->capchanged * sizeof(struct job *));
         }
         js->changed[js->nchanged++] = j;
     }
@@ -393,7 +393,7 @@ void hb_job_forget(struct hn_jobs *js, struct job *j)
     for (size_t k = 0; j->changed && k < js->nchanged; k++) {
         if (js->changed[k] == j) {
             memmove(js->changed + k, js->changed + k + 1,
-                    (js->nchanged - k - 1) * sizeof(*js->changed));
+                    (js->nchanged - k - 1) * sizeof(struct job *));
             js->nchanged--;
             break;
         }

@@ -473,26 +473,35 @@ int hn_control_flush(struct hn_control *c)
             hn_store_put_node(c->store, &v) != 0)
             rc = -EIO;
     }
-    /* Job ledgers that changed, in the same transaction as the events that changed them. */
-    size_t njobs = hn_brain_job_count(c->brain);
-    for (size_t i = 0; i < njobs; i++) {
-        const struct hn_job_ledger *l;
-        if (hn_brain_job_dirty(c->brain, i, 0) && (l = hn_brain_job_ledger(c->brain, i))) {
-            /* and its history points added since (hn_brain_job_points_unsaved) */
-            const struct hn_job_point *p;
-            size_t np;
-            int replace;
-            idset_add(&c->saved_jobs, l->id);
-            if (hn_store_put_job(c->store, l) != 0 ||
-                hn_brain_job_points_unsaved(c->brain, i, &p, &np, &replace) != 0 ||
-                hn_store_put_points(c->store, l->id, p, np, replace) != 0) {
-                rc = -EIO;
-            } else {
-                hn_brain_job_dirty(c->brain, i, 1);
-                hn_brain_job_points_saved(c->brain, i);
-            }
+    /* Job ledgers that changed, in the same transaction as the events that changed them: the
+     * brain's list of them, not a scan of every job. */
+    size_t few[256], *idx = few;
+    size_t nchanged = hn_brain_jobs_changed(c->brain, few, HN_ARRAY_LEN(few));
+    if (nchanged > HN_ARRAY_LEN(few)) {
+        idx = xmalloc(nchanged * sizeof(*idx));
+        nchanged = hn_brain_jobs_changed(c->brain, idx, nchanged);
+    }
+    for (size_t k = 0; k < nchanged; k++) {
+        size_t i = idx[k];
+        const struct hn_job_ledger *l = hn_brain_job_ledger(c->brain, i);
+        if (!l)
+            continue;
+        /* and its history points added since (hn_brain_job_points_unsaved) */
+        const struct hn_job_point *p;
+        size_t np;
+        int replace;
+        idset_add(&c->saved_jobs, l->id);
+        if (hn_store_put_job(c->store, l) != 0 ||
+            hn_brain_job_points_unsaved(c->brain, i, &p, &np, &replace) != 0 ||
+            hn_store_put_points(c->store, l->id, p, np, replace) != 0) {
+            rc = -EIO;
+        } else {
+            hn_brain_job_dirty(c->brain, i, 1);
+            hn_brain_job_points_saved(c->brain, i);
         }
     }
+    if (idx != few)
+        free(idx);
     if (actions)
         pthread_cond_signal(&c->wake);
     return rc;

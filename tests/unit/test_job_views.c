@@ -399,6 +399,50 @@ static void job_memory_follows_its_nodes_not_the_fleet(void **state)
     hn_brain_free(b);
 }
 
+/* The jobs to save are a list in the order they changed: a job saved leaves it, one that
+ * changes again comes back once, and an evicted job is never named. */
+static void changed_jobs_are_a_list(void **state)
+{
+    (void)state;
+    struct hn_brain_config cfg;
+    fleet_config(&cfg);
+    cfg.jobs_max = 16;
+    struct hn_brain *b = fleet_from(&cfg, 2, NULL);
+    size_t idx[32];
+    assert_int_equal(hn_brain_jobs_changed(b, idx, 32), 0);
+    struct hn_step_in a = report("a", 0, 1, 1, 1.0), c = report("c", 0, 1, 1, 1.0);
+    assert_int_equal(hn_brain_step(b, 10, 0, &c), 0);
+    assert_int_equal(hn_brain_step(b, 11, 0, &a), 0);
+    assert_int_equal(hn_brain_step(b, 12, 0, &c), 0); /* changed again: still once */
+    assert_int_equal(hn_brain_jobs_changed(b, idx, 32), 2);
+    assert_int_equal(idx[0], (size_t)hn_brain_find_job(b, "c"));
+    assert_int_equal(idx[1], (size_t)hn_brain_find_job(b, "a"));
+    /* A caller with room for one learns how many there are. */
+    assert_int_equal(hn_brain_jobs_changed(b, idx, 1), 2);
+    assert_int_equal(hn_brain_job_dirty(b, idx[0], 1), 1); /* "c" saved */
+    assert_int_equal(hn_brain_jobs_changed(b, idx, 32), 1);
+    assert_int_equal(idx[0], (size_t)hn_brain_find_job(b, "a"));
+    c.step = 2;
+    assert_int_equal(hn_brain_step(b, 13, 0, &c), 0);
+    assert_int_equal(hn_brain_jobs_changed(b, idx, 32), 2);
+    assert_int_equal(idx[1], (size_t)hn_brain_find_job(b, "c"));
+    /* Sixteen more jobs push "a" and "c" out of the table: the list names only jobs it has. */
+    char id[8];
+    for (int k = 0; k < 16; k++) {
+        snprintf(id, sizeof(id), "n%d", k);
+        struct hn_step_in n = report(id, 0, 1, 1, 1.0);
+        assert_int_equal(hn_brain_step(b, 20 + k, 0, &n), 0);
+    }
+    assert_true(hn_brain_find_job(b, "a") < 0 && hn_brain_find_job(b, "c") < 0);
+    size_t n = hn_brain_jobs_changed(b, idx, 32);
+    assert_int_equal(n, 16);
+    for (size_t k = 0; k < n; k++) {
+        snprintf(id, sizeof(id), "n%zu", k);
+        assert_int_equal(idx[k], (size_t)hn_brain_find_job(b, id));
+    }
+    hn_brain_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +456,7 @@ int main(void)
         cmocka_unit_test(job_memory_follows_its_nodes_not_the_fleet),
         cmocka_unit_test(history_is_saved_and_restored),
         cmocka_unit_test(restore_and_bad_reports),
+        cmocka_unit_test(changed_jobs_are_a_list),
     };
     return cmocka_run_group_tests(tests, fleet_tables_setup, fleet_tables_teardown);
 }

@@ -13,7 +13,8 @@ AGENT_PORT_BASE=${HN_TEST_AGENT_PORT_BASE:-19410}
 # Slurm cluster of n1..n4 under $work/slurm (the test exits when it does not start).
 control_cluster() {
     work=$(mktemp -d "/tmp/houston-$1.XXXXXX")
-    trap 'golden_dump "$1"; hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
+    HN_CLUSTER_NAME=$1 # the trap runs after control_cluster returns: $1 is gone then
+    trap 'golden_dump "$HN_CLUSTER_NAME"; hn_cleanup; slurm_cluster_stop "$work/slurm"; [ "$HN_FAIL" -eq 0 ] || tail -n 60 "$work/control.log"; rm -rf "$work"' EXIT
     mkdir -p "$work/slurm"
     slurm_cluster_start "$work/slurm" n1 n2 n3 n4 || {
         echo "FAIL: Slurm did not start"
